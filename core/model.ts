@@ -1,0 +1,73 @@
+import type { ChatMessage, ContentBlock, TextBlock, ToolDefinition } from './messages';
+
+export type StopReason =
+  | 'end_turn'
+  | 'tool_use'
+  | 'max_tokens'
+  | 'stop_sequence'
+  | 'pause_turn'
+  | 'refusal'
+  | 'model_context_window_exceeded';
+
+/** One call to the model: everything the activity needs, as plain data. */
+export interface ModelRequest {
+  /** The turn the call belongs to: live deltas are published under it. */
+  turnId: string;
+  system: TextBlock[];
+  messages: ChatMessage[];
+  tools?: ToolDefinition[];
+  /** Overrides the worker's configured model. */
+  model?: string;
+  maxTokens?: number;
+  /** Extended thinking budget; absent means thinking is off. */
+  thinkingBudgetTokens?: number;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadInputTokens: number;
+  cacheCreationInputTokens: number;
+}
+
+export interface ModelResponse {
+  id: string;
+  model: string;
+  content: ContentBlock[];
+  stopReason: StopReason | null;
+  usage: Usage;
+}
+
+export const zeroUsage = (): Usage => ({
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadInputTokens: 0,
+  cacheCreationInputTokens: 0,
+});
+
+export function addUsage(total: Usage, more: Usage): Usage {
+  return {
+    inputTokens: total.inputTokens + more.inputTokens,
+    outputTokens: total.outputTokens + more.outputTokens,
+    cacheReadInputTokens: total.cacheReadInputTokens + more.cacheReadInputTokens,
+    cacheCreationInputTokens: total.cacheCreationInputTokens + more.cacheCreationInputTokens,
+  };
+}
+
+/** Failure types the model activity raises; the workflow's retry policy and error mapping key on them. */
+export const ModelErrorType = {
+  /** 400, 413 and other requests the API will never accept as sent. */
+  invalidRequest: 'ModelInvalidRequest',
+  /** 401 / 403: the key is missing, wrong or lacks permission. */
+  authentication: 'ModelAuthentication',
+  /** 404: unknown model or endpoint. */
+  notFound: 'ModelNotFound',
+  /** 429, 529, 5xx, connection errors, timeouts: worth another attempt. */
+  transient: 'ModelTransient',
+} as const;
+
+export const nonRetryableModelErrors: string[] = [
+  ModelErrorType.invalidRequest,
+  ModelErrorType.authentication,
+  ModelErrorType.notFound,
+];

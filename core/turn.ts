@@ -1,0 +1,63 @@
+import type { Usage } from './model';
+
+export const turnStatuses = ['running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
+export type TurnStatus = (typeof turnStatuses)[number];
+
+export const terminalStatuses: ReadonlySet<TurnStatus> = new Set(['completed', 'failed', 'cancelled']);
+
+/** One user/assistant exchange of an earlier turn; only the text is carried into later turns. */
+export interface Exchange {
+  user: string;
+  assistant: string;
+}
+
+export interface TurnInput {
+  turnId: string;
+  sessionId: string;
+  userId: string;
+  message: string;
+  /** Earlier exchanges of the session, oldest first, already cut to the configured window. */
+  history: Exchange[];
+  /** Start the turn with this skill loaded. */
+  skill?: string;
+  createdAt: string;
+}
+
+export interface TurnError {
+  code: string;
+  message: string;
+}
+
+/** What a finished turn returns, and what the session records of it. */
+export interface TurnResult {
+  turnId: string;
+  status: Exclude<TurnStatus, 'running' | 'waiting'>;
+  /** Why the turn ended the way it did when that is not simply "the model answered". */
+  reason?: string;
+  output?: string;
+  error?: TurnError;
+  usage: Usage;
+}
+
+/** The live view of a turn, served by the turn workflow's query. */
+export interface TurnState {
+  turnId: string;
+  sessionId: string;
+  userId: string;
+  status: TurnStatus;
+  reason?: string;
+  output?: string;
+  error?: TurnError;
+  usage: Usage;
+  modelCalls: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function turnWorkflowId(sessionId: string, turnNumber: number): string {
+  return `turn-${sessionId}-${turnNumber}`;
+}
+
+export function sessionWorkflowId(sessionId: string): string {
+  return `session-${sessionId}`;
+}

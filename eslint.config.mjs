@@ -1,0 +1,48 @@
+import tseslint from 'typescript-eslint';
+
+const nodeBuiltins = [
+  'assert', 'buffer', 'child_process', 'cluster', 'crypto', 'dgram', 'dns', 'events', 'fs', 'fs/promises', 'http',
+  'http2', 'https', 'net', 'os', 'path', 'perf_hooks', 'process', 'readline', 'stream', 'timers', 'tls', 'url',
+  'util', 'v8', 'vm', 'worker_threads', 'zlib',
+];
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '.data/**', '.cache/**', 'dist/**', 'coverage/**'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['workflows/**/*.ts', 'core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: nodeBuiltins.flatMap((name) => [
+          { name, message: 'Workflow and core code must stay deterministic: no Node built-ins.' },
+          { name: `node:${name}`, message: 'Workflow and core code must stay deterministic: no Node built-ins.' },
+        ]),
+        patterns: [
+          { group: ['**/activities', '**/activities/**'], message: 'Workflows call activities through proxyActivities with `import type` only.', allowTypeImports: true },
+          { group: ['**/api/**', '**/worker/**', '**/lib/**'], message: 'Workflow and core code must not import Node-side modules.' },
+        ],
+      }],
+    },
+  },
+  {
+    files: ['core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: nodeBuiltins.flatMap((name) => [name, `node:${name}`].map((n) => ({ name: n, message: 'core/ is pure logic: no Node built-ins.' }))),
+        patterns: [
+          { group: ['@temporalio/*'], message: 'core/ is pure logic: no Temporal imports.' },
+          { group: ['**/activities', '**/activities/**', '**/api/**', '**/worker/**', '**/lib/**', '**/workflows/**'], message: 'core/ depends on nothing in the project but core/.' },
+        ],
+      }],
+    },
+  },
+);
