@@ -1,4 +1,5 @@
 import type { Usage } from './model';
+import type { TurnSettings } from './settings';
 
 export const turnStatuses = ['running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
 export type TurnStatus = (typeof turnStatuses)[number];
@@ -21,6 +22,7 @@ export interface TurnInput {
   /** Start the turn with this skill loaded. */
   skill?: string;
   createdAt: string;
+  settings: TurnSettings;
 }
 
 export interface TurnError {

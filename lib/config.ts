@@ -9,6 +9,7 @@ export interface Config {
   host: string;
   temporalAddress: string;
   temporalNamespace: string;
+  temporalUiPort: number;
   taskQueue: string;
   dataDir: string;
   skillsDir: string;
@@ -20,6 +21,16 @@ export interface Config {
   modelTimeoutMs: number;
   historyWindow: number;
   retentionDays: number;
+  /** Bearer keys and who they belong to; empty with auth on means a key is generated at start-up. */
+  apiKeys: ApiKey[];
+  authEnabled: boolean;
+  maxMessageChars: number;
+}
+
+export interface ApiKey {
+  key: string;
+  user: string;
+  operator: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -73,6 +84,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: text('HOST', '127.0.0.1'),
     temporalAddress: hostPort('TEMPORAL_ADDRESS', 'localhost:7233'),
     temporalNamespace: text('TEMPORAL_NAMESPACE', 'default'),
+    temporalUiPort: integer('SKILLFLOW_TEMPORAL_UI_PORT', 8233, 1, 65535),
     taskQueue: text('SKILLFLOW_TASK_QUEUE', 'skillflow'),
     dataDir: path.resolve(text('SKILLFLOW_DATA_DIR', './.data')),
     skillsDir: path.resolve(text('SKILLFLOW_SKILLS_DIR', './skills')),
@@ -84,9 +96,35 @@ export function loadConfig(env: Env = process.env): Config {
     modelTimeoutMs: integer('SKILLFLOW_MODEL_TIMEOUT_MS', 600_000, 1_000, 3_600_000),
     historyWindow: integer('SKILLFLOW_HISTORY_WINDOW', 10, 0, 1000),
     retentionDays: integer('SKILLFLOW_RETENTION_DAYS', 30, 1, 3650),
+    apiKeys: [],
+    authEnabled: true,
+    maxMessageChars: integer('SKILLFLOW_MAX_MESSAGE_CHARS', 100_000, 1, 10_000_000),
   };
+  const apiKeys = parseApiKeys(optional('SKILLFLOW_API_KEYS'), problems);
+  const auth = text('SKILLFLOW_AUTH', 'on');
+  if (auth !== 'on' && auth !== 'off') problems.push(`SKILLFLOW_AUTH=${JSON.stringify(auth)} must be "on" or "off".`);
+  config.apiKeys = apiKeys;
+  config.authEnabled = auth !== 'off';
   if (problems.length > 0) {
     throw new ConfigError(`Invalid configuration (see .env.example):\n  - ${problems.join('\n  - ')}`);
   }
   return config;
+}
+
+/** `key=user,key=user:operator` */
+function parseApiKeys(raw: string | undefined, problems: string[]): ApiKey[] {
+  if (raw === undefined) return [];
+  const keys: ApiKey[] = [];
+  for (const entry of raw.split(',').map((part) => part.trim()).filter(Boolean)) {
+    const match = /^([^=\s]{16,})=([A-Za-z0-9._@-]{1,64})(:operator)?$/.exec(entry);
+    if (!match) {
+      problems.push(
+        `SKILLFLOW_API_KEYS entry ${JSON.stringify(entry.slice(0, 8) + '...')} must look like key=user or key=user:operator, ` +
+          'with a key of at least 16 characters and a user of letters, digits, . _ @ -.',
+      );
+      continue;
+    }
+    keys.push({ key: match[1], user: match[2], operator: match[3] !== undefined });
+  }
+  return keys;
 }

@@ -1,0 +1,58 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { turnStatuses } from '../core/turn';
+
+/** One definition per shape: request validation, TypeScript types and the OpenAPI document all come from here. */
+
+export const ErrorBody = Type.Object(
+  { error: Type.Object({ code: Type.String(), message: Type.String() }) },
+  { $id: 'Error' },
+);
+
+export const SessionId = Type.String({ pattern: '^[a-z0-9]{8,40}$', description: 'Session id' });
+export const TurnId = Type.String({ pattern: '^turn-[a-z0-9]{8,40}-[0-9]{1,9}$', description: 'Turn id (also its workflow id)' });
+
+export const SessionParams = Type.Object({ id: SessionId });
+export const TurnParams = Type.Object({ id: TurnId });
+
+export const CreatedSession = Type.Object({ id: SessionId });
+
+export const StartTurnBody = Type.Object(
+  {
+    message: Type.String({ minLength: 1, description: 'What the user says' }),
+    skill: Type.Optional(Type.String({ pattern: '^[a-z0-9-]{1,64}$', description: 'Start the turn with this skill loaded' })),
+    supersede: Type.Optional(Type.Boolean({ description: 'Cancel the session\'s running turn first' })),
+  },
+  { additionalProperties: false },
+);
+export type StartTurnBody = Static<typeof StartTurnBody>;
+
+const Status = Type.Union(turnStatuses.map((status) => Type.Literal(status)));
+
+export const StartedTurn = Type.Object({ id: TurnId, sessionId: SessionId, status: Status });
+
+export const Usage = Type.Object({
+  inputTokens: Type.Integer(),
+  outputTokens: Type.Integer(),
+  cacheReadInputTokens: Type.Integer(),
+  cacheCreationInputTokens: Type.Integer(),
+});
+
+export const TurnView = Type.Object(
+  {
+    id: TurnId,
+    sessionId: SessionId,
+    workflowId: Type.String(),
+    status: Status,
+    reason: Type.Union([Type.String(), Type.Null()]),
+    output: Type.Union([Type.String(), Type.Null()]),
+    error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
+    usage: Usage,
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'Turn' },
+);
+export type TurnView = Static<typeof TurnView>;
+
+export const errorResponses = (...codes: number[]) =>
+  Object.fromEntries(codes.map((code) => [code, { $ref: 'Error#' }]));

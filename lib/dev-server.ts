@@ -1,0 +1,126 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
+import { temporal } from '@temporalio/proto';
+import { searchAttributeNames } from '../workflows/search-attributes';
+
+export interface DevServerOptions {
+  cli: string;
+  /** host:port the frontend listens on. */
+  address: string;
+  namespace: string;
+  /** SQLite file; absent keeps everything in memory (tests). */
+  dbFile?: string;
+  /** Absent runs headless. */
+  uiPort?: number;
+  logFile: string;
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl?: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export function splitAddress(address: string): { host: string; port: number } {
+  const at = address.lastIndexOf(':');
+  return { host: address.slice(0, at).replace(/^\[|\]$/g, ''), port: Number(address.slice(at + 1)) };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** True when a Temporal frontend answers at the address. */
+export async function temporalAnswers(address: string, timeoutMs = 1500): Promise<boolean> {
+  let connection: Connection | undefined;
+  try {
+    connection = await Connection.connect({ address, connectTimeout: timeoutMs });
+    await connection.workflowService.getSystemInfo({});
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await connection?.close().catch(() => undefined);
+  }
+}
+
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const { host, port } = splitAddress(options.address);
+  const args = ['server', 'start-dev', '--ip', host, '--port', String(port), '--namespace', options.namespace, '--log-level', 'warn'];
+  if (options.dbFile) {
+    fs.mkdirSync(path.dirname(options.dbFile), { recursive: true });
+    args.push('--db-filename', options.dbFile, '--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=NORMAL');
+  }
+  if (options.uiPort === undefined) args.push('--headless');
+  else args.push('--ui-ip', host, '--ui-port', String(options.uiPort));
+  for (const name of searchAttributeNames) args.push('--search-attribute', `${name}=Keyword`);
+
+  fs.mkdirSync(path.dirname(options.logFile), { recursive: true });
+  const log = fs.openSync(options.logFile, 'a');
+  const child = spawn(options.cli, args, { stdio: ['ignore', log, log] });
+  fs.closeSync(log);
+
+  let exited: string | undefined;
+  const exitedPromise = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => {
+      exited = `exited with ${signal ?? `code ${code}`}`;
+      resolve();
+    });
+  });
+  const deadline = Date.now() + 120_000;
+  while (!(await temporalAnswers(options.address))) {
+    if (exited || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      const tail = fs.readFileSync(options.logFile, 'utf8').split('\n').slice(-20).join('\n');
+      throw new Error(`The Temporal dev server ${exited ?? 'did not answer within 120 s'}. Log (${options.logFile}):\n${tail}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return {
+    address: options.address,
+    uiUrl: options.uiPort === undefined ? undefined : `http://${host === '0.0.0.0' ? 'localhost' : host}:${options.uiPort}`,
+    process: child,
+    async stop() {
+      if (exited) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exitedPromise;
+      clearTimeout(timer);
+    },
+  };
+}
+
+const keyword = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+
+/** Registers missing search attributes and sets the namespace's retention; idempotent, for any server. */
+export async function ensureNamespaceSetup(connection: Connection, namespace: string, retentionDays: number): Promise<void> {
+  const existing = await connection.operatorService.listSearchAttributes({ namespace });
+  const missing = searchAttributeNames.filter((name) => !(name in (existing.customAttributes ?? {})));
+  if (missing.length > 0) {
+    await connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(missing.map((name) => [name, keyword])),
+    });
+  }
+  const described = await connection.workflowService.describeNamespace({ namespace });
+  const currentSeconds = Number(described.config?.workflowExecutionRetentionTtl?.seconds ?? 0);
+  const wantedSeconds = retentionDays * 86_400;
+  if (currentSeconds !== wantedSeconds) {
+    await connection.workflowService.updateNamespace({
+      namespace,
+      config: { workflowExecutionRetentionTtl: msToTs(wantedSeconds * 1000) },
+    });
+  }
+}

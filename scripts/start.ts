@@ -1,0 +1,108 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import type { ChildProcess } from 'node:child_process';
+import { ConfigError, loadConfig } from '../lib/config';
+import { ensureNamespaceSetup, startDevServer, temporalAnswers, type DevServer } from '../lib/dev-server';
+import { spawnLabelled, stopProcess } from '../lib/processes';
+import { obtainTemporalCli, TemporalCliError } from '../lib/temporal-cli';
+
+const root = path.resolve(__dirname, '..');
+const say = (line: string) => console.log(`[start] ${line}`);
+
+async function waitForHealth(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error('The API exited during start-up (see its output above).');
+    const ok = await fetch(url).then((response) => response.ok, () => false);
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  throw new Error(`The API did not answer ${url} within ${timeoutMs / 1000}s.`);
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  fs.mkdirSync(config.dataDir, { recursive: true });
+
+  let server: DevServer | undefined;
+  let uiUrl: string | undefined;
+  if (await temporalAnswers(config.temporalAddress)) {
+    say(`Using the Temporal server already answering at ${config.temporalAddress}.`);
+  } else {
+    const cli = await obtainTemporalCli(path.join(root, '.cache'), say);
+    say(`Starting the Temporal dev server (${cli.source}: ${cli.path}); data in ${path.join(config.dataDir, 'temporal')}`);
+    server = await startDevServer({
+      cli: cli.path,
+      address: config.temporalAddress,
+      namespace: config.temporalNamespace,
+      dbFile: path.join(config.dataDir, 'temporal', 'temporal.sqlite'),
+      uiPort: config.temporalUiPort,
+      logFile: path.join(config.dataDir, 'temporal', 'server.log'),
+    });
+    uiUrl = server.uiUrl;
+  }
+  const connection = await Connection.connect({ address: config.temporalAddress });
+  await ensureNamespaceSetup(connection, config.temporalNamespace, config.retentionDays);
+  await connection.close();
+
+  const env = { ...process.env, SKILLFLOW_DATA_DIR: config.dataDir };
+  const node = (entry: string) => ['--import', 'tsx', entry];
+  const worker = spawnLabelled('worker', process.execPath, node('worker/main.ts'), env, root);
+  const api = spawnLabelled('api', process.execPath, node('api/server.ts'), env, root);
+  const children = [api, worker];
+
+  let stopping = false;
+  const stopAll = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    say('Stopping the API, the worker and the Temporal server...');
+    await stopProcess(api);
+    await stopProcess(worker);
+    await server?.stop();
+    say('Stopped.');
+    process.exit(code);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stopAll(0));
+  for (const child of children) {
+    child.once('exit', (code, signal) => {
+      if (stopping) return;
+      console.error(`[start] A process exited unexpectedly (${signal ?? `code ${code}`}); stopping the rest.`);
+      void stopAll(1);
+    });
+  }
+  server?.process.once('exit', () => {
+    if (!stopping) {
+      console.error('[start] The Temporal dev server exited unexpectedly; stopping the rest.');
+      void stopAll(1);
+    }
+  });
+
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  const apiUrl = `http://${host}:${config.port}`;
+  try {
+    await waitForHealth(`${apiUrl}/healthz`, api, 60_000);
+  } catch (err) {
+    console.error(`[start] ${err instanceof Error ? err.message : String(err)}`);
+    await stopAll(1);
+  }
+  const lines = [
+    '',
+    'skillflow is running. Press Ctrl-C to stop everything.',
+    `  API          ${apiUrl}`,
+    `  API docs     ${apiUrl}/docs`,
+    `  Temporal UI  ${uiUrl ?? '(the Temporal server you run yourself)'}`,
+    `  Temporal     ${config.temporalAddress} (namespace ${config.temporalNamespace})`,
+    config.authEnabled ? `  API key      ${config.apiKeys.length > 0 ? 'one of SKILLFLOW_API_KEYS' : `in ${path.join(config.dataDir, 'api-key')}`}` : '  API key      none: SKILLFLOW_AUTH=off',
+  ];
+  if (!config.anthropicApiKey && !config.anthropicBaseUrl) {
+    lines.push('', '  ANTHROPIC_API_KEY is not set: the API works, but every model call will fail until you set it.');
+  }
+  console.log(lines.join('\n') + '\n');
+}
+
+main().catch((err) => {
+  const known = err instanceof ConfigError || err instanceof TemporalCliError;
+  console.error(`[start] ${known ? err.message : err instanceof Error ? err.stack : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,36 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { obtainTemporalCli, TemporalCliError } from '../lib/temporal-cli';
+
+const root = path.resolve(__dirname, '..');
+const say = (line: string) => console.log(`[test] ${line}`);
+
+function run(label: string, command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  say(label);
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: root, stdio: 'inherit', env });
+    child.on('error', () => resolve(1));
+    child.on('close', (code) => resolve(code ?? 1));
+  });
+}
+
+async function main(): Promise<void> {
+  const jestArgs = process.argv.slice(2);
+  const cli = await obtainTemporalCli(path.join(root, '.cache'), say);
+  say(`Temporal CLI: ${cli.path} (${cli.source})`);
+  const bin = (name: string) => path.join(root, 'node_modules', '.bin', name);
+  if (jestArgs.length === 0) {
+    if ((await run('Type-checking (tsc)...', bin('tsc'), ['-p', '.'])) !== 0) process.exit(1);
+    if ((await run('Linting (eslint)...', bin('eslint'), ['.'])) !== 0) process.exit(1);
+  }
+  const code = await run('Running the test suite against a real Temporal dev server (jest)...', bin('jest'), jestArgs, {
+    ...process.env,
+    TEMPORAL_CLI: cli.path,
+  });
+  process.exit(code);
+}
+
+main().catch((err) => {
+  console.error(`[test] ${err instanceof TemporalCliError ? err.message : err instanceof Error ? err.stack : String(err)}`);
+  process.exit(1);
+});

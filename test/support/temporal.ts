@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
+import type { ActivityDeps } from '../../activities';
+import { createWorker } from '../../worker/create-worker';
+
+let runtimeInstalled = false;
+
+/** A connection to the suite's dev server, a client, and workers on task queues of their own. */
+export class TemporalTestEnv {
+  private readonly workers: Array<{ worker: Worker; running: Promise<void> }> = [];
+
+  private constructor(
+    readonly address: string,
+    readonly connection: Connection,
+    readonly nativeConnection: NativeConnection,
+    readonly client: Client,
+  ) {}
+
+  static async connect(): Promise<TemporalTestEnv> {
+    const address = process.env.SKILLFLOW_TEST_TEMPORAL_ADDRESS;
+    if (!address) throw new Error('No test Temporal server: run the suite with `npm test` (or unset SKILLFLOW_TEST_NO_TEMPORAL).');
+    if (!runtimeInstalled) {
+      Runtime.install({ logger: new DefaultLogger('WARN') });
+      runtimeInstalled = true;
+    }
+    const connection = await Connection.connect({ address });
+    const nativeConnection = await NativeConnection.connect({ address });
+    return new TemporalTestEnv(address, connection, nativeConnection, new Client({ connection }));
+  }
+
+  newTaskQueue(prefix = 'test'): string {
+    return `${prefix}-${randomUUID()}`;
+  }
+
+  async startWorker(taskQueue: string, deps: ActivityDeps): Promise<Worker> {
+    const worker = await createWorker({
+      connection: this.nativeConnection,
+      namespace: 'default',
+      taskQueue,
+      deps,
+      workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! },
+      overrides: { shutdownGraceTime: '2s' },
+    });
+    const running = worker.run();
+    this.workers.push({ worker, running });
+    return worker;
+  }
+
+  async stopWorker(worker: Worker): Promise<void> {
+    const index = this.workers.findIndex((entry) => entry.worker === worker);
+    if (index < 0) return;
+    const [{ running }] = this.workers.splice(index, 1);
+    worker.shutdown();
+    await running;
+  }
+
+  async close(): Promise<void> {
+    for (const { worker } of [...this.workers]) await this.stopWorker(worker);
+    await this.nativeConnection.close();
+    await this.connection.close();
+  }
+}

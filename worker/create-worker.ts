@@ -1,0 +1,26 @@
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities, type ActivityDeps } from '../activities';
+
+export interface CreateWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  deps: ActivityDeps;
+  /** A pre-built bundle (tests bundle once); otherwise the workflows folder is bundled at start-up. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Extra worker options, e.g. a smaller cache in tests. */
+  overrides?: Partial<WorkerOptions>;
+}
+
+export const workflowsPath = require.resolve('../workflows');
+
+export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    activities: createActivities(options.deps),
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+    ...options.overrides,
+  });
+}

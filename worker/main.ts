@@ -1,0 +1,29 @@
+import { NativeConnection } from '@temporalio/worker';
+import { loadConfig } from '../lib/config';
+import { createWorker } from './create-worker';
+import { modelDepsFrom } from './model-deps';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  if (!config.anthropicApiKey && !config.anthropicBaseUrl) {
+    console.warn('[worker] ANTHROPIC_API_KEY is not set: model calls will fail until you set it (see .env.example).');
+  }
+  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  try {
+    const worker = await createWorker({
+      connection,
+      namespace: config.temporalNamespace,
+      taskQueue: config.taskQueue,
+      deps: { model: modelDepsFrom(config) },
+    });
+    console.log(`[worker] polling task queue "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.temporalNamespace})`);
+    await worker.run();
+  } finally {
+    await connection.close();
+  }
+}
+
+main().catch((err) => {
+  console.error('[worker] fatal:', err instanceof Error ? err.message : err);
+  process.exit(1);
+});
