@@ -29,8 +29,8 @@ function isExecutable(file: string): boolean {
   }
 }
 
-function onPath(command: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+function onPath(command: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
     const candidate = path.join(dir, command);
     if (dir && isExecutable(candidate)) return candidate;
   }
@@ -46,7 +46,7 @@ export function findTemporalCli(cacheDir: string, env = process.env): CliLocatio
     }
     return { path: configured, source: 'TEMPORAL_CLI' };
   }
-  const fromPath = onPath('temporal');
+  const fromPath = onPath('temporal', env);
   if (fromPath) return { path: fromPath, source: 'PATH' };
   const cached = cachedCliPath(cacheDir);
   if (isExecutable(cached)) return { path: cached, source: 'cache' };

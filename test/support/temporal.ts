@@ -21,7 +21,7 @@ export class TemporalTestEnv {
     const address = process.env.SKILLFLOW_TEST_TEMPORAL_ADDRESS;
     if (!address) throw new Error('No test Temporal server: run the suite with `npm test` (or unset SKILLFLOW_TEST_NO_TEMPORAL).');
     if (!runtimeInstalled) {
-      Runtime.install({ logger: new DefaultLogger('WARN') });
+      Runtime.install({ logger: new DefaultLogger('ERROR') });
       runtimeInstalled = true;
     }
     const connection = await Connection.connect({ address });

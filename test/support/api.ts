@@ -1,0 +1,32 @@
+import type { FastifyInstance } from 'fastify';
+import type { Client } from '@temporalio/client';
+import { buildApp } from '../../api/app';
+import { loadConfig, type Config } from '../../lib/config';
+
+export const aliceKey = 'alice-key-0123456789abcdef';
+export const bobKey = 'bob-key-0123456789abcdef01';
+export const operatorKey = 'ops-key-0123456789abcdef01';
+
+export const authHeaders = (key = aliceKey) => ({ authorization: `Bearer ${key}` });
+
+/** The real Fastify app on a test task queue, with three known keys; requests go through `app.inject`. */
+export async function buildTestApp(client: Client, taskQueue: string, env: Record<string, string> = {}): Promise<{ app: FastifyInstance; config: Config }> {
+  const config = loadConfig({
+    SKILLFLOW_TASK_QUEUE: taskQueue,
+    SKILLFLOW_API_KEYS: `${aliceKey}=alice,${bobKey}=bob,${operatorKey}=ops:operator`,
+    SKILLFLOW_MODEL_MAX_ATTEMPTS: '2',
+    ...env,
+  });
+  const app = await buildApp({ client, config, apiKeys: config.apiKeys });
+  return { app, config };
+}
+
+export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting; last value: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
