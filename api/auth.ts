@@ -34,7 +34,7 @@ export function resolveApiKeys(config: Config, announce: (line: string) => void)
     fs.mkdirSync(config.dataDir, { recursive: true });
     fs.writeFileSync(file, `${key}\n`, { mode: 0o600 });
   }
-  announce(`API key (generated, stored in ${file}): ${key}  -> send "Authorization: Bearer ${key}"`);
+  announce(`API key (generated, kept in ${file}): ${key}`);
   return [{ key, user: 'local', operator: true }];
 }
 

@@ -25,6 +25,7 @@ export interface Config {
   apiKeys: ApiKey[];
   authEnabled: boolean;
   maxMessageChars: number;
+  workerLogLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 }
 
 export interface ApiKey {
@@ -57,6 +58,12 @@ export function loadConfig(env: Env = process.env): Config {
       return fallback;
     }
     return value;
+  };
+  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+    const value = text(name, fallback).toUpperCase();
+    if ((allowed as readonly string[]).includes(value)) return value as T;
+    problems.push(`${name}=${JSON.stringify(env[name])} must be one of ${allowed.join(', ')}.`);
+    return fallback;
   };
   const hostPort = (name: string, fallback: string) => {
     const value = text(name, fallback);
@@ -99,6 +106,7 @@ export function loadConfig(env: Env = process.env): Config {
     apiKeys: [],
     authEnabled: true,
     maxMessageChars: integer('SKILLFLOW_MAX_MESSAGE_CHARS', 100_000, 1, 10_000_000),
+    workerLogLevel: oneOf('SKILLFLOW_WORKER_LOG_LEVEL', ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const, 'WARN'),
   };
   const apiKeys = parseApiKeys(optional('SKILLFLOW_API_KEYS'), problems);
   const auth = text('SKILLFLOW_AUTH', 'on');

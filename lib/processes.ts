@@ -2,10 +2,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import readline from 'node:readline';
 
 /** A child process whose output lines are prefixed with its name, so three logs stay readable in one terminal. */
-export function spawnLabelled(label: string, command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): ChildProcess {
+export function spawnLabelled(
+  label: string,
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  onLine: (line: string) => void = () => undefined,
+): ChildProcess {
   const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const prefix = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) => {
     readline.createInterface({ input: stream }).on('line', (line) => {
+      onLine(line);
       out.write(line.startsWith(`[${label}]`) ? `${line}\n` : `[${label}] ${line}\n`);
     });
   };

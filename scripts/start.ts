@@ -6,20 +6,23 @@ import { ConfigError, loadConfig } from '../lib/config';
 import { ensureNamespaceSetup, startDevServer, temporalAnswers, type DevServer } from '../lib/dev-server';
 import { spawnLabelled, stopProcess } from '../lib/processes';
 import { obtainTemporalCli, TemporalCliError } from '../lib/temporal-cli';
+import { workerReadyMarker } from '../worker/ready';
 
 const root = path.resolve(__dirname, '..');
 const say = (line: string) => console.log(`[start] ${line}`);
 
-async function waitForHealth(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+async function waitFor(ready: () => boolean | Promise<boolean>, child: ChildProcess, what: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error('The API exited during start-up (see its output above).');
-    const ok = await fetch(url).then((response) => response.ok, () => false);
-    if (ok) return;
+    if (child.exitCode !== null) throw new Error(`${what} exited during start-up (see its output above).`);
+    if (await ready()) return;
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
-  throw new Error(`The API did not answer ${url} within ${timeoutMs / 1000}s.`);
+  throw new Error(`${what} was not ready within ${timeoutMs / 1000}s.`);
 }
+
+const waitForHealth = (url: string, child: ChildProcess, timeoutMs: number) =>
+  waitFor(() => fetch(url).then((response) => response.ok, () => false), child, 'The API', timeoutMs);
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -48,7 +51,10 @@ async function main(): Promise<void> {
 
   const env = { ...process.env, SKILLFLOW_DATA_DIR: config.dataDir };
   const node = (entry: string) => ['--import', 'tsx', entry];
-  const worker = spawnLabelled('worker', process.execPath, node('worker/main.ts'), env, root);
+  let workerReady = false;
+  const worker = spawnLabelled('worker', process.execPath, node('worker/main.ts'), env, root, (line) => {
+    if (line.includes(workerReadyMarker)) workerReady = true;
+  });
   const api = spawnLabelled('api', process.execPath, node('api/server.ts'), env, root);
   const children = [api, worker];
 
@@ -82,6 +88,7 @@ async function main(): Promise<void> {
   const apiUrl = `http://${host}:${config.port}`;
   try {
     await waitForHealth(`${apiUrl}/healthz`, api, 60_000);
+    await waitFor(() => workerReady, worker, 'the worker', 120_000);
   } catch (err) {
     console.error(`[start] ${err instanceof Error ? err.message : String(err)}`);
     await stopAll(1);

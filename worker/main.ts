@@ -1,10 +1,12 @@
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../lib/config';
 import { createWorker } from './create-worker';
 import { modelDepsFrom } from './model-deps';
+import { workerReadyMarker } from './ready';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  Runtime.install({ logger: new DefaultLogger(config.workerLogLevel) });
   if (!config.anthropicApiKey && !config.anthropicBaseUrl) {
     console.warn('[worker] ANTHROPIC_API_KEY is not set: model calls will fail until you set it (see .env.example).');
   }
@@ -16,8 +18,9 @@ async function main(): Promise<void> {
       taskQueue: config.taskQueue,
       deps: { model: modelDepsFrom(config) },
     });
-    console.log(`[worker] polling task queue "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.temporalNamespace})`);
-    await worker.run();
+    const running = worker.run();
+    console.log(`[worker] ${workerReadyMarker}: task queue "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.temporalNamespace})`);
+    await running;
   } finally {
     await connection.close();
   }
