@@ -1,0 +1,154 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type { MessageStreamParams } from '@anthropic-ai/sdk/resources';
+import { Context } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
+import type { ContentBlock } from '../core/messages';
+import { ModelErrorType, type ModelRequest, type ModelResponse } from '../core/model';
+import { classifyModelError, modelFailure } from './model-errors';
+
+export type ModelDeltaEvent = { type: 'message.delta' | 'thinking.delta'; text: string };
+
+export interface ModelDeps {
+  apiKey?: string;
+  baseURL?: string;
+  model: string;
+  maxTokens: number;
+  /** Bounds the wait for the response headers and, once streaming, the silence between two stream events. */
+  timeoutMs: number;
+  /** Live preview only: what it returns is ignored, and a throw or a rejected promise is swallowed. */
+  publishDelta?: (turnId: string, event: ModelDeltaEvent) => unknown;
+}
+
+const heartbeatEveryMs = 500;
+/** Sent when only a base URL is configured (a gateway that authenticates on its own), so the SDK constructs. */
+const placeholderApiKey = 'skillflow-no-api-key';
+
+export function createModelActivities(deps: ModelDeps) {
+  const client = new Anthropic({
+    apiKey: deps.apiKey || placeholderApiKey,
+    baseURL: deps.baseURL ?? null,
+    maxRetries: 0,
+    timeout: deps.timeoutMs,
+  });
+
+  async function callModel(request: ModelRequest): Promise<ModelResponse> {
+    if (!deps.apiKey && !deps.baseURL) {
+      throw modelFailure(ModelErrorType.authentication, 'No Anthropic API key configured: set ANTHROPIC_API_KEY.');
+    }
+    const context = Context.current();
+    const stream = client.messages.stream(toParams(request, deps), { signal: context.cancellationSignal });
+    const watch = watchStream(context, deps.timeoutMs, () => stream.abort());
+    try {
+      for await (const event of stream) {
+        watch.sawEvent();
+        if (event.type !== 'content_block_delta') continue;
+        if (event.delta.type === 'text_delta') publish(request.turnId, { type: 'message.delta', text: event.delta.text });
+        if (event.delta.type === 'thinking_delta') publish(request.turnId, { type: 'thinking.delta', text: event.delta.thinking });
+      }
+      return toModelResponse(await stream.finalMessage());
+    } catch (err) {
+      if (context.cancellationSignal.aborted) throw cancellationOf(context.cancellationSignal);
+      if (watch.stalled) {
+        throw modelFailure(ModelErrorType.transient, `Anthropic API stream sent nothing for ${deps.timeoutMs} ms`);
+      }
+      throw classifyModelError(err);
+    } finally {
+      watch.stop();
+    }
+  }
+
+  function publish(turnId: string, event: ModelDeltaEvent): void {
+    if (!deps.publishDelta) return;
+    try {
+      void Promise.resolve(deps.publishDelta(turnId, event)).catch(() => undefined);
+    } catch {
+      // Deltas are a live preview only: losing one must not fail the model call.
+    }
+  }
+
+  return { callModel };
+}
+
+function toParams(request: ModelRequest, deps: ModelDeps): MessageStreamParams {
+  const params: MessageStreamParams = {
+    model: request.model ?? deps.model,
+    max_tokens: request.maxTokens ?? deps.maxTokens,
+    messages: request.messages,
+  };
+  if (request.system.length > 0) params.system = request.system;
+  if (request.tools && request.tools.length > 0) params.tools = request.tools as MessageStreamParams['tools'];
+  if (request.thinkingBudgetTokens !== undefined) {
+    params.thinking = { type: 'enabled', budget_tokens: request.thinkingBudgetTokens };
+  }
+  return params;
+}
+
+/** Heartbeats at most every `heartbeatEveryMs` while the call runs, and aborts a stream that stays silent too long. */
+function watchStream(context: Context, idleTimeoutMs: number, abort: () => void) {
+  let lastBeat = 0;
+  let lastEvent = Date.now();
+  const state = { stalled: false };
+  const beat = () => {
+    const now = Date.now();
+    if (now - lastBeat < heartbeatEveryMs) return;
+    lastBeat = now;
+    context.heartbeat();
+  };
+  const timer = setInterval(() => {
+    beat();
+    if (Date.now() - lastEvent > idleTimeoutMs) {
+      state.stalled = true;
+      abort();
+    }
+  }, heartbeatEveryMs);
+  beat();
+  return {
+    get stalled() {
+      return state.stalled;
+    },
+    sawEvent() {
+      lastEvent = Date.now();
+      beat();
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
+function cancellationOf(signal: AbortSignal): CancelledFailure {
+  return signal.reason instanceof CancelledFailure ? signal.reason : new CancelledFailure('Model call cancelled');
+}
+
+function toModelResponse(message: Anthropic.Message): ModelResponse {
+  return {
+    id: message.id,
+    model: message.model,
+    content: message.content.flatMap(toContentBlock),
+    stopReason: message.stop_reason,
+    usage: {
+      inputTokens: message.usage.input_tokens ?? 0,
+      outputTokens: message.usage.output_tokens ?? 0,
+      cacheReadInputTokens: message.usage.cache_read_input_tokens ?? 0,
+      cacheCreationInputTokens: message.usage.cache_creation_input_tokens ?? 0,
+    },
+  };
+}
+
+/** Keeps only the fields the conversation needs, as plain JSON; block types skillflow never requests are dropped. */
+function toContentBlock(block: Anthropic.ContentBlock): ContentBlock[] {
+  switch (block.type) {
+    case 'text':
+      return [{ type: 'text', text: block.text }];
+    case 'tool_use':
+      return [{ type: 'tool_use', id: block.id, name: block.name, input: plainJson(block.input ?? {}) }];
+    case 'thinking':
+      return [{ type: 'thinking', thinking: block.thinking, signature: block.signature }];
+    case 'redacted_thinking':
+      return [{ type: 'redacted_thinking', data: block.data }];
+    default:
+      return [];
+  }
+}
+
+function plainJson(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value));
+}
