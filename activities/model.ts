@@ -76,7 +76,7 @@ function toParams(request: ModelRequest, deps: ModelDeps): MessageStreamParams {
     messages: request.messages,
   };
   if (request.system.length > 0) params.system = request.system;
-  if (request.tools && request.tools.length > 0) params.tools = request.tools as MessageStreamParams['tools'];
+  if (request.tools && request.tools.length > 0) params.tools = request.tools;
   if (request.thinkingBudgetTokens !== undefined) {
     params.thinking = { type: 'enabled', budget_tokens: request.thinkingBudgetTokens };
   }

@@ -3,6 +3,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createModelActivities, type ModelDeltaEvent, type ModelDeps } from '../activities/model';
 import { maxRetryAfterMs } from '../activities/model-errors';
+import type { ToolDefinition } from '../core/messages';
 import type { ModelRequest, ModelResponse } from '../core/model';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
 
@@ -84,7 +85,7 @@ describe('callModel answers', () => {
 
   it('passes model, max tokens, tools and thinking budget from the request', async () => {
     fake.enqueue({ content: [text('ok')] });
-    const tools = [{ name: 'lookup', description: 'Looks things up.', input_schema: { type: 'object', properties: {} } }];
+    const tools: ToolDefinition[] = [{ name: 'lookup', description: 'Looks things up.', input_schema: { type: 'object', properties: {} } }];
     await setup().run({ ...request, model: 'claude-other', maxTokens: 4096, tools, thinkingBudgetTokens: 2048 });
 
     const { body } = fake.requests[0];
