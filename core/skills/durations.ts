@@ -1,0 +1,11 @@
+const unitMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+export const durationFix = 'write a duration such as "90s", "30m", "2h" or "1h30m".';
+
+/** `"1h30m"` -> 5400000; null when the text is not a duration or is zero. */
+export function parseDuration(text: unknown): number | null {
+  if (typeof text !== 'string' || !/^(\d+(ms|s|m|h|d))+$/.test(text)) return null;
+  let total = 0;
+  for (const [, amount, unit] of text.matchAll(/(\d+)(ms|s|m|h|d)/g)) total += Number(amount) * unitMs[unit];
+  return total > 0 && Number.isSafeInteger(total) ? total : null;
+}

@@ -1,0 +1,64 @@
+import type { PlanSymbol } from './plan-ast';
+import { SkillToolName } from './tool-names';
+import {
+  describeError,
+  listSkillsResult,
+  loadSkillResult,
+  loadSubskillResult,
+  pinSkill,
+  prepareLoadSkill,
+  prepareReadFile,
+  readFileResult,
+  toolError,
+  type SkillTurnState,
+  type ToolResult,
+} from './tool-results';
+import type { ReadSkillResourceInput, SkillManifest, SkillResource, SkillSnapshot } from './types';
+
+/** The I/O the skill tools need: the skill activities in a workflow, the registry directly elsewhere. */
+export interface SkillToolPorts {
+  loadSkillSnapshot(input: { name: string }): Promise<SkillSnapshot>;
+  readSkillResource(input: ReadSkillResourceInput): Promise<SkillResource>;
+}
+
+export interface SkillToolContext {
+  /** The skills the turn may load (its catalog). */
+  skills: SkillManifest[];
+  state: SkillTurnState;
+  ports: SkillToolPorts;
+  /** What the plan allows next for a just-loaded skill, when the orchestrator tracks it; defaults to the plan's start. */
+  allowedNext?: (snapshot: SkillSnapshot) => PlanSymbol[];
+}
+
+export interface SkillToolOutcome {
+  result: ToolResult;
+  state: SkillTurnState;
+}
+
+/** Runs one skill tool call. Never throws: every failure becomes an error result the model sees. */
+export async function runSkillTool(call: { name: string; input: unknown }, context: SkillToolContext): Promise<SkillToolOutcome> {
+  const { state } = context;
+  try {
+    switch (call.name) {
+      case SkillToolName.loadSkill: {
+        const step = prepareLoadSkill(call.input, context.skills, state);
+        if (step.kind === 'done') return { result: step.result, state };
+        const snapshot = await context.ports.loadSkillSnapshot({ name: step.name });
+        return { result: loadSkillResult(snapshot, context.allowedNext?.(snapshot)), state: pinSkill(state, snapshot) };
+      }
+      case SkillToolName.loadSubskill:
+        return { result: loadSubskillResult(call.input, state), state };
+      case SkillToolName.readFile: {
+        const step = prepareReadFile(call.input, state);
+        if (step.kind === 'done') return { result: step.result, state };
+        return { result: readFileResult(await context.ports.readSkillResource(step.request)), state };
+      }
+      case SkillToolName.listSkills:
+        return { result: listSkillsResult(call.input, context.skills), state };
+      default:
+        return { result: toolError(`${call.name} is not a skill tool.`), state };
+    }
+  } catch (error) {
+    return { result: toolError(`${call.name} failed: ${describeError(error)}`), state };
+  }
+}
