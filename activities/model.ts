@@ -76,8 +76,11 @@ function toParams(request: ModelRequest, deps: ModelDeps): MessageStreamParams {
     messages: request.messages,
   };
   if (request.system.length > 0) params.system = request.system;
-  if (request.tools && request.tools.length > 0) params.tools = request.tools;
-  if (request.thinkingBudgetTokens !== undefined) {
+  if (request.tools && request.tools.length > 0) {
+    params.tools = request.tools;
+    if (request.toolChoice) params.tool_choice = { type: request.toolChoice };
+  }
+  if (request.thinkingBudgetTokens) {
     params.thinking = { type: 'enabled', budget_tokens: request.thinkingBudgetTokens };
   }
   return params;

@@ -21,6 +21,8 @@ export interface ModelRequest {
   maxTokens?: number;
   /** Extended thinking budget; absent means thinking is off. */
   thinkingBudgetTokens?: number;
+  /** `none` lets the model see the tools (the history holds tool calls) but not call them. */
+  toolChoice?: 'auto' | 'none';
 }
 
 export interface Usage {

@@ -12,10 +12,27 @@ export interface TurnSettings {
   modelTimeoutMs: number;
   /** Earlier exchanges carried into a new turn. */
   historyWindow: number;
+  /** Model calls allowed between two human decisions (or from the start of the turn to the first). */
+  maxRounds: number;
+  /** Empty responses retried with guidance before the turn gives a recovery answer. */
+  maxEmptyRetries: number;
+  /** Continuations of an answer cut by max_tokens. */
+  maxContinuations: number;
+  /** The model's context window, in tokens. */
+  contextWindowTokens: number;
+  /** Share of the window the conversation may use before settled rounds are compacted. */
+  contextBudgetFraction: number;
+  /** Extended thinking budget in tokens; absent or 0 turns thinking off. */
+  thinkingBudgetTokens?: number;
 }
 
 export const defaultTurnSettings: TurnSettings = {
   modelMaxAttempts: 6,
   modelTimeoutMs: 600_000,
   historyWindow: 10,
+  maxRounds: 40,
+  maxEmptyRetries: 2,
+  maxContinuations: 3,
+  contextWindowTokens: 200_000,
+  contextBudgetFraction: 0.5,
 };

@@ -20,6 +20,12 @@ export interface Config {
   modelMaxAttempts: number;
   modelTimeoutMs: number;
   historyWindow: number;
+  maxRounds: number;
+  maxEmptyRetries: number;
+  maxContinuations: number;
+  contextWindowTokens: number;
+  contextBudgetFraction: number;
+  thinkingBudgetTokens: number;
   retentionDays: number;
   /** Bearer keys and who they belong to; empty with auth on means a key is generated at start-up. */
   apiKeys: ApiKey[];
@@ -55,6 +61,16 @@ export function loadConfig(env: Env = process.env): Config {
     const value = Number(raw);
     if (!Number.isInteger(value) || value < min || value > max) {
       problems.push(`${name}=${JSON.stringify(raw)} is not a whole number from ${min} to ${max}; unset it to use ${fallback}.`);
+      return fallback;
+    }
+    return value;
+  };
+  const fraction = (name: string, fallback: number) => {
+    const raw = optional(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!(value > 0 && value <= 1)) {
+      problems.push(`${name}=${JSON.stringify(raw)} must be a number above 0 and at most 1; unset it to use ${fallback}.`);
       return fallback;
     }
     return value;
@@ -102,6 +118,12 @@ export function loadConfig(env: Env = process.env): Config {
     modelMaxAttempts: integer('SKILLFLOW_MODEL_MAX_ATTEMPTS', 6, 1, 100),
     modelTimeoutMs: integer('SKILLFLOW_MODEL_TIMEOUT_MS', 600_000, 1_000, 3_600_000),
     historyWindow: integer('SKILLFLOW_HISTORY_WINDOW', 10, 0, 1000),
+    maxRounds: integer('SKILLFLOW_MAX_ROUNDS', 40, 1, 10_000),
+    maxEmptyRetries: integer('SKILLFLOW_MAX_EMPTY_RETRIES', 2, 0, 20),
+    maxContinuations: integer('SKILLFLOW_MAX_CONTINUATIONS', 3, 0, 20),
+    contextWindowTokens: integer('SKILLFLOW_CONTEXT_WINDOW_TOKENS', 200_000, 1_000, 10_000_000),
+    contextBudgetFraction: fraction('SKILLFLOW_CONTEXT_BUDGET', 0.5),
+    thinkingBudgetTokens: integer('SKILLFLOW_THINKING_BUDGET_TOKENS', 0, 0, 1_000_000),
     retentionDays: integer('SKILLFLOW_RETENTION_DAYS', 30, 1, 3650),
     apiKeys: [],
     authEnabled: true,

@@ -6,5 +6,11 @@ export function turnSettingsFrom(config: Config): TurnSettings {
     modelMaxAttempts: config.modelMaxAttempts,
     modelTimeoutMs: config.modelTimeoutMs,
     historyWindow: config.historyWindow,
+    maxRounds: config.maxRounds,
+    maxEmptyRetries: config.maxEmptyRetries,
+    maxContinuations: config.maxContinuations,
+    contextWindowTokens: config.contextWindowTokens,
+    contextBudgetFraction: config.contextBudgetFraction,
+    ...(config.thinkingBudgetTokens > 0 ? { thinkingBudgetTokens: config.thinkingBudgetTokens } : {}),
   };
 }

@@ -50,7 +50,7 @@ describe('a chat turn end to end: API, real Temporal, real SDK over HTTP to the 
     const request = fake.requests.at(-1)!;
     expect(request.body.model).toBe('claude-test');
     expect(request.body.stream).toBe(true);
-    expect(request.body.messages).toEqual([{ role: 'user', content: 'Hi there' }]);
+    expect(request.body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Hi there', cache_control: { type: 'ephemeral' } }] }]);
   });
 
   it('carries the text of earlier turns into the next one', async () => {
@@ -65,7 +65,7 @@ describe('a chat turn end to end: API, real Temporal, real SDK over HTTP to the 
     expect(fake.requests.at(-1)!.body.messages).toEqual([
       { role: 'user', content: 'one' },
       { role: 'assistant', content: 'First answer.' },
-      { role: 'user', content: 'two' },
+      { role: 'user', content: [{ type: 'text', text: 'two', cache_control: { type: 'ephemeral' } }] },
     ]);
   });
 

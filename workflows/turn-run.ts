@@ -1,0 +1,78 @@
+import { setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import type { TurnEventBody } from '../core/events';
+import { EventLog } from '../core/event-log';
+import type { ChatMessage } from '../core/messages';
+import { addUsage, zeroUsage, type Usage } from '../core/model';
+import type { TurnInput, TurnResult, TurnState, TurnStatus } from '../core/turn';
+import { turnEventsQuery, turnStateQuery } from './definitions';
+import { searchAttributes } from './search-attributes';
+
+export type TurnEnding = Omit<TurnResult, 'turnId' | 'usage'>;
+
+/** A turn's live state: its messages, its event log, its status, and the queries that expose them. */
+export class TurnRun {
+  readonly log = new EventLog(() => new Date().toISOString());
+  readonly state: TurnState;
+  messages: ChatMessage[];
+  /** Characters per token, calibrated with the usage each response reports. */
+  charsPerToken = 3.5;
+
+  constructor(readonly input: TurnInput) {
+    this.state = {
+      turnId: input.turnId,
+      sessionId: input.sessionId,
+      userId: input.userId,
+      status: 'running',
+      usage: zeroUsage(),
+      modelCalls: 0,
+      createdAt: input.createdAt,
+      updatedAt: new Date().toISOString(),
+    };
+    this.messages = initialMessages(input);
+    setHandler(turnStateQuery, () => this.state);
+    setHandler(turnEventsQuery, (afterOffset: number) => this.log.after(afterOffset));
+    this.emit({ type: 'status', status: 'running' });
+  }
+
+  get settings() {
+    return this.input.settings;
+  }
+
+  emit(event: TurnEventBody): void {
+    this.log.append(event);
+    this.state.updatedAt = new Date().toISOString();
+  }
+
+  setStatus(status: TurnStatus, reason?: string): void {
+    if (this.state.status === status && this.state.reason === reason) return;
+    this.state.status = status;
+    this.state.reason = reason;
+    upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
+    this.emit({ type: 'status', status, ...(reason ? { reason } : {}) });
+  }
+
+  addUsage(usage: Usage): void {
+    this.state.usage = addUsage(this.state.usage, usage);
+  }
+
+  /** Records the ending: final status, the single terminal event, and the result the workflow returns. */
+  finish(ending: TurnEnding): TurnResult {
+    this.state.output = ending.output;
+    this.state.error = ending.error;
+    this.setStatus(ending.status, ending.reason);
+    if (ending.status === 'completed') this.emit({ type: 'done', output: ending.output ?? '' });
+    else if (ending.status === 'cancelled') this.emit({ type: 'cancelled', reason: ending.reason ?? 'cancelled' });
+    else this.emit({ type: 'error', code: ending.error?.code ?? 'failed', message: ending.error?.message ?? 'The turn failed.' });
+    return { turnId: this.input.turnId, usage: this.state.usage, ...ending };
+  }
+}
+
+/** Earlier exchanges as plain text (never their tool traces), then the new message. */
+export function initialMessages(input: TurnInput): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  for (const exchange of input.history) {
+    messages.push({ role: 'user', content: exchange.user }, { role: 'assistant', content: exchange.assistant || '(no answer)' });
+  }
+  messages.push({ role: 'user', content: input.message });
+  return messages;
+}
