@@ -1,0 +1,320 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { SearchAttributeType } from '@temporalio/common';
+import { searchAttributeNames, searchAttributes } from '../workflows/search-attributes';
+
+/**
+ * Static checks of the container deployment (docker-compose.yml, Dockerfile, .dockerignore, deploy/): no Docker
+ * needed. They pin the wiring that a typo would silently break at `docker compose up` time.
+ */
+
+const root = path.resolve(__dirname, '..');
+const read = (file: string) => fs.readFileSync(path.join(root, file), 'utf8');
+
+interface Service {
+  image?: string;
+  build?: { context: string; dockerfile: string } | string;
+  command?: string[];
+  entrypoint?: string[];
+  environment?: Record<string, string | null>;
+  depends_on?: Record<string, { condition: string }>;
+  ports?: string[];
+  volumes?: string[];
+  healthcheck?: { test: string[] };
+  restart?: string;
+}
+
+interface Compose {
+  services: Record<string, Service>;
+  volumes: Record<string, unknown>;
+}
+
+const compose = parse(read('docker-compose.yml')) as Compose;
+const services = compose.services;
+const service = (name: string): Service => {
+  const found = services[name];
+  if (!found) throw new Error(`docker-compose.yml has no service "${name}"`);
+  return found;
+};
+const env = (name: string): Record<string, string | null> => service(name).environment ?? {};
+
+/** Container port of a short-syntax port mapping: "127.0.0.1:7233:7233" -> 7233. */
+const containerPort = (mapping: string) => Number(mapping.split(':').at(-1)?.replace(/\/(tcp|udp)$/, ''));
+/** Host port of a short-syntax port mapping: "127.0.0.1:8080:8080" -> 8080, "3000:3000" -> 3000. */
+const hostPort = (mapping: string) => Number(mapping.split(':').at(-2));
+/** Named volume mounted at `target`, or undefined. */
+const namedVolumeAt = (svc: Service, target: string) =>
+  (svc.volumes ?? []).map((spec) => spec.split(':')).find(([source, mountedAt]) => mountedAt === target && !/^[./~]/.test(source))?.[0];
+
+/** Variable names lib/config.ts reads, taken from its source so a rename there shows up here. */
+const configSource = read('lib/config.ts');
+const configEnvNames = new Set([...configSource.matchAll(/\b(?:text|optional|integer|hostPort|url)\(\s*'([A-Z][A-Z0-9_]*)'/g)].map((m) => m[1]));
+/** Variables the compose file may set that lib/config.ts does not read; each is documented in docs/deployment.md. */
+const documentedExtras = ['SKILLFLOW_REDIS_URL'];
+
+const apiCommand = ['node', '--import', 'tsx', 'api/server.ts'];
+const workerCommand = ['node', '--import', 'tsx', 'worker/main.ts'];
+
+describe('docker-compose.yml services', () => {
+  test('has exactly the expected services', () => {
+    expect(Object.keys(services).sort()).toEqual(
+      ['api', 'postgres', 'redis', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker'].sort(),
+    );
+  });
+
+  test('every image is pinned to an explicit tag that is not "latest"', () => {
+    for (const [name, svc] of Object.entries(services)) {
+      expect({ name, image: svc.image }).toEqual({ name, image: expect.stringMatching(/^[a-z0-9./_-]+:[A-Za-z0-9][A-Za-z0-9._-]*$/) });
+      expect({ name, tag: svc.image!.split(':').at(-1) }).not.toEqual({ name, tag: 'latest' });
+    }
+    expect(service('temporal').image).toMatch(/^temporalio\/server:1\.29\.\d+$/);
+    expect(service('postgres').image).toMatch(/^postgres:16(\.\d+)?$/);
+    expect(service('redis').image).toMatch(/^redis:7(\.\d+)*(-alpine)?$/);
+    expect(service('temporal-ui').image).toMatch(/^temporalio\/ui:2\.\d+\.\d+$/);
+  });
+
+  test('admin-tools jobs use the admin-tools release that matches the server version', () => {
+    const serverVersion = service('temporal').image!.split(':')[1];
+    for (const job of ['temporal-schema', 'temporal-setup']) {
+      const [repo, tag] = service(job).image!.split(':');
+      expect(repo).toBe('temporalio/admin-tools');
+      expect(tag === serverVersion || tag.startsWith(`${serverVersion}-`)).toBe(true);
+    }
+  });
+
+  test('long-running services restart; one-shot jobs do not', () => {
+    for (const name of ['postgres', 'temporal', 'temporal-ui', 'redis', 'worker', 'api']) {
+      expect({ name, restart: service(name).restart }).toEqual({ name, restart: 'unless-stopped' });
+    }
+    for (const name of ['temporal-schema', 'temporal-setup']) {
+      expect({ name, restart: service(name).restart }).toEqual({ name, restart: 'no' });
+    }
+  });
+});
+
+describe('Temporal on PostgreSQL', () => {
+  test('postgres keeps its data in a named volume and has a pg_isready healthcheck', () => {
+    const volume = namedVolumeAt(service('postgres'), '/var/lib/postgresql/data');
+    expect(volume).toBe('postgres-data');
+    expect(Object.keys(compose.volumes)).toContain(volume);
+    expect(service('postgres').healthcheck?.test.join(' ')).toContain('pg_isready');
+  });
+
+  test('the schema job runs after postgres is healthy and runs a script that exists', () => {
+    expect(service('temporal-schema').depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
+    expect(env('temporal-schema')).toMatchObject({ POSTGRES_SEEDS: 'postgres', POSTGRES_USER: 'temporal' });
+    const script = hostScript(service('temporal-schema'));
+    expect(script).toBe('deploy/temporal/setup-schema.sh');
+    const text = read(script);
+    for (const step of ['create', 'setup-schema -v 0.0', 'update-schema -d "$schema_root/temporal/versioned"', 'update-schema -d "$schema_root/visibility/versioned"']) {
+      expect(text).toContain(step);
+    }
+  });
+
+  test('temporal depends on postgres healthy and on the finished schema job', () => {
+    expect(service('temporal').depends_on).toEqual({
+      postgres: { condition: 'service_healthy' },
+      'temporal-schema': { condition: 'service_completed_successfully' },
+    });
+    expect(env('temporal')).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgres', BIND_ON_IP: '0.0.0.0' });
+    expect(service('temporal').healthcheck?.test).toBeDefined();
+  });
+
+  test('the dynamic config file temporal is told to read is mounted from deploy/', () => {
+    const configPath = env('temporal').DYNAMIC_CONFIG_FILE_PATH!;
+    expect(configPath).toBe('config/dynamicconfig/skillflow.yaml');
+    const mount = service('temporal').volumes!.map((spec) => spec.split(':')).find(([, target]) => target === '/etc/temporal/config/dynamicconfig');
+    expect(mount?.[0]).toBe('./deploy/temporal/dynamicconfig');
+    const dynamicConfig = parse(read(path.join(mount![0], path.basename(configPath)))) as Record<string, unknown>;
+    expect(Object.keys(dynamicConfig)).toEqual(['limit.maxIDLength']);
+  });
+
+  test('the UI talks to the frontend and is published on 8080', () => {
+    expect(env('temporal-ui').TEMPORAL_ADDRESS).toBe(`temporal:${temporalGrpcPort()}`);
+    expect(service('temporal-ui').depends_on).toEqual({ temporal: { condition: 'service_healthy' } });
+    expect(service('temporal-ui').ports?.map((p) => [hostPort(p), containerPort(p)])).toEqual([[8080, 8080]]);
+  });
+});
+
+describe('the setup job', () => {
+  const setup = () => service('temporal-setup');
+  const script = () => read(hostScript(setup()));
+
+  test('runs once temporal is healthy, against the same namespace the worker and API use', () => {
+    expect(setup().depends_on).toEqual({ temporal: { condition: 'service_healthy' } });
+    expect(env('temporal-setup').TEMPORAL_ADDRESS).toBe(`temporal:${temporalGrpcPort()}`);
+    expect(env('temporal-setup').TEMPORAL_NAMESPACE).toBe('${TEMPORAL_NAMESPACE:-default}');
+    expect(env('temporal-setup').TEMPORAL_NAMESPACE).toBe(env('worker').TEMPORAL_NAMESPACE);
+    expect(hostScript(setup())).toBe('deploy/temporal/setup-skillflow.sh');
+  });
+
+  test('registers exactly the search attributes of workflows/search-attributes.ts, all Keyword', () => {
+    const listed = env('temporal-setup').SKILLFLOW_SEARCH_ATTRIBUTES!.split(/\s+/);
+    expect(listed).toEqual(searchAttributeNames);
+    expect(listed).toEqual(['SkillflowSession', 'SkillflowUser', 'SkillflowStatus', 'SkillflowSkill', 'SkillflowStep', 'SkillflowCheckpoint']);
+    for (const key of Object.values(searchAttributes)) expect(key.type).toBe(SearchAttributeType.KEYWORD);
+    expect(script()).toContain('for name in $names; do');
+    expect(script()).toContain('operator search-attribute create --address "$address" --namespace "$namespace" \\\n      --name "$name" --type Keyword');
+  });
+
+  test('tolerates attributes that already exist, but not ones with another type', () => {
+    const text = script();
+    expect(text).toMatch(/\*"different type"\*\)[\s\S]*?exit 1/);
+    expect(text.indexOf('*"different type"*)')).toBeLessThan(text.indexOf('*"already exists"*)'));
+    expect(text).toMatch(/\*"already exists"\*\)\s*\n\s*echo "[^"]*"\s*\n\s*break/);
+  });
+
+  test('sets the namespace retention from SKILLFLOW_RETENTION_DAYS, 30 days by default', () => {
+    expect(env('temporal-setup').SKILLFLOW_RETENTION_DAYS).toBe('${SKILLFLOW_RETENTION_DAYS:-30}');
+    expect(configSource).toContain("integer('SKILLFLOW_RETENTION_DAYS', 30,");
+    const text = script();
+    expect(text).toContain('days="${SKILLFLOW_RETENTION_DAYS:-30}"');
+    expect(text).toContain('retention="$((days * 24))h"');
+    expect(text).toContain('operator namespace update --address "$address" --namespace "$namespace" --retention "$retention"');
+    expect(text).toContain('operator namespace create --address "$address" --namespace "$namespace" --retention "$retention"');
+  });
+});
+
+describe('worker and api', () => {
+  test.each(['worker', 'api'])('%s is built from the project Dockerfile', (name) => {
+    expect(service(name).build).toEqual({ context: '.', dockerfile: 'Dockerfile' });
+  });
+
+  test('the worker runs the worker entry point and the api the API entry point', () => {
+    expect(service('worker').command).toEqual(workerCommand);
+    expect(service('api').command).toEqual(apiCommand);
+    expect(fs.existsSync(path.join(root, 'worker/main.ts'))).toBe(true);
+    expect(fs.existsSync(path.join(root, 'api/server.ts'))).toBe(true);
+  });
+
+  test.each(['worker', 'api'])('%s waits for temporal healthy, the finished setup job and redis', (name) => {
+    expect(service(name).depends_on).toEqual({
+      temporal: { condition: 'service_healthy' },
+      'temporal-setup': { condition: 'service_completed_successfully' },
+      redis: { condition: 'service_healthy' },
+    });
+  });
+
+  test.each(['worker', 'api'])('%s points TEMPORAL_ADDRESS at the temporal service gRPC port', (name) => {
+    expect(env(name).TEMPORAL_ADDRESS).toBe(`temporal:${temporalGrpcPort()}`);
+  });
+
+  test('worker and api get the same environment, with the values the containers need', () => {
+    expect(env('worker')).toEqual(env('api'));
+    expect(env('api')).toMatchObject({
+      TEMPORAL_NAMESPACE: '${TEMPORAL_NAMESPACE:-default}',
+      SKILLFLOW_TASK_QUEUE: '${SKILLFLOW_TASK_QUEUE:-skillflow}',
+      SKILLFLOW_DATA_DIR: '/data',
+      SKILLFLOW_SKILLS_DIR: '/app/skills',
+      SKILLFLOW_REDIS_URL: 'redis://redis:6379',
+      HOST: '0.0.0.0',
+      PORT: '3000',
+    });
+    // Passed through from the host: no value in the file, so an unset host variable stays unset in the container.
+    for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'SKILLFLOW_MODEL']) {
+      expect({ name, value: env('api')[name] }).toEqual({ name, value: null });
+    }
+  });
+
+  test('every variable set for worker/api is read by lib/config.ts or documented as an extra', () => {
+    expect([...configEnvNames]).toEqual(
+      expect.arrayContaining(['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'SKILLFLOW_TASK_QUEUE', 'SKILLFLOW_DATA_DIR', 'SKILLFLOW_SKILLS_DIR', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'SKILLFLOW_MODEL', 'HOST', 'PORT']),
+    );
+    for (const name of ['worker', 'api']) {
+      const unknown = Object.keys(env(name)).filter((key) => !configEnvNames.has(key) && !documentedExtras.includes(key));
+      expect({ service: name, unknown }).toEqual({ service: name, unknown: [] });
+    }
+    const docs = read('docs/deployment.md');
+    for (const extra of documentedExtras) expect(docs).toContain(extra);
+  });
+
+  test('api publishes its port on the host', () => {
+    const port = Number(env('api').PORT);
+    expect(service('api').ports?.map((p) => [hostPort(p), containerPort(p)])).toEqual([[port, port]]);
+    expect(service('worker').ports).toBeUndefined();
+  });
+
+  test('worker and api share one named data volume at SKILLFLOW_DATA_DIR', () => {
+    const workerVolume = namedVolumeAt(service('worker'), env('worker').SKILLFLOW_DATA_DIR!);
+    const apiVolume = namedVolumeAt(service('api'), env('api').SKILLFLOW_DATA_DIR!);
+    expect(workerVolume).toBe('skillflow-data');
+    expect(apiVolume).toBe(workerVolume);
+    expect(Object.keys(compose.volumes)).toContain(workerVolume);
+  });
+
+  test('redis is there for them, with a healthcheck', () => {
+    expect(env('api').SKILLFLOW_REDIS_URL).toBe('redis://redis:6379');
+    expect(service('redis').healthcheck?.test).toEqual(['CMD', 'redis-cli', 'ping']);
+  });
+});
+
+describe('Dockerfile and .dockerignore', () => {
+  const dockerfile = read('Dockerfile');
+  const instructions = dockerfile
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
+  const index = (prefix: string) => instructions.findIndex((line) => line.startsWith(prefix));
+
+  test('is based on node:20-slim', () => {
+    expect(instructions[0]).toBe('FROM node:20-slim');
+    expect(instructions.filter((line) => line.startsWith('FROM '))).toHaveLength(1);
+  });
+
+  test('installs with npm ci from the lockfile before copying the source', () => {
+    const copyManifests = index('COPY package.json package-lock.json');
+    const install = instructions.findIndex((line) => /^RUN npm ci\b/.test(line));
+    const copySource = index('COPY . .');
+    expect(copyManifests).toBeGreaterThan(0);
+    expect(install).toBeGreaterThan(copyManifests);
+    expect(copySource).toBeGreaterThan(install);
+    expect(instructions[install]).toContain('--ignore-scripts');
+  });
+
+  test('runs as a non-root user', () => {
+    const users = instructions.filter((line) => line.startsWith('USER '));
+    expect(users.at(-1)).toBe('USER node');
+    const lastRun = instructions.map((line) => line.startsWith('RUN ')).lastIndexOf(true);
+    expect(lastRun).toBeGreaterThan(0);
+    expect(index('USER node')).toBeGreaterThan(lastRun);
+  });
+
+  test('runs the API by default', () => {
+    const cmd = instructions.at(-1)!;
+    expect(cmd.startsWith('CMD [')).toBe(true);
+    expect(JSON.parse(cmd.slice('CMD '.length))).toEqual(apiCommand);
+    expect(index('ENTRYPOINT')).toBe(-1);
+  });
+
+  test('.dockerignore keeps local state, dependencies and history out of the build context', () => {
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '' && !line.startsWith('#'));
+    expect(ignored).toEqual(expect.arrayContaining(['node_modules', '.data', '.cache', '.git', '.env']));
+  });
+});
+
+/** The gRPC port the temporal service listens on: the container side of its published port and its healthcheck. */
+function temporalGrpcPort(): number {
+  const ports = service('temporal').ports ?? [];
+  expect(ports).toHaveLength(1);
+  const port = containerPort(ports[0]);
+  expect(service('temporal').healthcheck?.test).toContain(String(port));
+  return port;
+}
+
+/** The repository path of the script a job's entrypoint runs, resolved through the job's bind mounts. */
+function hostScript(svc: Service): string {
+  const scriptInContainer = svc.entrypoint?.at(-1) ?? '';
+  for (const spec of svc.volumes ?? []) {
+    const [source, target] = spec.split(':');
+    if (source.startsWith('./') && scriptInContainer.startsWith(`${target}/`)) {
+      const file = path.posix.join(source.slice(2), scriptInContainer.slice(target.length + 1));
+      expect(fs.existsSync(path.join(root, file))).toBe(true);
+      return file;
+    }
+  }
+  throw new Error(`entrypoint ${JSON.stringify(svc.entrypoint)} does not run a script from a bind-mounted folder`);
+}
