@@ -10,6 +10,8 @@ export interface TurnSettings {
   modelMaxAttempts: number;
   /** One model call's time limit, in milliseconds. */
   modelTimeoutMs: number;
+  /** First retry delay of a failed model call (doubling up to a minute); `retry-after` overrides it. */
+  modelRetryInitialMs?: number;
   /** Earlier exchanges carried into a new turn. */
   historyWindow: number;
   /** Model calls allowed between two human decisions (or from the start of the turn to the first). */

@@ -21,6 +21,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     taskQueue: options.taskQueue,
     activities: createActivities(options.deps),
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+    // Heartbeats carry cancellation to a streaming model call: send them often enough that a cancel lands in seconds.
+    maxHeartbeatThrottleInterval: '2s',
     ...options.overrides,
   });
 }

@@ -23,7 +23,7 @@ export async function callModel(run: TurnRun, options: ModelCallOptions): Promis
     heartbeatTimeout: 60_000,
     retry: {
       maximumAttempts: settings.modelMaxAttempts,
-      initialInterval: 2_000,
+      initialInterval: settings.modelRetryInitialMs ?? 2_000,
       backoffCoefficient: 2,
       maximumInterval: 60_000,
       nonRetryableErrorTypes: nonRetryableModelErrors,

@@ -1,0 +1,41 @@
+import { randomBytes } from 'node:crypto';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { defaultTurnSettings, type TurnSettings } from '../../core/settings';
+import type { TurnInput, TurnResult } from '../../core/turn';
+import { turnEventsQuery } from '../../workflows/definitions';
+import type { turnWorkflow } from '../../workflows/turn';
+
+export const fastSettings: TurnSettings = { ...defaultTurnSettings, modelMaxAttempts: 3, modelRetryInitialMs: 100, modelTimeoutMs: 20_000 };
+
+/** Starts a turn workflow directly (no session), for tests of the loop itself. */
+export async function startTurn(
+  client: Client,
+  taskQueue: string,
+  message: string,
+  overrides: Partial<TurnInput> & { settings?: Partial<TurnSettings> } = {},
+): Promise<WorkflowHandle<typeof turnWorkflow>> {
+  const sessionId = randomBytes(10).toString('hex');
+  const turnId = `turn-${sessionId}-1`;
+  const { settings, ...rest } = overrides;
+  const input: TurnInput = {
+    turnId,
+    sessionId,
+    userId: 'tester',
+    message,
+    history: [],
+    createdAt: new Date().toISOString(),
+    ...rest,
+    settings: { ...fastSettings, ...settings },
+  };
+  return client.workflow.start<typeof turnWorkflow>('turnWorkflow', { workflowId: turnId, taskQueue, args: [input] });
+}
+
+export async function runTurn(client: Client, taskQueue: string, message: string, overrides: Parameters<typeof startTurn>[3] = {}): Promise<{ result: TurnResult; events: Awaited<ReturnType<typeof eventsOf>> }> {
+  const handle = await startTurn(client, taskQueue, message, overrides);
+  const result = await handle.result();
+  return { result, events: await eventsOf(handle) };
+}
+
+export async function eventsOf(handle: WorkflowHandle) {
+  return handle.query(turnEventsQuery, 0);
+}
