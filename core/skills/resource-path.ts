@@ -13,7 +13,6 @@ export function checkResourcePath(raw: string): ResourcePathCheck {
   const refuse = (reason: string): ResourcePathCheck => ({ ok: false, reason });
   if (raw.length === 0) return refuse('the path is empty');
   if (raw.length > maxResourcePathLength) return refuse(`the path is longer than ${maxResourcePathLength} characters`);
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001F\u007F]/.test(raw)) return refuse('the path contains control characters');
   if (raw.includes('\\')) return refuse('backslashes are not allowed; separate folders with /');
   if (/%[0-9A-Fa-f]{2}/.test(raw)) return refuse('percent-encoded paths are not accepted; give the path exactly as listed');

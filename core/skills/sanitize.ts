@@ -17,7 +17,6 @@ export function sanitizeMarkdown(text: string): string {
   const normalized = text
     .replace(/^\uFEFF/, '')
     .replace(/\r\n?/g, '\n')
-    // eslint-disable-next-line no-control-regex
     .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, '');
   const cleaned = splitFencedCode(normalized)
     .map((segment) => (segment.code ? segment.text : cleanProse(segment.text)))

@@ -1,0 +1,6 @@
+export { createSkillActivities, type SkillActivities, type SkillActivityDeps } from './activities';
+export { FrontmatterError, grayMatter, parseFrontmatter, safeMatterOptions } from './frontmatter';
+export { nodeSkillFileReader, type SkillFileReader } from './reader';
+export { SkillRegistry, type SkillRegistryOptions } from './registry';
+export { SkillStore } from './skill-store';
+export { validateSkillLibrary, type LibraryReport } from './validate-library';
