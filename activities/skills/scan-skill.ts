@@ -76,7 +76,7 @@ export async function readSidecar(
     problems.error(
       sidecarFileName,
       line === null ? '-' : `line ${line}`,
-      error instanceof YamlSyntaxError ? `not valid YAML: ${error.message}` : `cannot be read: ${(error as Error).message}`,
+      error instanceof YamlSyntaxError ? `not valid YAML: ${error.reason}` : `cannot be read: ${(error as Error).message}`,
       'fix the YAML syntax; quote strings that contain ": " and keep one value per key.',
     );
     return null;

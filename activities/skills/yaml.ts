@@ -3,7 +3,7 @@ import { parseDocument } from 'yaml';
 export class YamlSyntaxError extends Error {
   override name = 'YamlSyntaxError';
   constructor(
-    reason: string,
+    readonly reason: string,
     readonly line: number | null,
   ) {
     super(line === null ? reason : `${reason} (line ${line})`);

@@ -139,7 +139,7 @@ function checkMetadata(value: unknown, error: Report): Record<string, string> {
       `metadata.${key}`,
       `metadata.${key} is ${describeValue(entry)}; the spec allows only string values, and strict runtimes drop the skill`,
       scalar
-        ? `quote it: ${key}: "${String(entry)}".`
+        ? `put the value in quotes so YAML keeps it as written, e.g. ${key}: "${String(entry)}".`
         : 'write it as one string (see docs/skills.md), or move structured engine data to skillflow.yaml.',
     );
   }
