@@ -10,7 +10,7 @@ const droppedElement = new RegExp(`<(${droppedElements.join('|')})\\b[^>]*>[\\s\
 const comment = /<!--[\s\S]*?(?:-->|$)/g;
 const cdataOrDeclaration = /<!\[CDATA\[[\s\S]*?(?:\]\]>|$)|<![A-Za-z][^>]*>|<\?[\s\S]*?(?:\?>|$)/g;
 const tag = /<\/?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?\/?>/g;
-const scriptUrl = /(\]\(\s*<?)\s*(?:javascript|vbscript|data):[^)\s>]*/gi;
+const scriptUrl = /(\]\(\s*<?)\s*(?:javascript|vbscript|data):(?:[^()\s>]|\([^()\s]*\))*/gi;
 const scriptReference = /^( {0,3}\[[^\]\n]+\]:\s*<?)\s*(?:javascript|vbscript|data):\S*/gim;
 
 export function sanitizeMarkdown(text: string): string {
