@@ -5,6 +5,7 @@ import type { ApiKey } from '../lib/config';
 import { installAuth } from './auth';
 import type { ApiContext } from './context';
 import { installErrorHandling } from './errors';
+import { checkpointRoutes } from './routes/checkpoints';
 import { healthRoutes } from './routes/health';
 import { sessionRoutes } from './routes/sessions';
 import { turnRoutes } from './routes/turns';
@@ -44,5 +45,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await healthRoutes(app, context);
   await sessionRoutes(app, context);
   await turnRoutes(app, context);
+  await checkpointRoutes(app, context);
   return app;
 }

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { checkpointActions } from '../core/checkpoints';
 import { turnStatuses } from '../core/turn';
 
 /** One definition per shape: request validation, TypeScript types and the OpenAPI document all come from here. */
@@ -37,6 +38,17 @@ export const Usage = Type.Object({
   cacheCreationInputTokens: Type.Integer(),
 });
 
+export const PendingCheckpoint = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  kind: Type.Union([Type.Literal('approval'), Type.Literal('question')]),
+  summary: Type.String(),
+  params: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  options: Type.Union([Type.Array(Type.String()), Type.Null()]),
+  requestedAt: Type.String(),
+  expiresAt: Type.Union([Type.String(), Type.Null()]),
+});
+
 export const TurnView = Type.Object(
   {
     id: TurnId,
@@ -45,6 +57,7 @@ export const TurnView = Type.Object(
     status: Status,
     reason: Type.Union([Type.String(), Type.Null()]),
     output: Type.Union([Type.String(), Type.Null()]),
+    pendingCheckpoint: Type.Union([PendingCheckpoint, Type.Null()]),
     error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
     usage: Usage,
     createdAt: Type.String({ format: 'date-time' }),
@@ -53,6 +66,22 @@ export const TurnView = Type.Object(
   { $id: 'Turn' },
 );
 export type TurnView = Static<typeof TurnView>;
+
+export const CheckpointParams = Type.Object({ id: TurnId, checkpointId: Type.String({ pattern: '^cp-[0-9]{1,9}$' }) });
+
+export const CheckpointAnswer = Type.Object(
+  {
+    action: Type.Union(checkpointActions.map((action) => Type.Literal(action))),
+    overrides: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'modify: new values for the checkpoint\'s params' })),
+    choice: Type.Optional(Type.String({ description: 'choose: one of the options, exactly as offered' })),
+    answer: Type.Optional(Type.String({ description: 'answer: free text' })),
+  },
+  { additionalProperties: false },
+);
+export type CheckpointAnswer = Static<typeof CheckpointAnswer>;
+
+export const CheckpointAccepted = Type.Object({ checkpointId: Type.String(), action: Type.String(), by: Type.String() });
+
 
 export const errorResponses = (...codes: number[]) =>
   Object.fromEntries(codes.map((code) => [code, { $ref: 'Error#' }]));

@@ -45,7 +45,7 @@ export async function readTurn(client: Client, caller: Caller, turnId: string): 
         .catch(() => undefined);
       if (state) return { ...base, ...fromState(state) };
       const status = (description.typedSearchAttributes.get(searchAttributes.status) as TurnStatus | undefined) ?? 'running';
-      return { ...base, status, reason: null, output: null, error: null, usage: zeroUsage() };
+      return { ...base, status, reason: null, output: null, pendingCheckpoint: null, error: null, usage: zeroUsage() };
     }
     case 'COMPLETED': {
       const result = (await handle.result()) as TurnResult;
@@ -56,16 +56,16 @@ export async function readTurn(client: Client, caller: Caller, turnId: string): 
         () => 'The turn failed.',
         (err: unknown) => failureMessage(err),
       );
-      return { ...base, status: 'failed', reason: 'workflow_failed', output: null, error: { code: 'workflow_failed', message }, usage: zeroUsage() };
+      return { ...base, status: 'failed', reason: 'workflow_failed', output: null, pendingCheckpoint: null, error: { code: 'workflow_failed', message }, usage: zeroUsage() };
     }
     case 'TERMINATED':
-      return { ...base, status: 'failed', reason: 'terminated', output: null, error: { code: 'terminated', message: 'The turn was terminated in Temporal.' }, usage: zeroUsage() };
+      return { ...base, status: 'failed', reason: 'terminated', output: null, pendingCheckpoint: null, error: { code: 'terminated', message: 'The turn was terminated in Temporal.' }, usage: zeroUsage() };
     case 'TIMED_OUT':
-      return { ...base, status: 'failed', reason: 'timed_out', output: null, error: { code: 'timed_out', message: 'The turn timed out in Temporal.' }, usage: zeroUsage() };
+      return { ...base, status: 'failed', reason: 'timed_out', output: null, pendingCheckpoint: null, error: { code: 'timed_out', message: 'The turn timed out in Temporal.' }, usage: zeroUsage() };
     case 'CANCELLED':
-      return { ...base, status: 'cancelled', reason: 'cancelled', output: null, error: null, usage: zeroUsage() };
+      return { ...base, status: 'cancelled', reason: 'cancelled', output: null, pendingCheckpoint: null, error: null, usage: zeroUsage() };
     default:
-      return { ...base, status: 'failed', reason: description.status.name.toLowerCase(), output: null, error: null, usage: zeroUsage() };
+      return { ...base, status: 'failed', reason: description.status.name.toLowerCase(), output: null, pendingCheckpoint: null, error: null, usage: zeroUsage() };
   }
 }
 
@@ -74,6 +74,7 @@ function fromState(state: TurnState) {
     status: state.status,
     reason: state.reason ?? null,
     output: state.output ?? null,
+    pendingCheckpoint: state.pendingCheckpoint ?? null,
     error: state.error ?? null,
     usage: state.usage,
     updatedAt: state.updatedAt,
@@ -85,6 +86,7 @@ function fromResult(result: TurnResult) {
     status: result.status,
     reason: result.reason ?? null,
     output: result.output ?? null,
+    pendingCheckpoint: null,
     error: result.error ?? null,
     usage: result.usage,
   };

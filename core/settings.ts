@@ -26,6 +26,10 @@ export interface TurnSettings {
   contextBudgetFraction: number;
   /** Extended thinking budget in tokens; absent or 0 turns thinking off. */
   thinkingBudgetTokens?: number;
+  /** How long a checkpoint waits for a human unless its skill says otherwise; null waits as long as the turn lives. */
+  checkpointTtlMs: number | null;
+  /** What happens when a checkpoint's time runs out, unless its skill says otherwise. */
+  checkpointOnTimeout: 'cancel' | 'skip';
 }
 
 export const defaultTurnSettings: TurnSettings = {
@@ -37,4 +41,6 @@ export const defaultTurnSettings: TurnSettings = {
   maxContinuations: 3,
   contextWindowTokens: 200_000,
   contextBudgetFraction: 0.5,
+  checkpointTtlMs: 24 * 3600_000,
+  checkpointOnTimeout: 'cancel',
 };

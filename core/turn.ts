@@ -1,4 +1,5 @@
 import type { Usage } from './model';
+import type { PendingCheckpoint } from './checkpoints';
 import type { TurnSettings } from './settings';
 
 export const turnStatuses = ['running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
@@ -52,6 +53,7 @@ export interface TurnState {
   error?: TurnError;
   usage: Usage;
   modelCalls: number;
+  pendingCheckpoint: PendingCheckpoint | null;
   createdAt: string;
   updatedAt: string;
 }

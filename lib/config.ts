@@ -26,6 +26,8 @@ export interface Config {
   contextWindowTokens: number;
   contextBudgetFraction: number;
   thinkingBudgetTokens: number;
+  checkpointTtlMs: number;
+  checkpointOnTimeout: 'cancel' | 'skip';
   retentionDays: number;
   /** Bearer keys and who they belong to; empty with auth on means a key is generated at start-up. */
   apiKeys: ApiKey[];
@@ -124,6 +126,8 @@ export function loadConfig(env: Env = process.env): Config {
     contextWindowTokens: integer('SKILLFLOW_CONTEXT_WINDOW_TOKENS', 200_000, 1_000, 10_000_000),
     contextBudgetFraction: fraction('SKILLFLOW_CONTEXT_BUDGET', 0.5),
     thinkingBudgetTokens: integer('SKILLFLOW_THINKING_BUDGET_TOKENS', 0, 0, 1_000_000),
+    checkpointTtlMs: integer('SKILLFLOW_CHECKPOINT_TTL_MS', 24 * 3600_000, 0, 365 * 24 * 3600_000),
+    checkpointOnTimeout: oneOf('SKILLFLOW_CHECKPOINT_ON_TIMEOUT', ['CANCEL', 'SKIP'] as const, 'CANCEL').toLowerCase() as 'cancel' | 'skip',
     retentionDays: integer('SKILLFLOW_RETENTION_DAYS', 30, 1, 3650),
     apiKeys: [],
     authEnabled: true,

@@ -11,6 +11,8 @@ export function turnSettingsFrom(config: Config): TurnSettings {
     maxContinuations: config.maxContinuations,
     contextWindowTokens: config.contextWindowTokens,
     contextBudgetFraction: config.contextBudgetFraction,
+    checkpointTtlMs: config.checkpointTtlMs === 0 ? null : config.checkpointTtlMs,
+    checkpointOnTimeout: config.checkpointOnTimeout,
     ...(config.thinkingBudgetTokens > 0 ? { thinkingBudgetTokens: config.thinkingBudgetTokens } : {}),
   };
 }

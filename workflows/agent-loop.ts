@@ -96,6 +96,7 @@ export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
       const dispatched = await dispatchToolCalls(toolUsesOf(response.content), context.tools, run);
       run.messages.push({ role: 'user', content: dispatched.results });
       if (dispatched.humanDecision) roundsSinceHuman = 0;
+      if (dispatched.endTurn) return run.finish(dispatched.endTurn);
       if (dispatched.cancelled) return await explainCancellation(context, definitions);
       continue;
     }

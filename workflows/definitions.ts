@@ -1,4 +1,5 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { CheckpointDecision } from '../core/checkpoints';
 import type { TurnEvent } from '../core/events';
 import type { TurnState } from '../core/turn';
 import type { SessionState, StartTurnRequest, StartTurnResponse } from './session-types';
@@ -11,3 +12,8 @@ export const turnEventsQuery = defineQuery<TurnEvent[], [afterOffset: number]>('
 export const sessionStateQuery = defineQuery<SessionState>('sessionState');
 export const startTurnUpdate = defineUpdate<StartTurnResponse, [StartTurnRequest]>('startTurn');
 export const closeSessionUpdate = defineUpdate<void, [{ by: string }]>('closeSession');
+
+/** A human's decision on a pending checkpoint. The signal is what operators send from the UI or CLI (invalid ones are
+ * logged and ignored); the update is what the API uses, so a rejected decision gets its reason back atomically. */
+export const checkpointDecisionSignal = defineSignal<[CheckpointDecision]>('checkpointDecision');
+export const answerCheckpointUpdate = defineUpdate<{ checkpointId: string; action: string }, [CheckpointDecision]>('answerCheckpoint');

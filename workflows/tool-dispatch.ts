@@ -1,12 +1,13 @@
 import { isCancellation } from '@temporalio/workflow';
 import type { ToolResultBlock, ToolUseBlock } from '../core/messages';
-import type { TurnRun } from './turn-run';
+import type { TurnEnding, TurnRun } from './turn-run';
 import { toolError, type ToolOutcome, type TurnTool } from './tool-types';
 
 export interface DispatchResult {
   results: ToolResultBlock[];
   cancelled: boolean;
   humanDecision: boolean;
+  endTurn?: TurnEnding;
 }
 
 const skipped = JSON.stringify({ skipped: 'turn cancelled' });
@@ -19,8 +20,9 @@ export async function dispatchToolCalls(calls: ToolUseBlock[], tools: Map<string
   const results: ToolResultBlock[] = [];
   let cancelled = false;
   let humanDecision = false;
+  let endTurn: TurnEnding | undefined;
   for (const call of calls) {
-    if (cancelled) {
+    if (cancelled || endTurn) {
       results.push({ type: 'tool_result', tool_use_id: call.id, content: skipped });
       continue;
     }
@@ -38,9 +40,10 @@ export async function dispatchToolCalls(calls: ToolUseBlock[], tools: Map<string
     });
     results.push({ type: 'tool_result', tool_use_id: call.id, content: outcome.content, ...(outcome.isError ? { is_error: true } : {}) });
     cancelled = outcome.cancelled === true;
+    endTurn = outcome.endTurn;
     humanDecision ||= outcome.humanDecision === true;
   }
-  return { results, cancelled, humanDecision };
+  return { results, cancelled, humanDecision, endTurn };
 }
 
 async function runSafely(tool: TurnTool, call: ToolUseBlock, run: TurnRun): Promise<ToolOutcome> {

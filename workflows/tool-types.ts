@@ -1,5 +1,5 @@
 import type { ToolDefinition, ToolUseBlock } from '../core/messages';
-import type { TurnRun } from './turn-run';
+import type { TurnEnding, TurnRun } from './turn-run';
 
 export interface ToolOutcome {
   /** What the model sees as the tool_result. */
@@ -11,6 +11,8 @@ export interface ToolOutcome {
   cancelled?: boolean;
   /** A human decision was recorded: the round budget starts again. */
   humanDecision?: boolean;
+  /** End the turn now, without another model call (an expired checkpoint whose policy is cancel). */
+  endTurn?: TurnEnding;
 }
 
 export interface TurnTool {

@@ -25,6 +25,7 @@ export class TurnRun {
       status: 'running',
       usage: zeroUsage(),
       modelCalls: 0,
+      pendingCheckpoint: null,
       createdAt: input.createdAt,
       updatedAt: new Date().toISOString(),
     };

@@ -2,7 +2,9 @@ import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation 
 import { basePrompt } from '../core/prompts';
 import type { TextBlock } from '../core/messages';
 import type { TurnError, TurnInput, TurnResult } from '../core/turn';
+import { checkpointToolDefinition } from '../core/checkpoints';
 import { noGuard, runAgentLoop } from './agent-loop';
+import { CheckpointDesk } from './checkpoint-desk';
 import type { TurnTool } from './tool-types';
 import { TurnRun } from './turn-run';
 
@@ -11,7 +13,10 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const run = new TurnRun(input);
   try {
     const system: TextBlock[] = [{ type: 'text', text: basePrompt }];
-    const tools = new Map<string, TurnTool>();
+    const desk = new CheckpointDesk(run, {
+      policyFor: () => ({ ttlMs: input.settings.checkpointTtlMs, onTimeout: input.settings.checkpointOnTimeout }),
+    });
+    const tools = new Map<string, TurnTool>([[checkpointToolDefinition.name, desk.tool()]]);
     return await runAgentLoop({ run, system, tools, guard: noGuard });
   } catch (err) {
     if (isCancellation(err)) {
