@@ -7,12 +7,14 @@ import type { turnWorkflow } from '../../workflows/turn';
 
 export const fastSettings: TurnSettings = { ...defaultTurnSettings, modelMaxAttempts: 3, modelRetryInitialMs: 100, modelTimeoutMs: 20_000 };
 
+export type TurnOverrides = Partial<Omit<TurnInput, 'settings'>> & { settings?: Partial<TurnSettings> };
+
 /** Starts a turn workflow directly (no session), for tests of the loop itself. */
 export async function startTurn(
   client: Client,
   taskQueue: string,
   message: string,
-  overrides: Partial<TurnInput> & { settings?: Partial<TurnSettings> } = {},
+  overrides: TurnOverrides = {},
 ): Promise<WorkflowHandle<typeof turnWorkflow>> {
   const sessionId = randomBytes(10).toString('hex');
   const turnId = `turn-${sessionId}-1`;
@@ -30,7 +32,7 @@ export async function startTurn(
   return client.workflow.start<typeof turnWorkflow>('turnWorkflow', { workflowId: turnId, taskQueue, args: [input] });
 }
 
-export async function runTurn(client: Client, taskQueue: string, message: string, overrides: Parameters<typeof startTurn>[3] = {}): Promise<{ result: TurnResult; events: Awaited<ReturnType<typeof eventsOf>> }> {
+export async function runTurn(client: Client, taskQueue: string, message: string, overrides: TurnOverrides = {}): Promise<{ result: TurnResult; events: Awaited<ReturnType<typeof eventsOf>> }> {
   const handle = await startTurn(client, taskQueue, message, overrides);
   const result = await handle.result();
   return { result, events: await eventsOf(handle) };
