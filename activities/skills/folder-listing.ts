@@ -165,7 +165,6 @@ function classifySubskill(rel: string, entry: FolderEntry, listing: SkillFolderL
   }
   if (entry.size > limits.subskillBytes) {
     problems.error(rel, '-', `the file is ${formatBytes(entry.size)}; the limit is ${formatBytes(limits.subskillBytes)}`, 'split the subskill in two.');
-    return;
   }
   listing.subskills.push({ name, entry });
 }

@@ -21,5 +21,9 @@ export function parseStrictYaml(text: string): unknown {
     const reason = issue.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
     throw new YamlSyntaxError(reason, issue.linePos?.[0].line ?? null);
   }
-  return doc.toJS({ maxAliasCount: 50 });
+  try {
+    return doc.toJS({ maxAliasCount: 50 });
+  } catch (error) {
+    throw new YamlSyntaxError((error as Error).message, null);
+  }
 }

@@ -37,7 +37,7 @@ export class SkillValidationError extends SkillError {
   readonly field: string;
   readonly problems: SkillProblem[];
   constructor(problems: SkillProblem[]) {
-    const first = problems[0];
+    const first = problems[0] ?? { severity: 'error', skill: '', file: 'skill', field: '-', message: 'the skill is not valid', fix: 'run skillflow skills validate.' };
     const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})` : '';
     super(`${formatProblem(first)}${more}.`, first.fix);
     this.file = first.file;
