@@ -40,6 +40,8 @@ export interface TurnResult {
   output?: string;
   error?: TurnError;
   usage: Usage;
+  skill?: string | null;
+  step?: string | null;
 }
 
 /** The live view of a turn, served by the turn workflow's query. */
@@ -54,6 +56,10 @@ export interface TurnState {
   usage: Usage;
   modelCalls: number;
   pendingCheckpoint: PendingCheckpoint | null;
+  /** The skill whose plan is in force, its current step and the steps still required (the orchestrator's view). */
+  skill: string | null;
+  step: string | null;
+  remaining: string[];
   createdAt: string;
   updatedAt: string;
 }

@@ -26,6 +26,9 @@ export class TurnRun {
       usage: zeroUsage(),
       modelCalls: 0,
       pendingCheckpoint: null,
+      skill: null,
+      step: null,
+      remaining: [],
       createdAt: input.createdAt,
       updatedAt: new Date().toISOString(),
     };
