@@ -42,7 +42,7 @@ export async function runSkillTool(call: { name: string; input: unknown }, conte
     switch (call.name) {
       case SkillToolName.loadSkill: {
         const step = prepareLoadSkill(call.input, context.skills, state);
-        if (step.kind === 'done') return { result: step.result, state };
+        if (step.kind === 'done') return { result: step.result, state: step.snapshot ? pinSkill(state, step.snapshot) : state };
         const snapshot = await context.ports.loadSkillSnapshot({ name: step.name });
         return { result: loadSkillResult(snapshot, context.allowedNext?.(snapshot)), state: pinSkill(state, snapshot) };
       }
