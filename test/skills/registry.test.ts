@@ -173,6 +173,14 @@ describe('skill registry', () => {
     expect(missing.problems[0].message).toBe('the skills directory does not exist, so no skill is available');
   });
 
+  it('reads SKILL.md with a byte order mark and Windows line endings', async () => {
+    fs.mkdirSync(path.join(scratch.skillsDir, 'win'));
+    fs.writeFileSync(path.join(scratch.skillsDir, 'win', 'SKILL.md'), '\uFEFF---\r\nname: win\r\ndescription: Windows line endings.\r\n---\r\n\r\n# Win\r\n\r\nBody.\r\n');
+    const registry = registryFor(scratch.skillsDir, scratch.dataDir);
+    expect((await registry.catalog()).skills.map((s) => s.name)).toEqual(['helper', 'quiz', 'win']);
+    expect((await registry.snapshot('win')).body).toBe('# Win\n\nBody.');
+  });
+
   describe('size caps', () => {
     it('rejects a SKILL.md over the cap', async () => {
       const catalog = await registryFor(scratch.skillsDir, scratch.dataDir, { limits: { skillFileBytes: 200 } }).catalog();
