@@ -1,13 +1,16 @@
 import { createModelActivities, type ModelDeps } from './model';
+import { createSkillActivities, type SkillActivityDeps } from './skills/activities';
 
 export interface ActivityDeps {
   model: ModelDeps;
+  skills: SkillActivityDeps;
 }
 
 /** Every activity the worker registers, built from its dependencies (no globals, so tests inject their own). */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createModelActivities(deps.model),
+    ...createSkillActivities(deps.skills),
   };
 }
 

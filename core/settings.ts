@@ -30,6 +30,8 @@ export interface TurnSettings {
   checkpointTtlMs: number | null;
   /** What happens when a checkpoint's time runs out, unless its skill says otherwise. */
   checkpointOnTimeout: 'cancel' | 'skip';
+  /** Attempts to break a skill's plan (refused steps, early answers) before the turn fails. */
+  maxPlanViolations: number;
 }
 
 export const defaultTurnSettings: TurnSettings = {
@@ -43,4 +45,5 @@ export const defaultTurnSettings: TurnSettings = {
   contextBudgetFraction: 0.5,
   checkpointTtlMs: 24 * 3600_000,
   checkpointOnTimeout: 'cancel',
+  maxPlanViolations: 5,
 };

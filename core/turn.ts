@@ -1,5 +1,7 @@
 import type { Usage } from './model';
 import type { PendingCheckpoint } from './checkpoints';
+import type { OrchestratorState } from './orchestrator';
+import type { SkillSnapshot } from './skills/types';
 import type { TurnSettings } from './settings';
 
 export const turnStatuses = ['running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
@@ -24,6 +26,15 @@ export interface TurnInput {
   skill?: string;
   createdAt: string;
   settings: TurnSettings;
+  /** A plan left unfinished by the session's previous turn, to be continued. */
+  resume?: PlanCarry;
+}
+
+/** What a turn hands the session when it ends with a plan in progress (or a routing choice still to act on). */
+export interface PlanCarry {
+  orchestrator: OrchestratorState;
+  /** The pinned skills the plan needs, so the next turn serves the same content. */
+  snapshots: SkillSnapshot[];
 }
 
 export interface TurnError {
@@ -42,6 +53,7 @@ export interface TurnResult {
   usage: Usage;
   skill?: string | null;
   step?: string | null;
+  plan?: PlanCarry;
 }
 
 /** The live view of a turn, served by the turn workflow's query. */

@@ -28,6 +28,7 @@ export interface Config {
   thinkingBudgetTokens: number;
   checkpointTtlMs: number;
   checkpointOnTimeout: 'cancel' | 'skip';
+  maxPlanViolations: number;
   retentionDays: number;
   /** Bearer keys and who they belong to; empty with auth on means a key is generated at start-up. */
   apiKeys: ApiKey[];
@@ -127,6 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
     contextBudgetFraction: fraction('SKILLFLOW_CONTEXT_BUDGET', 0.5),
     thinkingBudgetTokens: integer('SKILLFLOW_THINKING_BUDGET_TOKENS', 0, 0, 1_000_000),
     checkpointTtlMs: integer('SKILLFLOW_CHECKPOINT_TTL_MS', 24 * 3600_000, 0, 365 * 24 * 3600_000),
+    maxPlanViolations: integer('SKILLFLOW_MAX_PLAN_VIOLATIONS', 5, 1, 1000),
     checkpointOnTimeout: oneOf('SKILLFLOW_CHECKPOINT_ON_TIMEOUT', ['CANCEL', 'SKIP'] as const, 'CANCEL').toLowerCase() as 'cancel' | 'skip',
     retentionDays: integer('SKILLFLOW_RETENTION_DAYS', 30, 1, 3650),
     apiKeys: [],

@@ -13,6 +13,7 @@ export function turnSettingsFrom(config: Config): TurnSettings {
     contextBudgetFraction: config.contextBudgetFraction,
     checkpointTtlMs: config.checkpointTtlMs === 0 ? null : config.checkpointTtlMs,
     checkpointOnTimeout: config.checkpointOnTimeout,
+    maxPlanViolations: config.maxPlanViolations,
     ...(config.thinkingBudgetTokens > 0 ? { thinkingBudgetTokens: config.thinkingBudgetTokens } : {}),
   };
 }

@@ -1,5 +1,6 @@
 import { continueGuidance, emptyRecoveryAnswer, emptyResponseGuidance, roundBudgetGuidance } from '../core/guidance';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
+import { testDeps } from './support/deps';
 import { TemporalTestEnv } from './support/temporal';
 import { runTurn, startTurn } from './support/turns';
 
@@ -18,7 +19,7 @@ describe('the agent loop on a real Temporal server', () => {
     env = await TemporalTestEnv.connect();
     fake = await startFakeAnthropic();
     taskQueue = env.newTaskQueue('loop');
-    await env.startWorker(taskQueue, { model: { apiKey: 'test-key', baseURL: fake.url, model: 'claude-test', maxTokens: 1024, timeoutMs: 20_000 } });
+    await env.startWorker(taskQueue, testDeps(fake.url));
   });
   afterAll(async () => {
     await env?.close();

@@ -5,6 +5,7 @@ import { turnEventsQuery } from '../workflows/definitions';
 import { bobKey, buildTestApp, operatorKey } from './support/api';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
 import { ApiDriver } from './support/scenario';
+import { testDeps } from './support/deps';
 import { TemporalTestEnv } from './support/temporal';
 
 const ask = (checkpoint: string, extra: Record<string, unknown> = {}) =>
@@ -28,7 +29,7 @@ describe('human-in-the-loop checkpoints', () => {
   let app: FastifyInstance;
   let api: ApiDriver;
   let taskQueue: string;
-  const deps = () => ({ model: { apiKey: 'k', baseURL: fake.url, model: 'claude-test', maxTokens: 1024, timeoutMs: 20_000 } });
+  const deps = () => testDeps(fake.url);
 
   beforeAll(async () => {
     env = await TemporalTestEnv.connect();

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildTestApp, authHeaders, bobKey, eventually } from './support/api';
 import { startFakeAnthropic, text, type FakeAnthropic } from './support/fake-anthropic';
+import { testDeps } from './support/deps';
 import { TemporalTestEnv } from './support/temporal';
 
 describe('a chat turn end to end: API, real Temporal, real SDK over HTTP to the fake model', () => {
@@ -12,9 +13,7 @@ describe('a chat turn end to end: API, real Temporal, real SDK over HTTP to the 
     env = await TemporalTestEnv.connect();
     fake = await startFakeAnthropic();
     const taskQueue = env.newTaskQueue('foundation');
-    await env.startWorker(taskQueue, {
-      model: { apiKey: 'test-key', baseURL: fake.url, model: 'claude-test', maxTokens: 1024, timeoutMs: 30_000 },
-    });
+    await env.startWorker(taskQueue, testDeps(fake.url));
     ({ app } = await buildTestApp(env.client, taskQueue));
   });
 

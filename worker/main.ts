@@ -16,7 +16,7 @@ async function main(): Promise<void> {
       connection,
       namespace: config.temporalNamespace,
       taskQueue: config.taskQueue,
-      deps: { model: modelDepsFrom(config) },
+      deps: { model: modelDepsFrom(config), skills: { skillsDir: config.skillsDir, dataDir: config.dataDir } },
     });
     const running = worker.run();
     console.log(`[worker] ${workerReadyMarker}: task queue "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.temporalNamespace})`);

@@ -23,6 +23,8 @@ export interface LoopGuard {
   onRoundBudgetExhausted(): TurnEnding | undefined;
   /** Tool results compaction must keep whole (the current step's instructions). */
   protectedToolUseIds(): ReadonlySet<string>;
+  /** A note for the model before the next call (a plan deadline that passed), or undefined. */
+  beforeRound?(): string | undefined;
 }
 
 export const noGuard: LoopGuard = {
@@ -52,6 +54,8 @@ export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
 
   for (;;) {
     if (roundsSinceHuman >= run.settings.maxRounds) return await roundBudgetExhausted(context, definitions);
+    const note = context.guard.beforeRound?.();
+    if (note) appendUserText(run.messages, note);
     compactIfNeeded(context);
     const response = await callModel(run, { system: context.system, tools: definitions, purpose: `round ${roundsSinceHuman + 1}` });
     roundsSinceHuman++;

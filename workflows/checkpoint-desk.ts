@@ -23,8 +23,10 @@ export interface CheckpointRules {
   policyFor(name: string): CheckpointPolicy;
   /** A message refusing the checkpoint now (the plan does not allow it), or undefined. */
   refusal?(name: string): string | undefined;
-  /** Told of every resolution, so the plan can advance. */
+  /** Told of every resolution (and of expiries whose policy lets the turn go on), so the plan can advance. */
   onResolved?(checkpoint: PendingCheckpoint, decision: CheckpointDecision | 'expired'): void;
+  /** Options the engine imposes (a routing checkpoint's declared routes), replacing the model's. */
+  optionsFor?(name: string): string[] | undefined;
 }
 
 /**
@@ -97,7 +99,7 @@ export class CheckpointDesk {
       kind: request.kind,
       summary: request.summary,
       params: request.params ?? null,
-      options: request.options ?? null,
+      options: this.rules.optionsFor?.(request.checkpoint) ?? request.options ?? null,
       requestedAt: new Date(now).toISOString(),
       expiresAt: policy.ttlMs === null ? null : new Date(now + policy.ttlMs).toISOString(),
     };
@@ -125,7 +127,7 @@ export class CheckpointDesk {
 
   private expired(checkpoint: PendingCheckpoint, policy: CheckpointPolicy): ToolOutcome {
     this.run.emit({ type: 'checkpoint.expired', checkpointId: checkpoint.id });
-    this.rules.onResolved?.(checkpoint, 'expired');
+    if (policy.onTimeout !== 'cancel') this.rules.onResolved?.(checkpoint, 'expired');
     if (policy.onTimeout === 'approve-defaults' && checkpoint.kind === 'approval') {
       const result = { approved: true, defaulted: true, note: 'Nobody answered in time; the proposed params stand as they are.' };
       return { content: JSON.stringify(result), isError: false, result };

@@ -1,5 +1,5 @@
 import type { TurnSettings } from '../core/settings';
-import type { TurnError, TurnStatus } from '../core/turn';
+import type { PlanCarry, TurnError, TurnStatus } from '../core/turn';
 
 export interface SessionInput {
   sessionId: string;
@@ -8,6 +8,8 @@ export interface SessionInput {
   settings: TurnSettings;
   /** Carried across continue-as-new. */
   turns?: TurnRecord[];
+  /** A plan the last turn left unfinished, continued by the next one. */
+  plan?: PlanCarry;
 }
 
 export interface TurnRecord {

@@ -13,7 +13,7 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import { turnWorkflowId, type Exchange, type TurnResult } from '../core/turn';
+import { turnWorkflowId, type Exchange, type PlanCarry, type TurnResult } from '../core/turn';
 import { closeSessionUpdate, sessionStateQuery, startTurnUpdate } from './definitions';
 import { searchAttributes } from './search-attributes';
 import { SessionErrorType, type SessionInput, type SessionState, type TurnRecord } from './session-types';
@@ -33,8 +33,11 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
   };
   setHandler(sessionStateQuery, () => state);
 
-  const recordEnd = (record: TurnRecord, result: Pick<TurnResult, 'status' | 'reason' | 'output' | 'error'>) => {
-    Object.assign(record, result, { endedAt: new Date().toISOString() });
+  let plan: PlanCarry | undefined = input.plan;
+  const recordEnd = (record: TurnRecord, result: Pick<TurnResult, 'status' | 'reason' | 'output' | 'error'> & { plan?: PlanCarry }) => {
+    const { plan: carried, ...ending } = result;
+    if ('turnId' in result) plan = carried;
+    Object.assign(record, pickEnding(ending), { endedAt: new Date().toISOString() });
     if (state.activeTurnId === record.id) state.activeTurnId = undefined;
   };
 
@@ -73,6 +76,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
             history: recentExchanges(state.turns.slice(0, -1), input.settings.historyWindow),
             createdAt,
             settings: input.settings,
+            ...(plan ? { resume: plan } : {}),
           },
         ],
       });
@@ -111,7 +115,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
     await condition(allHandlersFinished);
     return state;
   }
-  return await continueAsNew<typeof sessionWorkflow>({ ...input, turns: state.turns });
+  return await continueAsNew<typeof sessionWorkflow>({ ...input, turns: state.turns, plan });
 }
 
 export function recentExchanges(turns: TurnRecord[], window: number): Exchange[] {
@@ -133,4 +137,8 @@ function childFailureResult(err: unknown): Pick<TurnResult, 'status' | 'reason' 
   }
   const message = cause instanceof Error ? cause.message : String(cause);
   return { status: 'failed', reason: 'workflow_failed', error: { code: 'workflow_failed', message } };
+}
+
+function pickEnding(result: Pick<TurnResult, 'status' | 'reason' | 'output' | 'error'>): Pick<TurnRecord, 'status' | 'reason' | 'output' | 'error'> {
+  return { status: result.status, reason: result.reason, output: result.output, error: result.error };
 }

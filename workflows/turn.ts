@@ -1,28 +1,41 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
 import { basePrompt } from '../core/prompts';
-import type { TextBlock } from '../core/messages';
+import { buildSystemPrompt } from '../core/skills';
 import type { TurnError, TurnInput, TurnResult } from '../core/turn';
-import { checkpointToolDefinition } from '../core/checkpoints';
-import { noGuard, runAgentLoop } from './agent-loop';
+import { appendUserText, runAgentLoop } from './agent-loop';
 import { CheckpointDesk } from './checkpoint-desk';
+import { SkillRuntime } from './skill-runtime';
 import type { TurnTool } from './tool-types';
 import { TurnRun } from './turn-run';
 
-/** One chat turn: the agent loop over a fresh message list built from the session's earlier text and the new message. */
+const { skillCatalog } = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 3 } });
+
+/**
+ * One chat turn: the agent loop over a fresh message list (the session's earlier text and the new message), with
+ * the skill tools, the checkpoint tool and the step orchestrator. The turn returns what the session keeps.
+ */
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const run = new TurnRun(input);
+  let skills: SkillRuntime | undefined;
+  const withPlan = (result: TurnResult): TurnResult => ({ ...result, skill: run.state.skill, step: run.state.step, plan: skills?.carry() });
   try {
-    const system: TextBlock[] = [{ type: 'text', text: basePrompt }];
-    const desk = new CheckpointDesk(run, {
-      policyFor: () => ({ ttlMs: input.settings.checkpointTtlMs, onTimeout: input.settings.checkpointOnTimeout }),
-    });
-    const tools = new Map<string, TurnTool>([[checkpointToolDefinition.name, desk.tool()]]);
-    return await runAgentLoop({ run, system, tools, guard: noGuard });
+    const catalog = await skillCatalog();
+    skills = new SkillRuntime(run, catalog.skills);
+    const notes: string[] = [];
+    if (input.resume) notes.push(skills.resume(input.resume) ?? '');
+    if (input.skill) notes.push(await skills.preload(input.skill));
+    for (const note of notes.filter(Boolean)) appendUserText(run.messages, note);
+
+    const desk = new CheckpointDesk(run, skills.checkpointRules({ ttlMs: input.settings.checkpointTtlMs, onTimeout: input.settings.checkpointOnTimeout }));
+    const tools = new Map<string, TurnTool>([...skills.tools(), desk.tool()].map((tool) => [tool.definition.name, tool]));
+    const system = buildSystemPrompt({ basePrompt, skills: catalog.skills });
+    return withPlan(await runAgentLoop({ run, system, tools, guard: skills.guard() }));
   } catch (err) {
     if (isCancellation(err)) {
-      return await CancellationScope.nonCancellable(async () => run.finish({ status: 'cancelled', reason: 'cancelled' }));
+      return await CancellationScope.nonCancellable(async () => withPlan(run.finish({ status: 'cancelled', reason: 'cancelled' })));
     }
-    return run.finish({ status: 'failed', reason: 'model_error', error: describeFailure(err) });
+    return withPlan(run.finish({ status: 'failed', reason: 'model_error', error: describeFailure(err) }));
   }
 }
 
@@ -32,3 +45,4 @@ function describeFailure(err: unknown): TurnError {
   if (err instanceof Error) return { code: err.name, message: err.message };
   return { code: 'unknown', message: String(err) };
 }
+
