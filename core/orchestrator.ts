@@ -40,8 +40,11 @@ function describe(symbol: PlanSymbol, skill: string): string {
     : `step ${symbol.name} (load_subskill with skill "${skill}" and subskill "${symbol.name}")`;
 }
 
+/** What the plan allows now, less the steps that have used up their runs. */
 export function allowedNow(plan: ActivePlan): PlanSymbol[] {
-  return allowedNext(plan.automaton, plan.position);
+  return allowedNext(plan.automaton, plan.position).filter(
+    (symbol) => symbol.kind === 'checkpoint' || plan.stepLimits[symbol.name] === undefined || (plan.stepRuns[symbol.name] ?? 0) < plan.stepLimits[symbol.name],
+  );
 }
 
 export function describeAllowed(plan: ActivePlan): string {
