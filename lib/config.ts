@@ -34,6 +34,24 @@ export interface Config {
   apiKeys: ApiKey[];
   authEnabled: boolean;
   maxMessageChars: number;
+  /** Largest request body, in bytes (413 above). */
+  bodyLimitBytes: number;
+  /** Longest a request may take end to end, except the streams and `?wait=true` (which has its own bound). */
+  requestTimeoutMs: number;
+  /** How long `POST /v1/sessions/:id/turns?wait=true` holds the request before answering 202. */
+  waitTimeoutMs: number;
+  /** Requests per minute per API key; 0 turns rate limiting off. */
+  rateLimitPerMinute: number;
+  /** Origins allowed to call the API from a browser; `*` allows any; empty allows none. */
+  corsOrigins: string[];
+  /** How long a stream token (for EventSource and WebSocket query strings) stays valid. */
+  streamTokenTtlMs: number;
+  /** HMAC secret of stream tokens; unset: generated once into the data dir, so API processes sharing it agree. */
+  streamTokenSecret?: string;
+  /** Live events (message deltas) across processes through Redis pub/sub; unset: the API hosts a local socket. */
+  redisUrl?: string;
+  /** The local live socket's path; unset: `live.sock` in the data dir (or a short path in the temp dir). */
+  liveSocketPath?: string;
   workerLogLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 }
 
@@ -134,6 +152,15 @@ export function loadConfig(env: Env = process.env): Config {
     apiKeys: [],
     authEnabled: true,
     maxMessageChars: integer('SKILLFLOW_MAX_MESSAGE_CHARS', 100_000, 1, 10_000_000),
+    bodyLimitBytes: integer('SKILLFLOW_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    requestTimeoutMs: integer('SKILLFLOW_REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000),
+    waitTimeoutMs: integer('SKILLFLOW_WAIT_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    rateLimitPerMinute: integer('SKILLFLOW_RATE_LIMIT', 60_000, 0, 100_000_000),
+    corsOrigins: parseCorsOrigins(optional('SKILLFLOW_CORS_ORIGINS'), problems),
+    streamTokenTtlMs: integer('SKILLFLOW_STREAM_TOKEN_TTL_MS', 300_000, 1_000, 24 * 3600_000),
+    streamTokenSecret: optional('SKILLFLOW_STREAM_TOKEN_SECRET'),
+    redisUrl: redisUrl(optional('SKILLFLOW_REDIS_URL'), problems),
+    liveSocketPath: optional('SKILLFLOW_LIVE_SOCKET'),
     workerLogLevel: oneOf('SKILLFLOW_WORKER_LOG_LEVEL', ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const, 'WARN'),
   };
   const apiKeys = parseApiKeys(optional('SKILLFLOW_API_KEYS'), problems);
@@ -145,6 +172,27 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`Invalid configuration (see .env.example):\n  - ${problems.join('\n  - ')}`);
   }
   return config;
+}
+
+/** `https://app.example.com,http://localhost:5173`, or `*` for any origin. */
+function parseCorsOrigins(raw: string | undefined, problems: string[]): string[] {
+  if (raw === undefined) return [];
+  const origins = raw.split(',').map((part) => part.trim().replace(/\/+$/, '')).filter(Boolean);
+  for (const origin of origins) {
+    if (origin !== '*' && !/^https?:\/\/[^/\s]+$/.test(origin)) {
+      problems.push(`SKILLFLOW_CORS_ORIGINS entry ${JSON.stringify(origin)} must be an origin like https://app.example.com (no path), or *.`);
+    }
+  }
+  return origins;
+}
+
+function redisUrl(raw: string | undefined, problems: string[]): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^rediss?:\/\/\S+$/.test(raw)) {
+    problems.push(`SKILLFLOW_REDIS_URL=${JSON.stringify(raw)} must be a redis:// or rediss:// URL, for example redis://localhost:6379.`);
+    return undefined;
+  }
+  return raw;
 }
 
 /** `key=user,key=user:operator` */

@@ -1,5 +1,6 @@
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../lib/config';
+import { createWorkerLiveChannel, describeLiveChannel } from '../lib/live';
 import { createWorker } from './create-worker';
 import { modelDepsFrom } from './model-deps';
 import { workerReadyMarker } from './ready';
@@ -11,17 +12,20 @@ async function main(): Promise<void> {
     console.warn('[worker] ANTHROPIC_API_KEY is not set: model calls will fail until you set it (see .env.example).');
   }
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const live = createWorkerLiveChannel(config, (line) => console.log(`[worker] ${line}`));
   try {
     const worker = await createWorker({
       connection,
       namespace: config.temporalNamespace,
       taskQueue: config.taskQueue,
-      deps: { model: modelDepsFrom(config), skills: { skillsDir: config.skillsDir, dataDir: config.dataDir } },
+      deps: { model: modelDepsFrom(config, live), skills: { skillsDir: config.skillsDir, dataDir: config.dataDir } },
     });
     const running = worker.run();
     console.log(`[worker] ${workerReadyMarker}: task queue "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.temporalNamespace})`);
+    console.log(`[worker] live events go to ${describeLiveChannel(config)}`);
     await running;
   } finally {
+    await live.close();
     await connection.close();
   }
 }

@@ -1,12 +1,35 @@
-import type { ModelDeps } from '../activities/model';
+import { Context } from '@temporalio/activity';
+import type { ModelDeltaEvent, ModelDeps } from '../activities/model';
 import type { Config } from '../lib/config';
+import type { LiveChannel, LiveEvent } from '../lib/live';
 
-export function modelDepsFrom(config: Config): ModelDeps {
+export function modelDepsFrom(config: Config, live?: LiveChannel): ModelDeps {
   return {
     apiKey: config.anthropicApiKey,
     baseURL: config.anthropicBaseUrl,
     model: config.model,
     maxTokens: config.modelMaxTokens,
     timeoutMs: config.modelTimeoutMs,
+    ...(live ? { publishDelta: livePublisher(live) } : {}),
   };
+}
+
+/**
+ * Publishes the model's deltas on the live channel, stamped with the model call (its activity id) and attempt, so
+ * clients can tell a retried call's text from the partial text of the attempt that failed.
+ */
+export function livePublisher(live: LiveChannel): NonNullable<ModelDeps['publishDelta']> {
+  return (turnId: string, delta: ModelDeltaEvent) => {
+    const event: LiveEvent = { type: delta.type, text: delta.text, ...currentCall() };
+    live.publish(turnId, event);
+  };
+}
+
+function currentCall(): { call?: string; attempt?: number } {
+  try {
+    const { activityId, attempt } = Context.current().info;
+    return { call: activityId, attempt };
+  } catch {
+    return {};
+  }
 }
