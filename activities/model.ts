@@ -2,9 +2,11 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { MessageStreamParams } from '@anthropic-ai/sdk/resources';
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
-import type { ContentBlock } from '../core/messages';
+import { withCacheBreakpoints } from '../core/cache-control';
+import type { ChatMessage, ContentBlock } from '../core/messages';
 import { ModelErrorType, type ModelRequest, type ModelResponse } from '../core/model';
 import { classifyModelError, modelFailure } from './model-errors';
+import { TranscriptCache } from './transcript-cache';
 
 export type ModelDeltaEvent = { type: 'message.delta' | 'thinking.delta'; text: string };
 
@@ -31,12 +33,17 @@ export function createModelActivities(deps: ModelDeps) {
     timeout: deps.timeoutMs,
   });
 
+  const transcripts = new TranscriptCache();
+
   async function callModel(request: ModelRequest): Promise<ModelResponse> {
     if (!deps.apiKey && !deps.baseURL) {
       throw modelFailure(ModelErrorType.authentication, 'No Anthropic API key configured: set ANTHROPIC_API_KEY.');
     }
     const context = Context.current();
-    const stream = client.messages.stream(toParams(request, deps), { signal: context.cancellationSignal });
+    const messages = transcripts.resolve(request.turnId, request.messages, request.delta);
+    const marked = withCacheBreakpoints(request.system, request.tools ?? [], messages);
+    const params = toParams({ ...request, ...marked }, deps);
+    const stream = client.messages.stream(params, { signal: context.cancellationSignal });
     const watch = watchStream(context, deps.timeoutMs, () => stream.abort());
     try {
       for await (const event of stream) {
@@ -45,7 +52,9 @@ export function createModelActivities(deps: ModelDeps) {
         if (event.delta.type === 'text_delta') publish(request.turnId, { type: 'message.delta', text: event.delta.text });
         if (event.delta.type === 'thinking_delta') publish(request.turnId, { type: 'thinking.delta', text: event.delta.thinking });
       }
-      return toModelResponse(await stream.finalMessage());
+      const response = toModelResponse(await stream.finalMessage());
+      transcripts.remember(request.turnId, messages);
+      return response;
     } catch (err) {
       if (context.cancellationSignal.aborted) throw cancellationOf(context.cancellationSignal);
       if (watch.stalled) {
@@ -69,7 +78,7 @@ export function createModelActivities(deps: ModelDeps) {
   return { callModel };
 }
 
-function toParams(request: ModelRequest, deps: ModelDeps): MessageStreamParams {
+function toParams(request: ModelRequest & { messages: ChatMessage[] }, deps: ModelDeps): MessageStreamParams {
   const params: MessageStreamParams = {
     model: request.model ?? deps.model,
     max_tokens: request.maxTokens ?? deps.maxTokens,

@@ -1,4 +1,5 @@
 import type { ChatMessage, ContentBlock, TextBlock, ToolDefinition } from './messages';
+import type { TranscriptDelta } from './transcript';
 
 export type StopReason =
   | 'end_turn'
@@ -14,7 +15,9 @@ export interface ModelRequest {
   /** The turn the call belongs to: live deltas are published under it. */
   turnId: string;
   system: TextBlock[];
-  messages: ChatMessage[];
+  /** The whole conversation; or, with `delta`, nothing and only what was added since the previous call. */
+  messages?: ChatMessage[];
+  delta?: TranscriptDelta;
   tools?: ToolDefinition[];
   /** Overrides the worker's configured model. */
   model?: string;

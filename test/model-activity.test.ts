@@ -3,7 +3,8 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createModelActivities, type ModelDeltaEvent, type ModelDeps } from '../activities/model';
 import { maxRetryAfterMs } from '../activities/model-errors';
-import type { ToolDefinition } from '../core/messages';
+import type { ChatMessage, ToolDefinition } from '../core/messages';
+import { digestOf, transcriptMissType } from '../core/transcript';
 import type { ModelRequest, ModelResponse } from '../core/model';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
 
@@ -73,8 +74,8 @@ describe('callModel answers', () => {
     expect(sent.body).toStrictEqual({
       model: 'claude-test-1',
       max_tokens: 1024,
-      system: [{ type: 'text', text: 'You are terse.' }],
-      messages: [{ role: 'user', content: 'Hi' }],
+      system: [{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi', cache_control: { type: 'ephemeral' } }] }],
       stream: true,
     });
     expect(sent.apiKey).toBe('sk-test-key');
@@ -374,5 +375,34 @@ describe('fake Anthropic server', () => {
     const noVersion = await post({ model: 'm', max_tokens: 1, messages: [] }, { 'x-api-key': 'k' });
     expect(noVersion.status).toBe(400);
     expect(fake.requests.map((r) => [r.apiKey, r.anthropicVersion])).toStrictEqual([[undefined, '2023-06-01'], ['k', undefined]]);
+  });
+});
+
+describe('conversation deltas', () => {
+  let fake: FakeAnthropic;
+  beforeAll(async () => {
+    fake = await startFakeAnthropic();
+  });
+  afterAll(async () => fake.close());
+
+  it('rebuilds the conversation from what the worker holds plus what is new, and asks for it whole when it holds nothing', async () => {
+    const { callModel } = createModelActivities({ apiKey: 'k', baseURL: fake.url, model: 'm', maxTokens: 100, timeoutMs: 5_000 });
+    const env = new MockActivityEnvironment();
+    const first: ChatMessage[] = [{ role: 'user', content: 'one' }];
+    fake.enqueue({ content: [text('a')] }, { content: [text('b')] });
+    await env.run(callModel, { turnId: 'turn-delta-1', system: [], messages: first });
+    const append: ChatMessage[] = [{ role: 'assistant', content: 'a' }, { role: 'user', content: 'two' }];
+    await env.run(callModel, { turnId: 'turn-delta-1', system: [], delta: { baseCount: 1, baseDigest: digestOf(first), append } });
+    expect(fake.requests[1].body.messages).toEqual([
+      { role: 'user', content: 'one' },
+      { role: 'assistant', content: 'a' },
+      { role: 'user', content: [{ type: 'text', text: 'two', cache_control: { type: 'ephemeral' } }] },
+    ]);
+
+    const miss = env.run(callModel, { turnId: 'turn-delta-1', system: [], delta: { baseCount: 1, baseDigest: digestOf(first), append } });
+    await expect(miss).rejects.toMatchObject({ type: transcriptMissType, nonRetryable: true });
+    const unknown = env.run(callModel, { turnId: 'turn-never-seen', system: [], delta: { baseCount: 1, baseDigest: 'x', append } });
+    await expect(unknown).rejects.toMatchObject({ type: transcriptMissType });
+    expect(fake.requests).toHaveLength(2);
   });
 });

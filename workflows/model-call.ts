@@ -1,8 +1,8 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { withCacheBreakpoints } from '../core/cache-control';
 import type { ChatMessage, TextBlock, ToolDefinition } from '../core/messages';
-import { nonRetryableModelErrors, type ModelResponse } from '../core/model';
+import { nonRetryableModelErrors, type ModelRequest, type ModelResponse } from '../core/model';
+import { digestOf, transcriptMissType, type TranscriptDelta } from '../core/transcript';
 import type { TurnRun } from './turn-run';
 
 const activityMargin = 30_000;
@@ -10,12 +10,14 @@ const activityMargin = 30_000;
 export interface ModelCallOptions {
   system: TextBlock[];
   tools: ToolDefinition[];
-  messages?: ChatMessage[];
   toolChoice?: 'auto' | 'none';
   purpose: string;
 }
 
-/** One model call as an activity: cache breakpoints placed, usage added, the context estimate calibrated. */
+/**
+ * One model call as an activity. The activity input carries only the messages added since the previous call (the
+ * worker keeps the rest), so a long exam's history grows with what is new, not with the whole conversation each round.
+ */
 export async function callModel(run: TurnRun, options: ModelCallOptions): Promise<ModelResponse> {
   const settings = run.settings;
   const activities = proxyActivities<Activities>({
@@ -26,31 +28,49 @@ export async function callModel(run: TurnRun, options: ModelCallOptions): Promis
       initialInterval: settings.modelRetryInitialMs ?? 2_000,
       backoffCoefficient: 2,
       maximumInterval: 60_000,
-      nonRetryableErrorTypes: nonRetryableModelErrors,
+      nonRetryableErrorTypes: [...nonRetryableModelErrors, transcriptMissType],
     },
   });
-  const marked = withCacheBreakpoints(options.system, options.tools, options.messages ?? run.messages);
+  const messages = run.messages;
+  const base: ModelRequest = {
+    turnId: run.input.turnId,
+    system: options.system,
+    tools: options.tools,
+    model: settings.model,
+    maxTokens: settings.maxTokens,
+    thinkingBudgetTokens: settings.thinkingBudgetTokens,
+    toolChoice: options.toolChoice,
+  };
   run.state.modelCalls++;
-  const response = await activities.callModel.executeWithOptions(
-    { summary: `model call ${run.state.modelCalls}: ${options.purpose}` },
-    [
-      {
-        turnId: run.input.turnId,
-        system: marked.system,
-        tools: marked.tools,
-        messages: marked.messages,
-        model: settings.model,
-        maxTokens: settings.maxTokens,
-        thinkingBudgetTokens: settings.thinkingBudgetTokens,
-        toolChoice: options.toolChoice,
-      },
-    ],
-  );
-  run.addUsage(response.usage);
-  const promptTokens = response.usage.inputTokens + response.usage.cacheReadInputTokens + response.usage.cacheCreationInputTokens;
-  if (promptTokens > 0) {
-    const promptChars = JSON.stringify([marked.system, marked.tools, marked.messages]).length;
-    run.charsPerToken = Math.min(8, Math.max(1.5, promptChars / promptTokens));
+  const summary = `model call ${run.state.modelCalls}: ${options.purpose}`;
+  const delta = deltaSince(run.synced, messages);
+  let response: ModelResponse;
+  try {
+    response = await activities.callModel.executeWithOptions({ summary }, [delta ? { ...base, delta } : { ...base, messages }]);
+  } catch (err) {
+    if (!delta || !isTranscriptMiss(err)) throw err;
+    response = await activities.callModel.executeWithOptions({ summary: `${summary} (whole conversation)` }, [{ ...base, messages }]);
   }
+  run.synced = { count: messages.length, digest: digestOf(messages) };
+  run.addUsage(response.usage);
+  calibrate(run, base, messages, response);
   return response;
+}
+
+function deltaSince(synced: TurnRun['synced'], messages: ChatMessage[]): TranscriptDelta | undefined {
+  if (!synced || synced.count > messages.length || synced.count === 0) return undefined;
+  if (digestOf(messages.slice(0, synced.count)) !== synced.digest) return undefined;
+  return { baseCount: synced.count, baseDigest: synced.digest, append: messages.slice(synced.count) };
+}
+
+function isTranscriptMiss(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === transcriptMissType;
+}
+
+/** Characters per token, from the usage the API reports: the context estimate stays honest for any model. */
+function calibrate(run: TurnRun, request: ModelRequest, messages: ChatMessage[], response: ModelResponse): void {
+  const promptTokens = response.usage.inputTokens + response.usage.cacheReadInputTokens + response.usage.cacheCreationInputTokens;
+  if (promptTokens <= 0) return;
+  const promptChars = JSON.stringify([request.system, request.tools, messages]).length;
+  run.charsPerToken = Math.min(8, Math.max(1.5, promptChars / promptTokens));
 }

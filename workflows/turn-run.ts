@@ -16,6 +16,8 @@ export class TurnRun {
   messages: ChatMessage[];
   /** Characters per token, calibrated with the usage each response reports. */
   charsPerToken = 3.5;
+  /** How much of the conversation the worker already holds (see core/transcript.ts). */
+  synced: { count: number; digest: string } | undefined;
 
   constructor(readonly input: TurnInput) {
     this.state = {

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { defaultTurnSettings, type TurnSettings } from '../../core/settings';
 import type { TurnInput, TurnResult } from '../../core/turn';
-import { turnEventsQuery } from '../../workflows/definitions';
+import type { CheckpointDecision, PendingCheckpoint } from '../../core/checkpoints';
+import { answerCheckpointUpdate, turnEventsQuery, turnStateQuery } from '../../workflows/definitions';
 import type { turnWorkflow } from '../../workflows/turn';
 
 export const fastSettings: TurnSettings = { ...defaultTurnSettings, modelMaxAttempts: 3, modelRetryInitialMs: 100, modelTimeoutMs: 20_000 };
@@ -40,4 +41,25 @@ export async function runTurn(client: Client, taskQueue: string, message: string
 
 export async function eventsOf(handle: WorkflowHandle) {
   return handle.query(turnEventsQuery, 0);
+}
+
+/** Waits for the turn's next pending checkpoint (other than `afterId`) and answers it through the update. */
+export async function answerNext(
+  handle: WorkflowHandle,
+  decision: Omit<CheckpointDecision, 'checkpointId'>,
+  afterId?: string,
+  timeoutMs = 30_000,
+): Promise<PendingCheckpoint> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const state = await handle.query(turnStateQuery);
+    const pending = state.pendingCheckpoint;
+    if (pending && pending.id !== afterId) {
+      await handle.executeUpdate(answerCheckpointUpdate, { args: [{ ...decision, checkpointId: pending.id, by: 'tester' }] });
+      return pending;
+    }
+    if (['completed', 'failed', 'cancelled'].includes(state.status)) throw new Error(`turn ended (${state.status}) while waiting for a checkpoint`);
+    if (Date.now() > deadline) throw new Error('no checkpoint came');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
