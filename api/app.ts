@@ -1,50 +1,90 @@
+import { randomBytes } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { ApiKey } from '../lib/config';
+import type { Client } from '@temporalio/client';
+import type { ApiKey, Config } from '../lib/config';
+import { InProcessChannel, type LiveChannel } from '../lib/live';
 import { installAuth } from './auth';
-import type { ApiContext } from './context';
+import type { ApiContext, SkillCatalogSource } from './context';
 import { installErrorHandling } from './errors';
+import { installCors, installRateLimit } from './limits';
 import { checkpointRoutes } from './routes/checkpoints';
 import { healthRoutes } from './routes/health';
 import { sessionRoutes } from './routes/sessions';
+import { skillRoutes } from './routes/skills';
+import { streamRoutes } from './routes/streams';
 import { turnRoutes } from './routes/turns';
-import { ErrorBody } from './schemas';
+import { sharedSchemas } from './schemas';
+import { StreamTokens } from './stream-tokens';
+import { OpenStreams } from './streams/open-streams';
 
-export interface AppOptions extends ApiContext {
+export interface AppOptions {
+  client: Client;
+  config: Config;
   apiKeys: ApiKey[];
+  /** Where live deltas arrive; the caller owns and closes it. Default: an in-process channel the app closes. */
+  live?: LiveChannel;
+  /** Default: no skill routes data (503), and no check of `skill` when a turn starts. */
+  skills?: SkillCatalogSource;
+  /** Default: a secret of this process only (tokens do not survive a restart). */
+  streamTokenSecret?: Buffer;
   logger?: boolean;
 }
 
-const publicPaths = new Set(['/healthz', '/readyz', '/openapi.json']);
-
 /** Wires the API; `server.ts` only listens, tests use `app.inject`. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { client, config } = options;
   const app = Fastify({
     logger: options.logger ?? false,
-    bodyLimit: 1024 * 1024,
-    requestTimeout: 120_000,
+    bodyLimit: config.bodyLimitBytes,
+    requestTimeout: config.requestTimeoutMs,
+    handlerTimeout: config.requestTimeoutMs,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
   });
-  app.addSchema(ErrorBody);
+  for (const schema of sharedSchemas) app.addSchema(schema);
   installErrorHandling(app);
-  installAuth(app, options.apiKeys, options.config.authEnabled, publicPaths);
+
+  const live = options.live ?? new InProcessChannel();
+  if (!options.live) app.addHook('onClose', async () => live.close());
+  const context: ApiContext = {
+    client,
+    config,
+    live,
+    tokens: new StreamTokens(options.streamTokenSecret ?? randomBytes(32), config.streamTokenTtlMs),
+    streams: new OpenStreams(),
+    skills: options.skills,
+  };
+
+  await installCors(app, config);
+  installAuth(app, options.apiKeys, config.authEnabled, context.tokens);
+  await installRateLimit(app, config);
+  // Before @fastify/websocket's own preClose, so sockets get a proper close code and SSE streams end cleanly.
+  app.addHook('preClose', async () => context.streams.closeAll());
+  await app.register(websocket, { options: { maxPayload: config.bodyLimitBytes } });
 
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'skillflow API', version: '0.1.0', description: 'Start chat turns, follow their events, answer checkpoints.' },
+      info: {
+        title: 'skillflow API',
+        version: '0.1.0',
+        description: 'Start chat turns, follow their events, answer checkpoints. Errors are always {"error": {"code", "message"}}; see docs/api.md.',
+      },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
 
-  const context: ApiContext = { client: options.client, config: options.config };
   await healthRoutes(app, context);
   await sessionRoutes(app, context);
   await turnRoutes(app, context);
   await checkpointRoutes(app, context);
+  await streamRoutes(app, context);
+  await skillRoutes(app, context);
   return app;
 }

@@ -1,8 +1,21 @@
 import type { Client } from '@temporalio/client';
+import type { SkillCatalog } from '../core/skills/types';
 import type { Config } from '../lib/config';
+import type { LiveChannel } from '../lib/live';
+import type { StreamTokens } from './stream-tokens';
+import type { OpenStreams } from './streams/open-streams';
 
-/** What every route needs: one Temporal client per process and the validated configuration. */
+/** Where the API reads the skill catalog from (the same registry code the worker uses). */
+export interface SkillCatalogSource {
+  catalog(): Promise<SkillCatalog>;
+}
+
+/** What every route needs: one Temporal client per process, the validated configuration, and the stream plumbing. */
 export interface ApiContext {
   client: Client;
   config: Config;
+  live: LiveChannel;
+  tokens: StreamTokens;
+  streams: OpenStreams;
+  skills?: SkillCatalogSource;
 }

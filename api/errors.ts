@@ -1,3 +1,4 @@
+import { isGrpcServiceError, ServiceError } from '@temporalio/client';
 import type { FastifyError, FastifyInstance } from 'fastify';
 
 /** An error the API answers with as `{error: {code, message}}`; anything else becomes a 500 without internals. */
@@ -14,23 +15,32 @@ export class HttpError extends Error {
 
 export const notFound = (what: string) => new HttpError(404, 'not_found', `${what} was not found.`);
 
+export interface ErrorReply {
+  status: number;
+  body: { error: { code: string; message: string } };
+}
+
+/** The status and body for any error: HttpErrors as they are, Fastify's own client errors mapped, the rest hidden. */
+export function errorReply(error: unknown): ErrorReply & { unexpected: boolean } {
+  const reply = (status: number, code: string, message: string, unexpected = false) => ({ status, body: { error: { code, message } }, unexpected });
+  if (error instanceof HttpError) return reply(error.statusCode, error.code, error.message);
+  const fastifyError = error as Partial<FastifyError> & { code?: unknown };
+  if (fastifyError?.validation) return reply(400, 'invalid_request', String(fastifyError.message));
+  if (fastifyError?.code === 'FST_ERR_HANDLER_TIMEOUT') return reply(503, 'timeout', 'The request took too long; try again.');
+  if (isTemporalUnavailable(error)) return reply(503, 'unavailable', 'Temporal is not reachable right now; try again shortly.');
+  const status = fastifyError?.statusCode ?? 500;
+  if (status >= 400 && status < 500) return reply(status, fastifyCode(fastifyError as FastifyError), String(fastifyError.message));
+  return reply(500, 'internal', 'Something went wrong on our side; it has been logged.', true);
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     void reply.code(404).send({ error: { code: 'not_found', message: `No route ${request.method} ${request.url.split('?')[0]}.` } });
   });
-  app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
-    if (error instanceof HttpError) {
-      return reply.code(error.statusCode).send({ error: { code: error.code, message: error.message } });
-    }
-    if (error.validation) {
-      return reply.code(400).send({ error: { code: 'invalid_request', message: error.message } });
-    }
-    const status = error.statusCode ?? 500;
-    if (status >= 400 && status < 500) {
-      return reply.code(status).send({ error: { code: fastifyCode(error), message: error.message } });
-    }
-    request.log.error({ err: error }, 'request failed');
-    return reply.code(500).send({ error: { code: 'internal', message: 'Something went wrong on our side; it has been logged.' } });
+  app.setErrorHandler((error, request, reply) => {
+    const { status, body, unexpected } = errorReply(error);
+    if (unexpected || status >= 500) request.log.error({ err: error }, 'request failed');
+    return reply.code(status).send(body);
   });
 }
 
@@ -40,10 +50,13 @@ function fastifyCode(error: FastifyError): string {
       return 'payload_too_large';
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return 'unsupported_media_type';
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return 'invalid_request';
     default:
       return error.statusCode === 429 ? 'rate_limited' : 'invalid_request';
   }
+}
+
+/** gRPC UNAVAILABLE or DEADLINE_EXCEEDED from the Temporal client: the server is down or overloaded. */
+function isTemporalUnavailable(error: unknown): boolean {
+  const grpc = error instanceof ServiceError ? error.cause : error;
+  return isGrpcServiceError(grpc) && (grpc.code === 14 || grpc.code === 4);
 }

@@ -1,7 +1,13 @@
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+// TODO(lib/skills): the registry is Node-side code without activity dependencies; import it from lib/skills once it is
+// re-exported there, so nothing under api/ imports activities/.
+import { SkillRegistry } from '../activities/skills/registry';
 import { loadConfig } from '../lib/config';
+import { createApiLiveChannel, describeLiveChannel } from '../lib/live';
 import { buildApp } from './app';
 import { resolveApiKeys } from './auth';
+import { resolveStreamTokenSecret } from './stream-tokens';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -9,8 +15,21 @@ async function main(): Promise<void> {
   const client = new Client({ connection, namespace: config.temporalNamespace });
   const apiKeys = resolveApiKeys(config, (line) => console.log(`[api] ${line}`));
   if (!config.authEnabled) console.warn('[api] SKILLFLOW_AUTH=off: the API accepts every request without a key.');
-  const app = await buildApp({ client, config, apiKeys, logger: process.env.SKILLFLOW_LOG_REQUESTS === '1' });
-  app.addHook('onClose', async () => connection.close());
+  const live = await createApiLiveChannel(config, (line) => console.log(`[api] ${line}`));
+  const skills = new SkillRegistry({ skillsDir: config.skillsDir, storeDir: path.join(config.dataDir, 'skill-store') });
+  const app = await buildApp({
+    client,
+    config,
+    apiKeys,
+    live,
+    skills,
+    streamTokenSecret: resolveStreamTokenSecret(config),
+    logger: process.env.SKILLFLOW_LOG_REQUESTS === '1',
+  });
+  app.addHook('onClose', async () => {
+    await live.close();
+    await connection.close();
+  });
 
   let closing = false;
   const shutdown = (signal: string) => {
@@ -29,7 +48,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
   const address = await app.listen({ port: config.port, host: config.host });
-  console.log(`[api] listening on ${address}`);
+  console.log(`[api] listening on ${address}; live events from workers through ${describeLiveChannel(config)}`);
 }
 
 main().catch((err) => {

@@ -7,6 +7,7 @@ import { searchAttributes } from '../workflows/search-attributes';
 import type { Caller } from './auth';
 import { notFound } from './errors';
 import type { TurnView } from './schemas';
+import { endingOfClosedWorkflow } from './turn-closure';
 
 const queryDeadlineMs = 5_000;
 
@@ -18,12 +19,11 @@ export function canSee(caller: Caller, owner: string | undefined): boolean {
   return caller.operator || owner === caller.id;
 }
 
-/** Reads a turn from Temporal: the live state while it runs, its result or failure once closed. */
-export async function readTurn(client: Client, caller: Caller, turnId: string): Promise<TurnView> {
-  const handle = client.workflow.getHandle(turnId);
+/** The turn's workflow, if it exists and the caller may see it (anything else is a 404, never a 403). */
+export async function describeVisibleTurn(client: Client, caller: Caller, turnId: string): Promise<WorkflowExecutionDescription> {
   let description: WorkflowExecutionDescription;
   try {
-    description = await handle.describe();
+    description = await client.workflow.getHandle(turnId).describe();
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) throw notFound(`Turn ${turnId}`);
     throw err;
@@ -31,6 +31,17 @@ export async function readTurn(client: Client, caller: Caller, turnId: string): 
   if (description.type !== 'turnWorkflow' || !canSee(caller, description.typedSearchAttributes.get(searchAttributes.user))) {
     throw notFound(`Turn ${turnId}`);
   }
+  return description;
+}
+
+/** Reads a turn from Temporal: the live state while it runs, its result or failure once closed. */
+export async function readTurn(client: Client, caller: Caller, turnId: string): Promise<TurnView> {
+  const description = await describeVisibleTurn(client, caller, turnId);
+  return viewOf(client, turnId, description);
+}
+
+export async function viewOf(client: Client, turnId: string, description: WorkflowExecutionDescription): Promise<TurnView> {
+  const handle = client.workflow.getHandle(turnId);
   const base = {
     id: turnId,
     sessionId: sessionIdOfTurn(turnId),
@@ -38,6 +49,7 @@ export async function readTurn(client: Client, caller: Caller, turnId: string): 
     createdAt: description.startTime.toISOString(),
     updatedAt: (description.closeTime ?? description.startTime).toISOString(),
   };
+  const empty = { output: null, pendingCheckpoint: null, error: null, skill: null, step: null, usage: zeroUsage() };
   switch (description.status.name) {
     case 'RUNNING': {
       const state = await client.connection
@@ -45,7 +57,7 @@ export async function readTurn(client: Client, caller: Caller, turnId: string): 
         .catch(() => undefined);
       if (state) return { ...base, ...fromState(state) };
       const status = (description.typedSearchAttributes.get(searchAttributes.status) as TurnStatus | undefined) ?? 'running';
-      return { ...base, status, reason: null, output: null, pendingCheckpoint: null, error: null, usage: zeroUsage() };
+      return { ...base, ...empty, status, reason: null };
     }
     case 'COMPLETED': {
       const result = (await handle.result()) as TurnResult;
@@ -56,16 +68,10 @@ export async function readTurn(client: Client, caller: Caller, turnId: string): 
         () => 'The turn failed.',
         (err: unknown) => failureMessage(err),
       );
-      return { ...base, status: 'failed', reason: 'workflow_failed', output: null, pendingCheckpoint: null, error: { code: 'workflow_failed', message }, usage: zeroUsage() };
+      return { ...base, ...empty, ...endingOfClosedWorkflow('FAILED', message) };
     }
-    case 'TERMINATED':
-      return { ...base, status: 'failed', reason: 'terminated', output: null, pendingCheckpoint: null, error: { code: 'terminated', message: 'The turn was terminated in Temporal.' }, usage: zeroUsage() };
-    case 'TIMED_OUT':
-      return { ...base, status: 'failed', reason: 'timed_out', output: null, pendingCheckpoint: null, error: { code: 'timed_out', message: 'The turn timed out in Temporal.' }, usage: zeroUsage() };
-    case 'CANCELLED':
-      return { ...base, status: 'cancelled', reason: 'cancelled', output: null, pendingCheckpoint: null, error: null, usage: zeroUsage() };
     default:
-      return { ...base, status: 'failed', reason: description.status.name.toLowerCase(), output: null, pendingCheckpoint: null, error: null, usage: zeroUsage() };
+      return { ...base, ...empty, ...endingOfClosedWorkflow(description.status.name) };
   }
 }
 
@@ -76,6 +82,8 @@ function fromState(state: TurnState) {
     output: state.output ?? null,
     pendingCheckpoint: state.pendingCheckpoint ?? null,
     error: state.error ?? null,
+    skill: state.skill ?? null,
+    step: state.step ?? null,
     usage: state.usage,
     updatedAt: state.updatedAt,
   };
@@ -88,6 +96,8 @@ function fromResult(result: TurnResult) {
     output: result.output ?? null,
     pendingCheckpoint: null,
     error: result.error ?? null,
+    skill: result.skill ?? null,
+    step: result.step ?? null,
     usage: result.usage,
   };
 }

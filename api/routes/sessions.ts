@@ -1,22 +1,34 @@
 import { randomBytes } from 'node:crypto';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
+import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { sessionWorkflowId } from '../../core/turn';
 import { turnSettingsFrom } from '../../lib/turn-settings';
 import { startTurnUpdate } from '../../workflows/definitions';
 import { searchAttributes } from '../../workflows/search-attributes';
 import { SessionErrorType } from '../../workflows/session-types';
-import type { Caller } from '../auth';
 import type { ApiContext } from '../context';
 import { HttpError, notFound } from '../errors';
-import { CreatedSession, SessionParams, StartTurnBody, StartedTurn, errorResponses } from '../schemas';
-import { canSee } from '../turn-view';
+import {
+  CreatedSession,
+  SessionListQuery,
+  SessionPage,
+  SessionParams,
+  SessionView,
+  StartTurnBody,
+  StartTurnQuery,
+  StartedTurn,
+  TurnView,
+  errorResponses,
+} from '../schemas';
+import { deleteSession, describeVisibleSession, listSessions, readSession } from '../sessions';
+import { waitForTurnToSettle } from '../turn-wait';
 
-export async function sessionRoutes(app: FastifyInstance, { client, config }: ApiContext): Promise<void> {
+export async function sessionRoutes(app: FastifyInstance, { client, config, skills }: ApiContext): Promise<void> {
   app.post(
     '/v1/sessions',
-    { schema: { summary: 'Create a session', tags: ['sessions'], response: { 201: CreatedSession, ...errorResponses(401) } } },
+    { schema: { summary: 'Create a session', tags: ['sessions'], response: { 201: CreatedSession, ...errorResponses(401, 429) } } },
     async (request, reply) => {
       const id = randomBytes(10).toString('hex');
       await client.workflow.start('sessionWorkflow', {
@@ -32,45 +44,94 @@ export async function sessionRoutes(app: FastifyInstance, { client, config }: Ap
     },
   );
 
-  app.post<{ Params: { id: string }; Body: StartTurnBody }>(
-    '/v1/sessions/:id/turns',
+  app.get<{ Querystring: Static<typeof SessionListQuery> }>(
+    '/v1/sessions',
     {
       schema: {
+        summary: 'List your open sessions (operators: everyone\'s), newest first',
+        tags: ['sessions'],
+        querystring: SessionListQuery,
+        response: { 200: SessionPage, ...errorResponses(400, 401, 429) },
+      },
+    },
+    async (request) => listSessions(client, request.caller, request.query),
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/sessions/:id',
+    {
+      schema: {
+        summary: 'Read a session with its turns',
+        tags: ['sessions'],
+        params: SessionParams,
+        response: { 200: SessionView, ...errorResponses(401, 404, 429) },
+      },
+    },
+    async (request) => readSession(client, request.caller, request.params.id),
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/v1/sessions/:id',
+    {
+      handlerTimeout: Math.max(config.requestTimeoutMs, 60_000),
+      schema: {
+        summary: 'Delete a session: cancels its running turn and removes the session and its turns from Temporal',
+        tags: ['sessions'],
+        params: SessionParams,
+        response: { 204: { type: 'null', description: 'Deleted' }, ...errorResponses(401, 404, 429) },
+      },
+    },
+    async (request, reply) => {
+      await deleteSession(client, request.caller, request.params.id, 20_000);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: StartTurnBody; Querystring: Static<typeof StartTurnQuery> }>(
+    '/v1/sessions/:id/turns',
+    {
+      handlerTimeout: Math.max(config.requestTimeoutMs, config.waitTimeoutMs + 10_000),
+      schema: {
         summary: 'Send a message: starts a turn',
+        description:
+          'Answers 202 at once, or with `?wait=true` holds the request until the turn ends or waits at a checkpoint and ' +
+          `answers 200 with the turn (202 after ${config.waitTimeoutMs} ms). 409 while another turn of the session runs or waits.`,
         tags: ['turns'],
         params: SessionParams,
+        querystring: StartTurnQuery,
         body: StartTurnBody,
-        response: { 202: StartedTurn, ...errorResponses(400, 401, 404, 409) },
+        response: { 200: TurnView, 202: StartedTurn, ...errorResponses(400, 401, 404, 409, 413, 429) },
       },
     },
     async (request, reply) => {
       const sessionId = request.params.id;
-      if (request.body.message.length > config.maxMessageChars) {
-        throw new HttpError(400, 'message_too_long', `message is ${request.body.message.length} characters; the limit is ${config.maxMessageChars}.`);
+      const { message, skill } = request.body;
+      if (message.length > config.maxMessageChars) {
+        throw new HttpError(400, 'message_too_long', `message is ${message.length} characters; the limit is ${config.maxMessageChars}.`);
       }
-      await assertSessionVisible(client, request.caller, sessionId);
+      await describeVisibleSession(client, request.caller, sessionId);
+      if (skill && skills) {
+        const catalog = await skills.catalog();
+        if (!catalog.skills.some((entry) => entry.name === skill)) {
+          throw new HttpError(400, 'unknown_skill', `There is no enabled skill "${skill}"; GET /v1/skills lists them.`);
+        }
+      }
+      let turnId: string;
       try {
-        const started = await client.workflow
-          .getHandle(sessionWorkflowId(sessionId))
-          .executeUpdate(startTurnUpdate, { args: [request.body] });
-        return reply.code(202).send({ id: started.turnId, sessionId, status: 'running' });
+        const started = await client.workflow.getHandle(sessionWorkflowId(sessionId)).executeUpdate(startTurnUpdate, { args: [request.body] });
+        turnId = started.turnId;
       } catch (err) {
         throw mapSessionError(err, sessionId);
       }
+      if (request.query.wait) {
+        const abort = new AbortController();
+        reply.raw.on('close', () => abort.abort());
+        const settled = await waitForTurnToSettle(client, request.caller, turnId, config.waitTimeoutMs, abort.signal);
+        if (settled) return reply.code(200).send(settled);
+      }
+      return reply.code(202).send({ id: turnId, sessionId, status: 'running' });
     },
   );
-}
-
-export async function assertSessionVisible(client: ApiContext['client'], caller: Caller, sessionId: string): Promise<void> {
-  try {
-    const description = await client.workflow.getHandle(sessionWorkflowId(sessionId)).describe();
-    if (description.status.name !== 'RUNNING' || !canSee(caller, description.typedSearchAttributes.get(searchAttributes.user))) {
-      throw notFound(`Session ${sessionId}`);
-    }
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw notFound(`Session ${sessionId}`);
-    throw err;
-  }
 }
 
 function mapSessionError(err: unknown, sessionId: string): unknown {

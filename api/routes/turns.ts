@@ -1,12 +1,45 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context';
-import { TurnParams, TurnView, errorResponses } from '../schemas';
+import { CancelAccepted, TurnListQuery, TurnPage, TurnParams, TurnView, errorResponses } from '../schemas';
+import { cancelTurn } from '../turn-actions';
+import { listTurns } from '../turn-list';
 import { readTurn } from '../turn-view';
 
 export async function turnRoutes(app: FastifyInstance, { client }: ApiContext): Promise<void> {
+  app.get<{ Querystring: TurnListQuery }>(
+    '/v1/turns',
+    {
+      schema: {
+        summary: 'List your turns (operators: everyone\'s, the inbox with status=waiting)',
+        description: 'From Temporal visibility, which lags a moment behind. Open turns first, newest first, then ended ones.',
+        tags: ['turns'],
+        querystring: TurnListQuery,
+        response: { 200: TurnPage, ...errorResponses(400, 401, 429) },
+      },
+    },
+    async (request) => listTurns(client, request.caller, request.query),
+  );
+
   app.get<{ Params: { id: string } }>(
     '/v1/turns/:id',
-    { schema: { summary: 'Read a turn', tags: ['turns'], params: TurnParams, response: { 200: TurnView, ...errorResponses(401, 404) } } },
+    { schema: { summary: 'Read a turn', tags: ['turns'], params: TurnParams, response: { 200: TurnView, ...errorResponses(401, 404, 429) } } },
     async (request) => readTurn(client, request.caller, request.params.id),
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/v1/turns/:id/cancel',
+    {
+      schema: {
+        summary: 'Cancel a running or waiting turn',
+        description: 'The turn ends `cancelled` (reason `cancelled`) shortly after; follow its events or read it to see when.',
+        tags: ['turns'],
+        params: TurnParams,
+        response: { 202: CancelAccepted, ...errorResponses(401, 404, 409, 429) },
+      },
+    },
+    async (request, reply) => {
+      await cancelTurn(client, request.caller, request.params.id);
+      return reply.code(202).send({ id: request.params.id, cancelRequested: true });
+    },
   );
 }

@@ -1,0 +1,14 @@
+export * from './common';
+export * from './turns';
+export * from './checkpoints';
+export * from './sessions';
+export * from './streams';
+export * from './skills';
+
+import { ErrorBody } from './common';
+import { SessionSummary, SessionView } from './sessions';
+import { SkillDetail, SkillSummary } from './skills';
+import { StartedTurn, TurnEvent, TurnSummary, TurnView } from './turns';
+
+/** Schemas with an `$id`: added to the app once, referenced by routes, listed as components in the OpenAPI document. */
+export const sharedSchemas = [ErrorBody, StartedTurn, TurnView, TurnSummary, TurnEvent, SessionSummary, SessionView, SkillSummary, SkillDetail];

@@ -1,0 +1,40 @@
+import { Type } from '@sinclair/typebox';
+import { NextCursor, Nullable, PageQuery, SessionId, Timestamp, TurnId, UserId } from './common';
+import { TurnError, TurnStatus } from './turns';
+
+export const SessionParams = Type.Object({ id: SessionId });
+
+export const CreatedSession = Type.Object({ id: SessionId });
+
+export const SessionListQuery = Type.Object({
+  user: Type.Optional({ ...UserId, description: 'Operators only: one user\'s sessions' }),
+  ...PageQuery,
+});
+
+export const SessionSummary = Type.Object({ id: SessionId, userId: Type.String(), createdAt: Timestamp }, { $id: 'SessionSummary' });
+
+export const SessionPage = Type.Object({ sessions: Type.Array(Type.Ref(SessionSummary)), nextCursor: NextCursor });
+
+export const SessionTurn = Type.Object({
+  id: TurnId,
+  number: Type.Integer({ minimum: 1 }),
+  message: Type.String(),
+  skill: Nullable(Type.String()),
+  status: TurnStatus,
+  reason: Nullable(Type.String()),
+  output: Nullable(Type.String()),
+  error: Nullable(TurnError),
+  createdAt: Timestamp,
+  endedAt: Nullable(Timestamp),
+});
+
+export const SessionView = Type.Object(
+  {
+    id: SessionId,
+    userId: Type.String(),
+    createdAt: Timestamp,
+    activeTurnId: Nullable(TurnId),
+    turns: Type.Array(SessionTurn),
+  },
+  { $id: 'Session' },
+);

@@ -1,0 +1,27 @@
+import { Type } from '@sinclair/typebox';
+import { Timestamp, TurnId } from './common';
+
+export const StreamTokenBody = Type.Object({ turnId: TurnId }, { additionalProperties: false });
+
+export const StreamToken = Type.Object({
+  token: Type.String({ description: 'Pass as ?token= to GET /v1/turns/{id}/events or /ws; valid for this turn only' }),
+  expiresAt: Timestamp,
+});
+
+export const WsQuery = Type.Object({
+  after: Type.Optional(Type.Integer({ minimum: 0, description: 'Send events after this offset' })),
+  token: Type.Optional(Type.String({ maxLength: 1024, description: 'A stream token from POST /v1/stream-tokens' })),
+});
+
+const RequestId = Type.Union([Type.String({ minLength: 1, maxLength: 128 }), Type.Integer()], { description: 'Echoed in the ack or error' });
+
+/** Client → server frames of the WebSocket protocol (docs/api.md). */
+export const CheckpointFrame = Type.Object(
+  {
+    type: Type.Literal('checkpoint'),
+    requestId: RequestId,
+    checkpointId: Type.String({ pattern: '^cp-[0-9]{1,9}$' }),
+  },
+  { additionalProperties: true },
+);
+export const CancelFrame = Type.Object({ type: Type.Literal('cancel'), requestId: RequestId }, { additionalProperties: false });

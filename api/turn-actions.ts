@@ -1,0 +1,68 @@
+import { WorkflowUpdateFailedError, isGrpcServiceError, ServiceError, type Client } from '@temporalio/client';
+import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
+import { CheckpointErrorType } from '../core/checkpoints';
+import { terminalStatuses } from '../core/turn';
+import { answerCheckpointUpdate } from '../workflows/definitions';
+import type { Caller } from './auth';
+import { HttpError } from './errors';
+import type { CheckpointAccepted, CheckpointAnswer } from './schemas';
+import { readTurn } from './turn-view';
+
+/**
+ * What a client may do to a turn, shared by the HTTP routes and the WebSocket protocol so both answer with the same
+ * codes: only the turn's user or an operator may act (anyone else gets a 404), and decisions record who answered.
+ */
+
+export async function answerCheckpoint(
+  client: Client,
+  caller: Caller,
+  turnId: string,
+  checkpointId: string,
+  answer: CheckpointAnswer,
+): Promise<CheckpointAccepted> {
+  const turn = await readTurn(client, caller, turnId);
+  if (terminalStatuses.has(turn.status)) {
+    throw new HttpError(409, 'checkpoint_not_pending', `Turn ${turnId} has ended (${turn.status}); its checkpoints can no longer be answered.`);
+  }
+  try {
+    const accepted = await client.workflow
+      .getHandle(turnId)
+      .executeUpdate(answerCheckpointUpdate, { args: [{ ...answer, checkpointId, by: caller.id }] });
+    return { checkpointId: accepted.checkpointId, action: accepted.action, by: caller.id };
+  } catch (err) {
+    throw mapCheckpointError(err, turnId);
+  }
+}
+
+export async function cancelTurn(client: Client, caller: Caller, turnId: string): Promise<void> {
+  const turn = await readTurn(client, caller, turnId);
+  if (terminalStatuses.has(turn.status)) throw turnEnded(turnId, turn.status);
+  try {
+    await client.workflow.getHandle(turnId).cancel();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError || isAlreadyClosed(err)) throw turnEnded(turnId);
+    throw err;
+  }
+}
+
+const turnEnded = (turnId: string, status?: string) =>
+  new HttpError(409, 'turn_ended', `Turn ${turnId} has already ended${status ? ` (${status})` : ''}.`);
+
+function isAlreadyClosed(err: unknown): boolean {
+  const grpc = err instanceof ServiceError ? err.cause : err;
+  // NOT_FOUND or FAILED_PRECONDITION: the run closed between the read and the cancel.
+  return isGrpcServiceError(grpc) && (grpc.code === 5 || grpc.code === 9);
+}
+
+function mapCheckpointError(err: unknown, turnId: string): unknown {
+  if (err instanceof WorkflowNotFoundError) {
+    return new HttpError(409, 'checkpoint_not_pending', `Turn ${turnId} has ended; its checkpoints can no longer be answered.`);
+  }
+  if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
+    const { type, message } = err.cause;
+    if (type === CheckpointErrorType.notFound) return new HttpError(404, 'not_found', message);
+    if (type === CheckpointErrorType.notPending) return new HttpError(409, 'checkpoint_not_pending', message);
+    if (type === CheckpointErrorType.invalidDecision) return new HttpError(400, 'invalid_decision', message);
+  }
+  return err;
+}
