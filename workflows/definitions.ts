@@ -1,7 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { CheckpointDecision } from '../core/checkpoints';
 import type { TurnEvent } from '../core/events';
-import type { TurnState } from '../core/turn';
+import type { TurnResult, TurnState } from '../core/turn';
 import type { SessionState, StartTurnRequest, StartTurnResponse } from './session-types';
 
 /** Every signal, query and update, defined once: workflows, the API and tests all import these. */
@@ -17,3 +17,6 @@ export const closeSessionUpdate = defineUpdate<void, [{ by: string }]>('closeSes
  * logged and ignored); the update is what the API uses, so a rejected decision gets its reason back atomically. */
 export const checkpointDecisionSignal = defineSignal<[CheckpointDecision]>('checkpointDecision');
 export const answerCheckpointUpdate = defineUpdate<{ checkpointId: string; action: string }, [CheckpointDecision]>('answerCheckpoint');
+
+/** A turn tells its session how it ended before it closes, so the session is free for the next message at once. */
+export const turnEndedSignal = defineSignal<[TurnResult]>('turnEnded');

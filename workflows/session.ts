@@ -14,7 +14,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { turnWorkflowId, type Exchange, type PlanCarry, type TurnResult } from '../core/turn';
-import { closeSessionUpdate, sessionStateQuery, startTurnUpdate } from './definitions';
+import { closeSessionUpdate, sessionStateQuery, startTurnUpdate, turnEndedSignal } from './definitions';
 import { searchAttributes } from './search-attributes';
 import { SessionErrorType, type SessionInput, type SessionState, type TurnRecord } from './session-types';
 import { turnWorkflow } from './turn';
@@ -35,6 +35,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
 
   let plan: PlanCarry | undefined = input.plan;
   const recordEnd = (record: TurnRecord, result: Pick<TurnResult, 'status' | 'reason' | 'output' | 'error'> & { plan?: PlanCarry }) => {
+    if (record.endedAt) return;
     const { plan: carried, ...ending } = result;
     if ('turnId' in result) plan = carried;
     Object.assign(record, pickEnding(ending), { endedAt: new Date().toISOString() });
@@ -102,6 +103,11 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
       },
     },
   );
+
+  setHandler(turnEndedSignal, (result) => {
+    const record = state.turns.find((turn) => turn.id === result.turnId);
+    if (record) recordEnd(record, result);
+  });
 
   setHandler(closeSessionUpdate, async () => {
     state.closed = true;

@@ -1,8 +1,9 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, getExternalWorkflowHandle, isCancellation, log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { basePrompt } from '../core/prompts';
 import { buildSystemPrompt } from '../core/skills';
-import type { TurnError, TurnInput, TurnResult } from '../core/turn';
+import { sessionWorkflowId, type TurnError, type TurnInput, type TurnResult } from '../core/turn';
+import { turnEndedSignal } from './definitions';
 import { appendUserText, runAgentLoop } from './agent-loop';
 import { CheckpointDesk } from './checkpoint-desk';
 import { SkillRuntime } from './skill-runtime';
@@ -16,6 +17,20 @@ const { skillCatalog } = proxyActivities<Activities>({ startToCloseTimeout: '30s
  * the skill tools, the checkpoint tool and the step orchestrator. The turn returns what the session keeps.
  */
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
+  const result = await runTurn(input);
+  await CancellationScope.nonCancellable(() => tellSession(input, result));
+  return result;
+}
+
+async function tellSession(input: TurnInput, result: TurnResult): Promise<void> {
+  try {
+    await getExternalWorkflowHandle(sessionWorkflowId(input.sessionId)).signal(turnEndedSignal, result);
+  } catch (err) {
+    log.info('The turn has no running session to tell', { error: err instanceof Error ? err.message : String(err) });
+  }
+}
+
+async function runTurn(input: TurnInput): Promise<TurnResult> {
   const run = new TurnRun(input);
   let skills: SkillRuntime | undefined;
   const withPlan = (result: TurnResult): TurnResult => ({ ...result, skill: run.state.skill, step: run.state.step, plan: skills?.carry() });
