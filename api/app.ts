@@ -57,12 +57,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     skills: options.skills,
   };
 
+  // Before @fastify/websocket's own preClose, so sockets get a proper close code and SSE streams end cleanly.
+  app.addHook('preClose', async () => context.streams.closeAll());
+  // Before auth, so an upgrade refused with 401 or 404 still has its socket closed by the plugin.
+  await app.register(websocket, { options: { maxPayload: config.bodyLimitBytes } });
   await installCors(app, config);
   installAuth(app, options.apiKeys, config.authEnabled, context.tokens);
   await installRateLimit(app, config);
-  // Before @fastify/websocket's own preClose, so sockets get a proper close code and SSE streams end cleanly.
-  app.addHook('preClose', async () => context.streams.closeAll());
-  await app.register(websocket, { options: { maxPayload: config.bodyLimitBytes } });
 
   await app.register(swagger, {
     openapi: {

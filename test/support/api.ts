@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
-import { buildApp } from '../../api/app';
+import { buildApp, type AppOptions } from '../../api/app';
 import { loadConfig, type Config } from '../../lib/config';
 
 export const aliceKey = 'alice-key-0123456789abcdef';
@@ -9,15 +9,23 @@ export const operatorKey = 'ops-key-0123456789abcdef01';
 
 export const authHeaders = (key = aliceKey) => ({ authorization: `Bearer ${key}` });
 
-/** The real Fastify app on a test task queue, with three known keys; requests go through `app.inject`. */
-export async function buildTestApp(client: Client, taskQueue: string, env: Record<string, string> = {}): Promise<{ app: FastifyInstance; config: Config }> {
+/**
+ * The real Fastify app on a test task queue, with three known keys; requests go through `app.inject`. `options` adds
+ * what some tests need: the live channel the test worker publishes to, a skill catalog, a fixed stream token secret.
+ */
+export async function buildTestApp(
+  client: Client,
+  taskQueue: string,
+  env: Record<string, string> = {},
+  options: Partial<Pick<AppOptions, 'live' | 'skills' | 'streamTokenSecret'>> = {},
+): Promise<{ app: FastifyInstance; config: Config }> {
   const config = loadConfig({
     SKILLFLOW_TASK_QUEUE: taskQueue,
     SKILLFLOW_API_KEYS: `${aliceKey}=alice,${bobKey}=bob,${operatorKey}=ops:operator`,
     SKILLFLOW_MODEL_MAX_ATTEMPTS: '2',
     ...env,
   });
-  const app = await buildApp({ client, config, apiKeys: config.apiKeys });
+  const app = await buildApp({ client, config, apiKeys: config.apiKeys, ...options });
   return { app, config };
 }
 
