@@ -3,9 +3,13 @@ import WebSocket from 'ws';
 
 /** Clients for the API's streams over real HTTP, as a browser or a CLI would use them. */
 
+/** A parsed JSON object, loosely typed for assertions. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Json = Record<string, any>;
+
 export interface SseMessage {
   id?: string;
-  data: Record<string, any>;
+  data: Json;
 }
 
 async function until<T>(find: () => T | undefined, timeoutMs: number, what: () => string): Promise<T> {
@@ -64,11 +68,11 @@ export class SseClient {
     });
   }
 
-  get events(): Record<string, any>[] {
+  get events(): Json[] {
     return this.messages.map((message) => message.data);
   }
 
-  waitFor(match: (data: Record<string, any>) => boolean, timeoutMs = 20_000): Promise<Record<string, any>> {
+  waitFor(match: (data: Json) => boolean, timeoutMs = 20_000): Promise<Json> {
     return until(() => this.events.find(match), timeoutMs, () => `an SSE event; got ${JSON.stringify(this.events.map((e) => e.type))}`);
   }
 
@@ -90,7 +94,7 @@ export class SseClient {
 
 /** A WebSocket client that records every frame and how the socket closed. */
 export class WsClient {
-  readonly frames: Record<string, any>[] = [];
+  readonly frames: Json[] = [];
   readonly closed: Promise<{ code: number; reason: string }>;
 
   private constructor(private readonly socket: WebSocket) {
@@ -115,7 +119,7 @@ export class WsClient {
     });
   }
 
-  get events(): Record<string, any>[] {
+  get events(): Json[] {
     return this.frames.filter((frame) => frame.type === 'event').map((frame) => frame.event);
   }
 
@@ -123,11 +127,11 @@ export class WsClient {
     this.socket.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
   }
 
-  waitForEvent(match: (event: Record<string, any>) => boolean, timeoutMs = 20_000): Promise<Record<string, any>> {
+  waitForEvent(match: (event: Json) => boolean, timeoutMs = 20_000): Promise<Json> {
     return until(() => this.events.find(match), timeoutMs, () => `a WS event; got ${JSON.stringify(this.events.map((e) => e.type))}`);
   }
 
-  waitForReply(requestId: string | number, timeoutMs = 20_000): Promise<Record<string, any>> {
+  waitForReply(requestId: string | number, timeoutMs = 20_000): Promise<Json> {
     return until(
       () => this.frames.find((frame) => (frame.type === 'ack' || frame.type === 'error') && frame.requestId === requestId),
       timeoutMs,
