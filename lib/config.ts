@@ -163,6 +163,11 @@ export function loadConfig(env: Env = process.env): Config {
     liveSocketPath: optional('SKILLFLOW_LIVE_SOCKET'),
     workerLogLevel: oneOf('SKILLFLOW_WORKER_LOG_LEVEL', ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const, 'WARN'),
   };
+  if (config.thinkingBudgetTokens > 0 && (config.thinkingBudgetTokens < 1024 || config.thinkingBudgetTokens >= config.modelMaxTokens)) {
+    problems.push(
+      `SKILLFLOW_THINKING_BUDGET_TOKENS=${config.thinkingBudgetTokens} must be at least 1024 and below SKILLFLOW_MODEL_MAX_TOKENS (${config.modelMaxTokens}), or 0 to turn thinking off.`,
+    );
+  }
   const apiKeys = parseApiKeys(optional('SKILLFLOW_API_KEYS'), problems);
   const auth = text('SKILLFLOW_AUTH', 'on');
   if (auth !== 'on' && auth !== 'off') problems.push(`SKILLFLOW_AUTH=${JSON.stringify(auth)} must be "on" or "off".`);

@@ -38,6 +38,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ SKILLFLOW_API_KEYS: 'short=alice' })).toThrow(/key=user or key=user:operator/);
   });
 
+  it('checks the thinking budget against the output limit', () => {
+    expect(() => loadConfig({ SKILLFLOW_THINKING_BUDGET_TOKENS: '8192' })).toThrow(/must be at least 1024 and below SKILLFLOW_MODEL_MAX_TOKENS \(8192\)/);
+    expect(() => loadConfig({ SKILLFLOW_THINKING_BUDGET_TOKENS: '512' })).toThrow(/at least 1024/);
+    expect(loadConfig({ SKILLFLOW_THINKING_BUDGET_TOKENS: '4096' }).thinkingBudgetTokens).toBe(4096);
+  });
+
   it('turns SKILLFLOW_AUTH=off into an explicit opt-out and trims a base URL', () => {
     const config = loadConfig({ SKILLFLOW_AUTH: 'off', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9999/' });
     expect(config.authEnabled).toBe(false);
