@@ -129,7 +129,6 @@ describe('the plan is enforced whatever the model does', () => {
       { content: [subskill('performance-analytics')] },
       { content: [routing()] },
       { content: [loadSkill('study-guide-creator')] }, // not what the human chose
-      { content: [loadSkill('memory-comprehension-coach')] },
       { content: [text('Starting the coach next time.')] },
     );
     const turnId = await api.startTurn('exam me');
@@ -149,7 +148,34 @@ describe('the plan is enforced whatever the model does', () => {
     expect(textsIn(fake.requests[3].body).at(-1)).toMatch(/^Your answer cannot be accepted yet: the plan of skill exam-mode-tuner is not complete\. Remaining: checkpoint:exam_params → question-generation/);
     expect(resultsIn(fake.requests[5].body)[0]).toEqual([expect.stringMatching(/^Not allowed now: step performance-analytics of exam-mode-tuner\. Allowed next: step question-generation/), true]);
     expect(resultsIn(fake.requests[11].body)[0]).toEqual(['The human chose memory-comprehension-coach at post_exam_routing; only that skill may be loaded now.', true]);
-    expect(resultsIn(fake.requests[12].body)[0]).toEqual([expect.stringMatching(/^Skill memory-comprehension-coach/), false]);
+  });
+
+  it('a routing choice allows loading exactly the chosen skill, which starts its own plan', async () => {
+    fake.enqueue(
+      { content: [loadSkill()] },
+      { content: [examParams()] },
+      { content: [subskill('question-generation')] },
+      { content: [subskill('adaptive-difficulty')] },
+      { content: [subskill('performance-analytics')] },
+      { content: [routing()] },
+      { content: [loadSkill('memory-comprehension-coach')] },
+      { content: [text('Coach loaded; see you next time.')] },
+      { content: [ask('focus_areas', 'approval', { params: { concepts: ['trees'] } })] },
+      { content: [text('Stopped before coaching.')] },
+    );
+    const turnId = await api.startTurn('exam then coach');
+    const params = await api.pending(turnId);
+    await api.answer(turnId, params.id, { action: 'approve' });
+    const route = await api.pending(turnId, params.id);
+    await api.answer(turnId, route.id, { action: 'choose', choice: routes.coach });
+    const focus = await api.pending(turnId, route.id);
+    expect(focus.name).toBe('focus_areas');
+    expect((await api.turn(turnId)).body).toMatchObject({ skill: 'memory-comprehension-coach' });
+    await api.answer(turnId, focus.id, { action: 'cancel' });
+    const done = await api.finished(turnId);
+    expect(resultsIn(fake.requests[7].body)[0]).toEqual([expect.stringMatching(/^Skill memory-comprehension-coach/), false]);
+    expect(textsIn(fake.requests[8].body).at(-1)).toMatch(/^Your answer cannot be accepted yet: the plan of skill memory-comprehension-coach is not complete/);
+    expect(done).toMatchObject({ status: 'cancelled', output: 'Stopped before coaching.' });
   });
 
   it('fails with plan_violations, naming the skill and step, when the model keeps breaking the plan', async () => {
