@@ -1,0 +1,184 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  InProcessChannel,
+  liveSocketPath,
+  LiveSocketInUseError,
+  RedisChannel,
+  SocketBroker,
+  SocketPublisher,
+  type LiveEvent,
+} from '../lib/live';
+import { eventually } from './support/api';
+import { redisUnavailableReason, startRedisServer, type RedisServer } from './support/redis-server';
+
+const delta = (text: string, attempt = 1): LiveEvent => ({ type: 'message.delta', text, call: '1', attempt });
+
+/** The live channel on its own, without Temporal: fan-out, the local socket's robustness, and Redis. */
+describe('live channel', () => {
+  describe('in process', () => {
+    it('delivers to the turn\'s listeners only, until they unsubscribe; a throwing listener harms no one', () => {
+      const channel = new InProcessChannel();
+      const seen: string[] = [];
+      const off = channel.subscribe('turn-a', (event) => seen.push(`a:${event.text}`));
+      channel.subscribe('turn-a', () => {
+        throw new Error('broken listener');
+      });
+      channel.subscribe('turn-b', (event) => seen.push(`b:${event.text}`));
+      channel.publish('turn-a', delta('1'));
+      channel.publish('turn-c', delta('nobody'));
+      off();
+      channel.publish('turn-a', delta('2'));
+      channel.publish('turn-b', delta('3'));
+      expect(seen).toEqual(['a:1', 'b:3']);
+    });
+  });
+
+  describe('the local socket', () => {
+    let dir: string;
+    const closers: Array<{ close(): Promise<void> }> = [];
+    const track = <T extends { close(): Promise<void> }>(value: T) => {
+      closers.push(value);
+      return value;
+    };
+
+    beforeEach(() => {
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-sock-'));
+    });
+    afterEach(async () => {
+      for (const closer of closers.splice(0)) await closer.close();
+    });
+
+    it('lives in the data dir, or in the temp dir when that path would be too long for a socket', () => {
+      expect(liveSocketPath('/srv/skillflow')).toBe('/srv/skillflow/live.sock');
+      const long = `/tmp/${'x'.repeat(120)}`;
+      expect(liveSocketPath(long)).toMatch(new RegExp(`^${os.tmpdir()}/skillflow-live-[0-9a-f]{16}\\.sock$`));
+      expect(liveSocketPath(long)).toBe(liveSocketPath(`${long}/`));
+      expect(liveSocketPath('/srv/skillflow', '/run/sf.sock')).toBe('/run/sf.sock');
+    });
+
+    it('a publisher drops events while no API listens, never throws, and connects once one does', async () => {
+      const socketPath = path.join(dir, 'live.sock');
+      const publisher = track(new SocketPublisher(socketPath, { minReconnectMs: 20, maxReconnectMs: 50 }));
+      const started = process.hrtime.bigint();
+      for (let i = 0; i < 10_000; i += 1) publisher.publish('turn-x', delta('lost'));
+      expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(500);
+
+      const broker = track(await SocketBroker.listen(socketPath));
+      const seen: string[] = [];
+      broker.subscribe('turn-x', (event) => seen.push(event.text));
+      await eventually(async () => publisher.isConnected, (connected) => connected);
+      publisher.publish('turn-x', delta('hello'));
+      publisher.publish('turn-y', delta('not subscribed'));
+      publisher.publish('turn-x', delta('world'));
+      await eventually(async () => seen.length, (count) => count === 2);
+      expect(seen).toEqual(['hello', 'world']);
+    });
+
+    it('the publisher reconnects after the broker goes away and comes back', async () => {
+      const socketPath = path.join(dir, 'live.sock');
+      let broker = await SocketBroker.listen(socketPath);
+      const publisher = track(new SocketPublisher(socketPath, { minReconnectMs: 20, maxReconnectMs: 100 }));
+      await eventually(async () => broker.publishers, (count) => count === 1);
+      await broker.close();
+      await eventually(async () => publisher.isConnected, (connected) => !connected);
+      publisher.publish('turn-x', delta('while down'));
+
+      broker = track(await SocketBroker.listen(socketPath));
+      const seen: string[] = [];
+      broker.subscribe('turn-x', (event) => seen.push(event.text));
+      await eventually(async () => broker.publishers, (count) => count === 1);
+      publisher.publish('turn-x', delta('after'));
+      await eventually(async () => seen, (texts) => texts.length === 1);
+      expect(seen).toEqual(['after']);
+    });
+
+    it('replaces a stale socket file, but refuses one a live broker still serves', async () => {
+      const socketPath = path.join(dir, 'live.sock');
+      fs.writeFileSync(socketPath, '');
+      const broker = track(await SocketBroker.listen(socketPath));
+      await expect(SocketBroker.listen(socketPath)).rejects.toBeInstanceOf(LiveSocketInUseError);
+      await eventually(async () => broker.publishers, (count) => count === 0);
+    });
+
+    it('drops garbage lines and cuts off a connection that sends an endless line', async () => {
+      const socketPath = path.join(dir, 'live.sock');
+      const broker = track(await SocketBroker.listen(socketPath));
+      const seen: string[] = [];
+      broker.subscribe('turn-x', (event) => seen.push(event.text));
+      const raw = net.connect(socketPath);
+      await new Promise((resolve) => raw.once('connect', resolve));
+      raw.write('not json\n{"turn":"turn-x","event":{"type":"message.delta","text":1}}\n');
+      raw.write(`${JSON.stringify({ turn: 'turn-x', event: delta('valid') })}\n`);
+      await eventually(async () => seen.length, (count) => count === 1);
+      const closed = new Promise((resolve) => raw.once('close', resolve));
+      raw.on('error', () => undefined);
+      raw.write('x'.repeat(300 * 1024));
+      await closed;
+      expect(seen).toEqual(['valid']);
+    });
+
+    it('sheds events instead of buffering when the socket backs up', async () => {
+      const socketPath = path.join(dir, 'live.sock');
+      const broker = track(await SocketBroker.listen(socketPath));
+      let received = 0;
+      broker.subscribe('turn-x', () => (received += 1));
+      const publisher = track(new SocketPublisher(socketPath, { maxBufferedBytes: 1024 }));
+      await eventually(async () => publisher.isConnected, (connected) => connected);
+      const big = delta('y'.repeat(64 * 1024));
+      for (let i = 0; i < 1_000; i += 1) publisher.publish('turn-x', big);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(received).toBeGreaterThan(0);
+      expect(received).toBeLessThan(1_000);
+      expect(publisher.isConnected).toBe(true);
+    });
+  });
+
+  const redisSkip = redisUnavailableReason();
+  if (redisSkip) console.log(`Skipping the Redis channel tests: ${redisSkip}.`);
+  (redisSkip ? describe.skip : describe)('Redis pub/sub', () => {
+    let redis: RedisServer;
+
+    beforeAll(async () => {
+      redis = await startRedisServer();
+    });
+    afterAll(async () => {
+      await redis?.stop();
+    });
+
+    it('fans out by turn between two channels; unsubscribing stops delivery', async () => {
+      const api = new RedisChannel(redis.url, { prefix: 'test:a:' });
+      const worker = new RedisChannel(redis.url, { prefix: 'test:a:' });
+      const other = new RedisChannel(redis.url, { prefix: 'test:b:' });
+      try {
+        const seen: string[] = [];
+        const off = api.subscribe('turn-x', (event) => seen.push(event.text));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        worker.publish('turn-x', delta('one'));
+        worker.publish('turn-y', delta('other turn'));
+        other.publish('turn-x', delta('other deployment'));
+        await eventually(async () => seen.length, (count) => count === 1);
+        off();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        worker.publish('turn-x', delta('after unsubscribe'));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(seen).toEqual(['one']);
+      } finally {
+        await Promise.all([api.close(), worker.close(), other.close()]);
+      }
+    });
+
+    it('publishing while Redis is unreachable neither throws nor waits', async () => {
+      const channel = new RedisChannel('redis://127.0.0.1:1');
+      try {
+        const started = Date.now();
+        for (let i = 0; i < 1_000; i += 1) channel.publish('turn-x', delta('dropped'));
+        expect(Date.now() - started).toBeLessThan(500);
+      } finally {
+        await channel.close();
+      }
+    });
+  });
+});
