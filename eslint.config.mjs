@@ -10,6 +10,11 @@ export default tseslint.config(
   { ignores: ['node_modules/**', '.data/**', '.cache/**', 'dist/**', 'coverage/**'] },
   ...tseslint.configs.recommended,
   {
+    files: ['bin/**/*.js', '*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     files: ['**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { PendingCheckpoint } from '../../core/checkpoints';
 import { authHeaders, eventually } from './api';
+import type { Json } from './stream-clients';
 
 /** Drives the API like a client: sessions, turns, checkpoint answers. */
 export class ApiDriver {
@@ -29,7 +30,7 @@ export class ApiDriver {
     return { code: response.statusCode, body: response.json() };
   }
 
-  async waitFor(id: string, done: (turn: Record<string, any>) => boolean, timeoutMs?: number) {
+  async waitFor(id: string, done: (turn: Json) => boolean, timeoutMs?: number) {
     return (await eventually(() => this.turn(id), (view) => view.code === 200 && done(view.body), timeoutMs)).body;
   }
 
