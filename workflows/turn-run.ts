@@ -3,7 +3,7 @@ import type { TurnEventBody } from '../core/events';
 import { EventLog } from '../core/event-log';
 import type { ChatMessage } from '../core/messages';
 import { addUsage, zeroUsage, type Usage } from '../core/model';
-import type { TurnInput, TurnResult, TurnState, TurnStatus } from '../core/turn';
+import { terminalStatuses, type TurnInput, type TurnResult, type TurnState, type TurnStatus } from '../core/turn';
 import { turnEventsQuery, turnStateQuery } from './definitions';
 import { searchAttributes } from './search-attributes';
 
@@ -14,6 +14,7 @@ export class TurnRun {
   readonly log = new EventLog(() => new Date().toISOString());
   readonly state: TurnState;
   messages: ChatMessage[];
+  private ending: TurnEnding | undefined;
   /** Characters per token, calibrated with the usage each response reports. */
   charsPerToken = 3.5;
   /** How much of the conversation the worker already holds (see core/transcript.ts). */
@@ -61,15 +62,25 @@ export class TurnRun {
     this.state.usage = addUsage(this.state.usage, usage);
   }
 
-  /** Records the ending: final status, the single terminal event, and the result the workflow returns. */
+  /**
+   * Decides the ending and returns the result; nothing is visible yet. The turn tells its session first and then
+   * publishes, so a client that sees the turn end can send the next message at once.
+   */
   finish(ending: TurnEnding): TurnResult {
+    this.ending ??= ending;
+    return { turnId: this.input.turnId, usage: this.state.usage, ...this.ending };
+  }
+
+  /** Makes the ending visible: final status, output, and the single terminal event. */
+  publishEnding(): void {
+    const ending = this.ending;
+    if (!ending || terminalStatuses.has(this.state.status)) return;
     this.state.output = ending.output;
     this.state.error = ending.error;
     this.setStatus(ending.status, ending.reason);
     if (ending.status === 'completed') this.emit({ type: 'done', output: ending.output ?? '' });
     else if (ending.status === 'cancelled') this.emit({ type: 'cancelled', reason: ending.reason ?? 'cancelled' });
     else this.emit({ type: 'error', code: ending.error?.code ?? 'failed', message: ending.error?.message ?? 'The turn failed.' });
-    return { turnId: this.input.turnId, usage: this.state.usage, ...ending };
   }
 }
 

@@ -17,8 +17,10 @@ const { skillCatalog } = proxyActivities<Activities>({ startToCloseTimeout: '30s
  * the skill tools, the checkpoint tool and the step orchestrator. The turn returns what the session keeps.
  */
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
-  const result = await runTurn(input);
+  const run = new TurnRun(input);
+  const result = await runTurn(run);
   await CancellationScope.nonCancellable(() => tellSession(input, result));
+  run.publishEnding();
   return result;
 }
 
@@ -30,8 +32,8 @@ async function tellSession(input: TurnInput, result: TurnResult): Promise<void> 
   }
 }
 
-async function runTurn(input: TurnInput): Promise<TurnResult> {
-  const run = new TurnRun(input);
+async function runTurn(run: TurnRun): Promise<TurnResult> {
+  const { input } = run;
   let skills: SkillRuntime | undefined;
   const withPlan = (result: TurnResult): TurnResult => ({ ...result, skill: run.state.skill, step: run.state.step, plan: skills?.carry() });
   try {
