@@ -108,6 +108,10 @@ describe('the plan is enforced whatever the model does', () => {
     expect(done).toMatchObject({ status: 'completed', output: 'Great work. Come back any time.', skill: exam, step: 'checkpoint:post_exam_routing' });
     expect(fake.requests.flatMap((r) => resultsIn(r.body)).filter(([, isError]) => isError)).toEqual([]);
 
+    const adaptResult = resultsIn(fake.requests[5].body)[0][0];
+    expect(adaptResult).toMatch(/^Subskill adaptive-difficulty of skill exam-mode-tuner/);
+    expect(adaptResult).toMatch(/Step limit: adaptive-difficulty may run at most 60 times in this plan; this is run 1, 59 left\.$/);
+
     const events = await env.client.workflow.getHandle(turnId).query(turnEventsQuery, 0);
     const steps = events.filter((e) => e.type === 'step').map((e) => (e.type === 'step' ? e.step : null));
     expect(steps).toEqual([null, 'checkpoint:exam_params', 'question-generation', 'adaptive-difficulty', 'performance-analytics', 'checkpoint:post_exam_routing']);
@@ -191,6 +195,23 @@ describe('the plan is enforced whatever the model does', () => {
       );
     } finally {
       await limited.close();
+    }
+  });
+
+  it('the round budget inside a plan fails the turn and keeps the plan for the next turn', async () => {
+    const { app: tight } = await buildTestApp(env.client, queue, { SKILLFLOW_MAX_ROUNDS: '3' });
+    try {
+      fake.enqueue({ content: [loadSkill()] }, { content: [toolUse('list_skills', {})] }, { content: [toolUse('list_skills', {})] });
+      const tightApi = new ApiDriver(tight);
+      const turnId = await tightApi.startTurn('spin');
+      const done = await tightApi.finished(turnId);
+      expect(done).toMatchObject({ status: 'failed', reason: 'max_rounds', skill: exam, error: { code: 'max_rounds' } });
+      expect(done.error.message).toBe(
+        "The round budget ran out in skill exam-mode-tuner; the plan is kept for the session's next turn. Remaining: checkpoint:exam_params → question-generation → adaptive-difficulty → performance-analytics → checkpoint:post_exam_routing.",
+      );
+      expect(fake.requests).toHaveLength(3);
+    } finally {
+      await tight.close();
     }
   });
 

@@ -43,6 +43,15 @@ const skillActivities = proxyActivities<Activities>({
   retry: { maximumAttempts: 3, nonRetryableErrorTypes: nonRetryableSkillErrors },
 });
 
+/** Per-step limits are enforced at dispatch; the model is told where it stands in the step's own instructions. */
+function stepLimitNote(state: OrchestratorState, skill: string, subskill: string): string | undefined {
+  const plan = state.plan;
+  const limit = plan?.skill === skill ? plan.stepLimits[subskill] : undefined;
+  if (!plan || limit === undefined) return undefined;
+  const runs = plan.stepRuns[subskill] ?? 0;
+  return `Step limit: ${subskill} may run at most ${limit} times in this plan; this is run ${runs}, ${limit - runs} left.`;
+}
+
 const stringField = (input: unknown, key: string): string | undefined => {
   const value = (input as Record<string, unknown> | null)?.[key];
   return typeof value === 'string' ? value : undefined;
@@ -140,12 +149,12 @@ export class SkillRuntime {
       if (refused) return refused;
     }
     const { result } = await runSkillTool({ name: SkillToolName.loadSubskill, input }, this.context());
-    if (!result.isError && skill !== undefined && subskill !== undefined) {
-      this.orchestrator = onSubskillLoaded(this.orchestrator, skill, subskill);
-      this.instructionCalls.set('step', call.id);
-      this.publishPosition();
-    }
-    return { content: result.content, isError: result.isError };
+    if (result.isError || skill === undefined || subskill === undefined) return { content: result.content, isError: result.isError };
+    this.orchestrator = onSubskillLoaded(this.orchestrator, skill, subskill);
+    this.instructionCalls.set('step', call.id);
+    this.publishPosition();
+    const note = stepLimitNote(this.orchestrator, skill, subskill);
+    return { content: note ? `${result.content}\n\n${note}` : result.content, isError: false };
   }
 
   /** A refused move is a plan violation; past the limit the turn fails. */
