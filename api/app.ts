@@ -8,6 +8,7 @@ import type { ApiKey, Config } from '../lib/config';
 import { InProcessChannel, type LiveChannel } from '../lib/live';
 import { installAuth } from './auth';
 import type { ApiContext, SkillCatalogSource } from './context';
+import { PageCursors } from './cursors';
 import { installErrorHandling } from './errors';
 import { installCors, installRateLimit } from './limits';
 import { checkpointRoutes } from './routes/checkpoints';
@@ -28,7 +29,7 @@ export interface AppOptions {
   live?: LiveChannel;
   /** Default: no skill routes data (503), and no check of `skill` when a turn starts. */
   skills?: SkillCatalogSource;
-  /** Default: a secret of this process only (tokens do not survive a restart). */
+  /** Signs stream tokens and page cursors. Default: a secret of this process only (neither survives a restart). */
   streamTokenSecret?: Buffer;
   logger?: boolean;
 }
@@ -46,13 +47,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   for (const schema of sharedSchemas) app.addSchema(schema);
   installErrorHandling(app);
 
+  const secret = options.streamTokenSecret ?? randomBytes(32);
   const live = options.live ?? new InProcessChannel();
   if (!options.live) app.addHook('onClose', async () => live.close());
   const context: ApiContext = {
     client,
     config,
     live,
-    tokens: new StreamTokens(options.streamTokenSecret ?? randomBytes(32), config.streamTokenTtlMs),
+    tokens: new StreamTokens(secret, config.streamTokenTtlMs),
+    cursors: new PageCursors(secret),
     streams: new OpenStreams(),
     skills: options.skills,
   };

@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { SkillCatalog } from '../core/skills/types';
 import type { Config } from '../lib/config';
 import type { LiveChannel } from '../lib/live';
+import type { PageCursors } from './cursors';
 import type { StreamTokens } from './stream-tokens';
 import type { OpenStreams } from './streams/open-streams';
 
@@ -16,6 +17,7 @@ export interface ApiContext {
   config: Config;
   live: LiveChannel;
   tokens: StreamTokens;
+  cursors: PageCursors;
   streams: OpenStreams;
   skills?: SkillCatalogSource;
 }

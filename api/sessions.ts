@@ -2,10 +2,11 @@ import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { Static } from '@sinclair/typebox';
 import { sessionWorkflowId } from '../core/turn';
-import { closeSessionUpdate, sessionStateQuery, turnStateQuery } from '../workflows/definitions';
+import { sessionStateQuery, turnStateQuery } from '../workflows/definitions';
 import { searchAttributes } from '../workflows/search-attributes';
-import type { SessionState, TurnRecord } from '../workflows/session-types';
+import type { TurnRecord } from '../workflows/session-types';
 import type { Caller } from './auth';
+import type { PageCursors } from './cursors';
 import { notFound } from './errors';
 import type { SessionSummary, SessionView } from './schemas';
 import { canSee } from './turn-view';
@@ -60,10 +61,10 @@ function turnOf(record: TurnRecord) {
 }
 
 /** Open sessions, newest first: the caller's own, or for operators everyone's (or one user's). */
-export async function listSessions(client: Client, caller: Caller, filter: { user?: string; limit?: number; cursor?: string }) {
+export async function listSessions(client: Client, cursors: PageCursors, caller: Caller, filter: { user?: string; limit?: number; cursor?: string }) {
   const user = caller.operator ? filter.user : caller.id;
   const query = [`WorkflowType = 'sessionWorkflow'`, `ExecutionStatus = 'Running'`, ...(user ? [`SkillflowUser = ${quoted(user)}`] : [])].join(' AND ');
-  const page = await listPage(client, query, filter.limit ?? 20, filter.cursor);
+  const page = await listPage(client, cursors, query, filter.limit ?? 20, filter.cursor);
   const sessions: Static<typeof SessionSummary>[] = page.executions.map((execution) => ({
     id: execution.workflowId.slice('session-'.length),
     userId: execution.attributes.get(searchAttributes.user) ?? '',
@@ -73,52 +74,43 @@ export async function listSessions(client: Client, caller: Caller, filter: { use
 }
 
 /**
- * Closes the session (which cancels a running or waiting turn and waits for it to end), then deletes the session's
- * workflows, every run of it and every turn, from Temporal, and waits until they are gone so that reads 404 at once.
+ * Cancels the session's running or waiting turn and waits (briefly) for it to end, then deletes the session's
+ * workflows from Temporal: the session first (which terminates it: from then on its turns read as 404, see
+ * describeVisibleTurn), then every turn and every earlier run. Temporal removes closed executions in the background,
+ * within about a minute.
  */
-export async function deleteSession(client: Client, caller: Caller, sessionId: string, timeoutMs: number): Promise<void> {
+export async function deleteSession(client: Client, caller: Caller, sessionId: string): Promise<void> {
   await describeVisibleSession(client, caller, sessionId);
-  const handle = client.workflow.getHandle(sessionWorkflowId(sessionId));
-  await handle.executeUpdate(closeSessionUpdate, { args: [{ by: caller.id }] }).catch((err: unknown) => {
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
-  });
-  const final = (await handle.result().catch(() => undefined)) as SessionState | undefined;
+  const sessionHandle = client.workflow.getHandle(sessionWorkflowId(sessionId));
+  const state = await client.connection
+    .withDeadline(Date.now() + queryDeadlineMs, () => sessionHandle.query(sessionStateQuery))
+    .catch(() => undefined);
+  if (state?.activeTurnId) await cancelAndAwait(client, state.activeTurnId, 15_000);
   const listed = await listAll(client, `SkillflowSession = ${quoted(sessionId)}`);
-  const targets = new Map<string, string | undefined>();
-  for (const turn of final?.turns ?? []) targets.set(turn.id, undefined);
-  for (const execution of listed) targets.set(`${execution.workflowId}\u0000${execution.runId}`, execution.runId);
-  targets.set(sessionWorkflowId(sessionId), undefined);
 
   const namespace = client.options.namespace;
-  await Promise.all(
-    [...targets].map(([key, runId]) =>
-      client.workflowService
-        .deleteWorkflowExecution({ namespace, workflowExecution: { workflowId: key.split('\u0000')[0], runId } })
-        .catch((err: { code?: number }) => {
-          if (err.code !== 5) throw err;
-        }),
-    ),
-  );
-  const ids = new Set([...targets.keys()].map((key) => key.split('\u0000')[0]));
-  await waitUntilGone(client, [...ids], timeoutMs);
+  const remove = (workflowId: string, runId?: string) =>
+    client.workflowService.deleteWorkflowExecution({ namespace, workflowExecution: { workflowId, runId } }).catch((err: { code?: number }) => {
+      if (err.code !== 5) throw err;
+    });
+  await remove(sessionWorkflowId(sessionId));
+  const runs = new Map<string, { workflowId: string; runId?: string }>();
+  for (const turn of state?.turns ?? []) runs.set(turn.id, { workflowId: turn.id });
+  for (const execution of listed) runs.set(`${execution.workflowId}/${execution.runId}`, { workflowId: execution.workflowId, runId: execution.runId });
+  await Promise.all([...runs.values()].map(({ workflowId, runId }) => remove(workflowId, runId)));
 }
 
-async function waitUntilGone(client: Client, workflowIds: string[], timeoutMs: number): Promise<void> {
+/** Asks the turn to cancel and waits until it has ended, or gives up after `timeoutMs` (deletion terminates it then). */
+async function cancelAndAwait(client: Client, turnId: string, timeoutMs: number): Promise<void> {
+  const handle = client.workflow.getHandle(turnId);
+  await handle.cancel().catch(() => undefined);
   const deadline = Date.now() + timeoutMs;
-  let remaining = workflowIds;
-  while (remaining.length > 0 && Date.now() < deadline) {
-    const exists = await Promise.all(
-      remaining.map((id) =>
-        client.workflow
-          .getHandle(id)
-          .describe()
-          .then(
-            () => true,
-            (err: unknown) => !(err instanceof WorkflowNotFoundError),
-          ),
-      ),
+  while (Date.now() < deadline) {
+    const status = await handle.describe().then(
+      (description) => description.status.name,
+      () => 'GONE',
     );
-    remaining = remaining.filter((_, i) => exists[i]);
-    if (remaining.length > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    if (status !== 'RUNNING') return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { TurnStatus } from '../core/turn';
 import { searchAttributes } from '../workflows/search-attributes';
 import type { Caller } from './auth';
+import type { PageCursors } from './cursors';
 import type { TurnListQuery, TurnSummary } from './schemas';
 import { endingOfClosedWorkflow } from './turn-closure';
 import { sessionIdOfTurn } from './turn-view';
@@ -23,14 +24,14 @@ const statusClauses: Record<TurnStatus, string> = {
  * The caller's turns, or for operators everyone's (the inbox: `status=waiting`), from Temporal visibility. Order is
  * visibility's: turns still open first, newest first, then ended ones, most recently ended first.
  */
-export async function listTurns(client: Client, caller: Caller, filter: TurnListQuery): Promise<{ turns: TurnSummary[]; nextCursor: string | null }> {
+export async function listTurns(client: Client, cursors: PageCursors, caller: Caller, filter: TurnListQuery): Promise<{ turns: TurnSummary[]; nextCursor: string | null }> {
   const user = caller.operator ? filter.user : caller.id;
   const clauses = [`WorkflowType = 'turnWorkflow'`];
   if (user) clauses.push(`SkillflowUser = ${quoted(user)}`);
   if (filter.session) clauses.push(`SkillflowSession = ${quoted(filter.session)}`);
   if (filter.skill) clauses.push(`SkillflowSkill = ${quoted(filter.skill)}`);
   if (filter.status) clauses.push(statusClauses[filter.status]);
-  const page = await listPage(client, clauses.join(' AND '), filter.limit ?? 20, filter.cursor);
+  const page = await listPage(client, cursors, clauses.join(' AND '), filter.limit ?? 20, filter.cursor);
   return { turns: page.executions.map(summaryOf), nextCursor: page.nextCursor };
 }
 

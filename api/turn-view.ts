@@ -1,7 +1,7 @@
 import { WorkflowFailedError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { zeroUsage } from '../core/model';
-import type { TurnResult, TurnState, TurnStatus } from '../core/turn';
+import { sessionWorkflowId, type TurnResult, type TurnState, type TurnStatus } from '../core/turn';
 import { turnStateQuery } from '../workflows/definitions';
 import { searchAttributes } from '../workflows/search-attributes';
 import type { Caller } from './auth';
@@ -19,16 +19,22 @@ export function canSee(caller: Caller, owner: string | undefined): boolean {
   return caller.operator || owner === caller.id;
 }
 
-/** The turn's workflow, if it exists and the caller may see it (anything else is a 404, never a 403). */
+/**
+ * The turn's workflow, if it exists, the caller may see it, and its session has not been deleted. Deleting a session
+ * terminates it and removes it and its turns, but Temporal removes closed executions in the background: a terminated
+ * session is what says its turns are gone. Anything else is a 404, never a 403.
+ */
 export async function describeVisibleTurn(client: Client, caller: Caller, turnId: string): Promise<WorkflowExecutionDescription> {
-  let description: WorkflowExecutionDescription;
-  try {
-    description = await client.workflow.getHandle(turnId).describe();
-  } catch (err) {
+  const exists = (err: unknown) => {
     if (err instanceof WorkflowNotFoundError) throw notFound(`Turn ${turnId}`);
     throw err;
-  }
-  if (description.type !== 'turnWorkflow' || !canSee(caller, description.typedSearchAttributes.get(searchAttributes.user))) {
+  };
+  const [description, session] = await Promise.all([
+    client.workflow.getHandle(turnId).describe().catch(exists),
+    client.workflow.getHandle(sessionWorkflowId(sessionIdOfTurn(turnId))).describe().catch(exists),
+  ]);
+  const visible = description.type === 'turnWorkflow' && canSee(caller, description.typedSearchAttributes.get(searchAttributes.user));
+  if (!visible || session.status.name === 'TERMINATED') {
     throw notFound(`Turn ${turnId}`);
   }
   return description;

@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import type { TypedSearchAttributes } from '@temporalio/common';
+import type { PageCursors } from './cursors';
 import { HttpError } from './errors';
 
 /** One execution as Temporal's visibility store lists it. */
@@ -18,40 +19,38 @@ export interface ListedExecution {
 
 const statusNames = ['UNSPECIFIED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'CONTINUED_AS_NEW', 'TIMED_OUT'];
 
-/**
- * One page of a visibility query. The cursor is Temporal's page token, base64url: the query is rebuilt from the
- * caller's own filters on every page, so a tampered cursor cannot widen what the caller sees.
- */
-export async function listPage(client: Client, query: string, limit: number, cursor?: string): Promise<{ executions: ListedExecution[]; nextCursor: string | null }> {
-  let response;
-  try {
-    response = await client.workflowService.listWorkflowExecutions({
-      namespace: client.options.namespace,
-      query,
-      pageSize: limit,
-      nextPageToken: cursor ? Buffer.from(cursor, 'base64url') : undefined,
-    });
-  } catch (err) {
-    // INVALID_ARGUMENT from a cursor Temporal cannot read.
-    if (cursor && (err as { code?: number }).code === 3) throw new HttpError(400, 'invalid_cursor', 'That cursor is not valid; start again without one.');
-    throw err;
-  }
-  const token = response.nextPageToken;
-  return {
-    executions: (response.executions ?? []).map(fromRaw),
-    nextCursor: token && token.length > 0 ? Buffer.from(token).toString('base64url') : null,
-  };
+/** One page of a visibility query, with the cursor of the next one (signed: see PageCursors). */
+export async function listPage(
+  client: Client,
+  cursors: PageCursors,
+  query: string,
+  limit: number,
+  cursor?: string,
+): Promise<{ executions: ListedExecution[]; nextCursor: string | null }> {
+  const page = await rawPage(client, query, limit, cursor ? cursors.decode(cursor, query) : undefined);
+  return { executions: page.executions, nextCursor: page.token ? cursors.encode(page.token, query) : null };
+}
+
+async function rawPage(client: Client, query: string, limit: number, token?: Uint8Array) {
+  const response = await client.workflowService.listWorkflowExecutions({
+    namespace: client.options.namespace,
+    query,
+    pageSize: limit,
+    nextPageToken: token,
+  });
+  const next = response.nextPageToken;
+  return { executions: (response.executions ?? []).map(fromRaw), token: next && next.length > 0 ? next : null };
 }
 
 /** Every execution matching the query (for housekeeping such as deleting a session), up to `max`. */
 export async function listAll(client: Client, query: string, max = 10_000): Promise<ListedExecution[]> {
   const all: ListedExecution[] = [];
-  let cursor: string | undefined;
+  let token: Uint8Array | undefined;
   do {
-    const page = await listPage(client, query, 1000, cursor);
+    const page = await rawPage(client, query, 1000, token);
     all.push(...page.executions);
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor && all.length < max);
+    token = page.token ?? undefined;
+  } while (token && all.length < max);
   return all;
 }
 

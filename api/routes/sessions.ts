@@ -25,7 +25,7 @@ import {
 import { deleteSession, describeVisibleSession, listSessions, readSession } from '../sessions';
 import { waitForTurnToSettle } from '../turn-wait';
 
-export async function sessionRoutes(app: FastifyInstance, { client, config, skills }: ApiContext): Promise<void> {
+export async function sessionRoutes(app: FastifyInstance, { client, config, skills, cursors }: ApiContext): Promise<void> {
   app.post(
     '/v1/sessions',
     { schema: { summary: 'Create a session', tags: ['sessions'], response: { 201: CreatedSession, ...errorResponses(401, 429) } } },
@@ -54,7 +54,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
         response: { 200: SessionPage, ...errorResponses(400, 401, 429) },
       },
     },
-    async (request) => listSessions(client, request.caller, request.query),
+    async (request) => listSessions(client, cursors, request.caller, request.query),
   );
 
   app.get<{ Params: { id: string } }>(
@@ -73,16 +73,16 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
   app.delete<{ Params: { id: string } }>(
     '/v1/sessions/:id',
     {
-      handlerTimeout: Math.max(config.requestTimeoutMs, 60_000),
       schema: {
         summary: 'Delete a session: cancels its running turn and removes the session and its turns from Temporal',
+        description: 'Afterwards the session and its turns read as 404 at once; listings may show the turns for a few seconds more.',
         tags: ['sessions'],
         params: SessionParams,
         response: { 204: { type: 'null', description: 'Deleted' }, ...errorResponses(401, 404, 429) },
       },
     },
     async (request, reply) => {
-      await deleteSession(client, request.caller, request.params.id, 20_000);
+      await deleteSession(client, request.caller, request.params.id);
       return reply.code(204).send();
     },
   );

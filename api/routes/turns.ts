@@ -5,7 +5,7 @@ import { cancelTurn } from '../turn-actions';
 import { listTurns } from '../turn-list';
 import { readTurn } from '../turn-view';
 
-export async function turnRoutes(app: FastifyInstance, { client }: ApiContext): Promise<void> {
+export async function turnRoutes(app: FastifyInstance, { client, cursors }: ApiContext): Promise<void> {
   app.get<{ Querystring: TurnListQuery }>(
     '/v1/turns',
     {
@@ -17,7 +17,7 @@ export async function turnRoutes(app: FastifyInstance, { client }: ApiContext): 
         response: { 200: TurnPage, ...errorResponses(400, 401, 429) },
       },
     },
-    async (request) => listTurns(client, request.caller, request.query),
+    async (request) => listTurns(client, cursors, request.caller, request.query),
   );
 
   app.get<{ Params: { id: string } }>(

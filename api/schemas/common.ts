@@ -23,7 +23,7 @@ export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(sch
 
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Items per page' })),
-  cursor: Type.Optional(Type.String({ maxLength: 4096, pattern: '^[A-Za-z0-9_-]*$', description: 'nextCursor of the previous page' })),
+  cursor: Type.Optional(Type.String({ maxLength: 4096, pattern: '^[A-Za-z0-9_.-]*$', description: 'nextCursor of the previous page' })),
 };
 
 export const NextCursor = Nullable(Type.String({ description: 'Pass as cursor for the next page; null on the last page' }));
