@@ -414,6 +414,16 @@ describe('API routes', () => {
       expect(response.body).not.toMatch(/grpc|ECONNREFUSED|stack/i);
     });
 
+    it('a request that outlasts SKILLFLOW_REQUEST_TIMEOUT_MS is answered 503 timeout', async () => {
+      const stuck = { describe: () => new Promise(() => undefined) };
+      const hanging = { workflow: { getHandle: () => stuck }, options: { namespace: 'default' } } as unknown as Client;
+      const { app: slow } = await buildTestApp(hanging, taskQueue, { SKILLFLOW_REQUEST_TIMEOUT_MS: '1000' });
+      others.push(slow);
+      const started = Date.now();
+      expectError(await inject(slow, 'GET', '/v1/turns/turn-0123456789abcdef0123-1'), 503, 'timeout');
+      expect(Date.now() - started).toBeLessThan(3_000);
+    });
+
     it('rate limit per key: 429 with retry-after in the error shape; other keys are unaffected', async () => {
       const limited = await appWith({ SKILLFLOW_RATE_LIMIT: '3' });
       for (let i = 0; i < 3; i += 1) expect((await inject(limited, 'GET', '/v1/turns/turn-0123456789abcdef0123-1')).statusCode).toBe(404);
