@@ -109,6 +109,11 @@ describe('turn event streams over HTTP', () => {
     socket.send('not json');
     socket.send({ type: 'dance', requestId: 7 });
 
+    for (let i = 0; i < 12; i += 1) socket.send({ type: 'checkpoint', requestId: `burst-${i}`, checkpointId: 'cp-9', action: 'approve' });
+    const burst = await Promise.all(Array.from({ length: 12 }, (_, i) => socket.waitForReply(`burst-${i}`)));
+    expect(burst.filter((reply) => reply.status === 429).map((reply) => reply.error.code)).toEqual(['rate_limited', 'rate_limited', 'rate_limited', 'rate_limited']);
+    expect(burst.filter((reply) => reply.status === 404)).toHaveLength(8);
+
     socket.send({ type: 'checkpoint', requestId: 4, checkpointId: 'cp-1', action: 'approve' });
     expect(await socket.waitForReply(4)).toEqual({ type: 'ack', requestId: 4, checkpointId: 'cp-1', action: 'approve', by: 'alice' });
     socket.send({ type: 'checkpoint', requestId: 5, checkpointId: 'cp-1', action: 'approve' });

@@ -17,6 +17,8 @@ export interface WsSessionOptions {
 
 /** Above this many unsent bytes the client is not reading: it is disconnected rather than buffered without bound. */
 const maxBufferedBytes = 8 * 1024 * 1024;
+/** Requests one socket may have in flight; more are refused with 429 rather than queued. */
+export const maxPendingRequests = 8;
 
 /**
  * One client on a turn's WebSocket: the turn's events as `event` frames (like SSE), and checkpoint decisions and
@@ -80,6 +82,11 @@ export function runWsSession({ context, caller, turnId, after, socket, onUnexpec
     const frame = parseClientFrame(data.toString());
     if ('invalid' in frame) {
       send({ type: 'error', requestId: frame.requestId, status: 400, error: { code: frame.invalid.code, message: frame.invalid.message } });
+      return;
+    }
+    if (pending >= maxPendingRequests) {
+      const message = `At most ${maxPendingRequests} requests may be in flight on one socket; wait for their replies.`;
+      send({ type: 'error', requestId: frame.requestId, status: 429, error: { code: 'rate_limited', message } });
       return;
     }
     pending += 1;

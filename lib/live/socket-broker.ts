@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import type { LiveChannel, LiveEvent, LiveListener } from './channel';
 import { decodeFrame, LineSplitter } from './frames';
 import { InProcessChannel } from './in-process';
@@ -25,6 +26,7 @@ export class SocketBroker implements LiveChannel {
 
   static async listen(socketPath: string): Promise<SocketBroker> {
     const server = net.createServer();
+    if (process.platform !== 'win32') fs.mkdirSync(path.dirname(socketPath), { recursive: true });
     await listenReplacingStale(server, socketPath);
     if (process.platform !== 'win32') fs.chmodSync(socketPath, 0o600);
     return new SocketBroker(server, socketPath);
