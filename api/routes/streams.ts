@@ -31,6 +31,7 @@ export async function streamRoutes(app: FastifyInstance, context: ApiContext): P
   app.get<{ Params: { id: string }; Querystring: Static<typeof EventsQuery>; Headers: Static<typeof EventsHeaders> }>(
     '/v1/turns/:id/events',
     {
+      exposeHeadRoute: false,
       config: { streamToken: true },
       schema: {
         summary: 'Follow a turn\'s events (Server-Sent Events)',
