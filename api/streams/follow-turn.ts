@@ -52,10 +52,6 @@ export class TurnFollower {
     this.delay = this.minPollMs;
   }
 
-  get offset(): number {
-    return this.after;
-  }
-
   /** Poll now, e.g. right after this client answered a checkpoint. */
   poke(): void {
     this.delay = this.minPollMs;
