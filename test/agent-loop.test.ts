@@ -1,7 +1,7 @@
 import { continueGuidance, emptyRecoveryAnswer, emptyResponseGuidance, roundBudgetGuidance } from '../core/guidance';
-import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
-import { testDeps } from './support/deps';
-import { TemporalTestEnv } from './support/temporal';
+import { text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
+import { useWorkerHarness } from './support/harness';
+import type { TemporalTestEnv } from './support/temporal';
 import { runTurn, startTurn } from './support/turns';
 
 const lastUserText = (body: { messages: unknown[] }): string => {
@@ -11,25 +11,12 @@ const lastUserText = (body: { messages: unknown[] }): string => {
 };
 
 describe('the agent loop on a real Temporal server', () => {
+  const harness = useWorkerHarness('loop');
   let env: TemporalTestEnv;
   let fake: FakeAnthropic;
   let taskQueue: string;
 
-  beforeAll(async () => {
-    env = await TemporalTestEnv.connect();
-    fake = await startFakeAnthropic();
-    taskQueue = env.newTaskQueue('loop');
-    await env.startWorker(taskQueue, testDeps(fake.url));
-  });
-  afterAll(async () => {
-    await env?.close();
-    await fake?.close();
-  });
-  beforeEach(() => {
-    fake.respond(undefined);
-    fake.requests.length = 0;
-  });
-  afterEach(() => expect(fake.pending).toBe(0));
+  beforeAll(() => ({ env, fake, taskQueue } = harness));
 
   describe('stop reasons', () => {
     it('end_turn: the text is the output, with exactly one terminal event', async () => {

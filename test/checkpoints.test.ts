@@ -3,10 +3,11 @@ import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { turnEventsQuery } from '../workflows/definitions';
 import { bobKey, buildTestApp, operatorKey } from './support/api';
-import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
+import { text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
 import { ApiDriver } from './support/scenario';
 import { testDeps } from './support/deps';
-import { TemporalTestEnv } from './support/temporal';
+import { useWorkerHarness } from './support/harness';
+import type { TemporalTestEnv } from './support/temporal';
 
 const ask = (checkpoint: string, extra: Record<string, unknown> = {}) =>
   toolUse('request_human_approval', { checkpoint, summary: `Decide ${checkpoint}`, kind: 'approval', ...extra });
@@ -24,6 +25,7 @@ function toolResults(body: MessagesRequestBody): Array<[string, unknown, boolean
 const modelParams = { question_count: 10, types: ['choice'], time_limit_min: 35 };
 
 describe('human-in-the-loop checkpoints', () => {
+  const harness = useWorkerHarness('checkpoints');
   let env: TemporalTestEnv;
   let fake: FakeAnthropic;
   let app: FastifyInstance;
@@ -32,23 +34,11 @@ describe('human-in-the-loop checkpoints', () => {
   const deps = () => testDeps(fake.url);
 
   beforeAll(async () => {
-    env = await TemporalTestEnv.connect();
-    fake = await startFakeAnthropic();
-    taskQueue = env.newTaskQueue('checkpoints');
-    await env.startWorker(taskQueue, deps());
+    ({ env, fake, taskQueue } = harness);
     ({ app } = await buildTestApp(env.client, taskQueue));
     api = new ApiDriver(app);
   });
-  afterAll(async () => {
-    await app?.close();
-    await env?.close();
-    await fake?.close();
-  });
-  beforeEach(() => {
-    fake.respond(undefined);
-    fake.requests.length = 0;
-  });
-  afterEach(() => expect(fake.pending).toBe(0));
+  afterAll(async () => app?.close());
 
   it('approve: the turn waits, shows the checkpoint, and resumes with {"approved": true}', async () => {
     fake.enqueue({ content: [text('Let me check.'), ask('exam_params', { params: modelParams })] }, { content: [text('Approved, going ahead.')] });

@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bundledSkillsDir, testDeps } from './support/deps';
-import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
-import { TemporalTestEnv } from './support/temporal';
+import { bundledSkillsDir } from './support/deps';
+import { text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
+import { useWorkerHarness } from './support/harness';
+import type { TemporalTestEnv } from './support/temporal';
 import { answerNext, startTurn } from './support/turns';
 
 const questions = 60;
@@ -28,20 +29,12 @@ function examWithLargeSubskill(): string {
 }
 
 describe('context budget: a 60-question exam stays within the window', () => {
+  const harness = useWorkerHarness('budget', { skillsDir: examWithLargeSubskill });
   let env: TemporalTestEnv;
   let fake: FakeAnthropic;
   let taskQueue: string;
 
-  beforeAll(async () => {
-    env = await TemporalTestEnv.connect();
-    fake = await startFakeAnthropic();
-    taskQueue = env.newTaskQueue('budget');
-    await env.startWorker(taskQueue, testDeps(fake.url, { skillsDir: examWithLargeSubskill() }));
-  });
-  afterAll(async () => {
-    await env?.close();
-    await fake?.close();
-  });
+  beforeAll(() => ({ env, fake, taskQueue } = harness));
 
   it('compacts settled rounds, keeps the current step whole, and finishes the plan', async () => {
     let asked = 0;

@@ -5,9 +5,10 @@ import type { FastifyInstance } from 'fastify';
 import { turnEventsQuery } from '../workflows/definitions';
 import { buildTestApp } from './support/api';
 import { bundledSkillsDir, testDeps } from './support/deps';
-import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
+import { text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
 import { ApiDriver } from './support/scenario';
-import { TemporalTestEnv } from './support/temporal';
+import { useWorkerHarness } from './support/harness';
+import type { TemporalTestEnv } from './support/temporal';
 
 const exam = 'exam-mode-tuner';
 const loadSkill = (name = exam) => toolUse('load_skill', { name });
@@ -53,12 +54,10 @@ describe('the plan is enforced whatever the model does', () => {
   let shortApp: FastifyInstance;
   let shortApi: ApiDriver;
   let queue: string;
+  const harness = useWorkerHarness('plan');
 
   beforeAll(async () => {
-    env = await TemporalTestEnv.connect();
-    fake = await startFakeAnthropic();
-    queue = env.newTaskQueue('plan');
-    await env.startWorker(queue, testDeps(fake.url));
+    ({ env, fake, taskQueue: queue } = harness);
     ({ app } = await buildTestApp(env.client, queue));
     api = new ApiDriver(app);
     const shortQueue = env.newTaskQueue('plan-short');
@@ -69,14 +68,7 @@ describe('the plan is enforced whatever the model does', () => {
   afterAll(async () => {
     await app?.close();
     await shortApp?.close();
-    await env?.close();
-    await fake?.close();
   });
-  beforeEach(() => {
-    fake.respond(undefined);
-    fake.requests.length = 0;
-  });
-  afterEach(() => expect(fake.pending).toBe(0));
 
   it('runs the full exam-mode-tuner plan end to end through the API', async () => {
     fake.enqueue(

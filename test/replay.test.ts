@@ -7,9 +7,9 @@ import { Worker } from '@temporalio/worker';
 import { defaultTurnSettings } from '../core/settings';
 import { startTurnUpdate } from '../workflows/definitions';
 import type { sessionWorkflow } from '../workflows/session';
-import { testDeps } from './support/deps';
-import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
-import { TemporalTestEnv } from './support/temporal';
+import { text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
+import { useWorkerHarness } from './support/harness';
+import type { TemporalTestEnv } from './support/temporal';
 import { answerNext, startTurn } from './support/turns';
 
 /**
@@ -20,28 +20,18 @@ import { answerNext, startTurn } from './support/turns';
 const fixturesDir = path.resolve(__dirname, 'fixtures', 'histories');
 
 describe('replaying recorded histories', () => {
+  const harness = useWorkerHarness('replay');
   let env: TemporalTestEnv;
   let fake: FakeAnthropic;
   let taskQueue: string;
   const recorded: Array<{ workflowId: string; history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>> }> = [];
 
-  beforeAll(async () => {
-    env = await TemporalTestEnv.connect();
-    fake = await startFakeAnthropic();
-    taskQueue = env.newTaskQueue('replay');
-    await env.startWorker(taskQueue, testDeps(fake.url));
-  });
-  afterAll(async () => {
-    await env?.close();
-    await fake?.close();
-  });
+  beforeAll(() => ({ env, fake, taskQueue } = harness));
 
   const record = async (handle: WorkflowHandle) => {
     await handle.result().catch(() => undefined);
     recorded.push({ workflowId: handle.workflowId, history: await handle.fetchHistory() });
   };
-
-  afterEach(() => expect(fake.pending).toBe(0));
 
   it('records turns that use every path: tools, checkpoints, plans, cancellation, errors, sessions', async () => {
     fake.enqueue({ content: [text('plain answer')] });

@@ -2,31 +2,19 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import { defaultTurnSettings } from '../core/settings';
 import { sessionStateQuery, startTurnUpdate } from '../workflows/definitions';
 import type { sessionWorkflow } from '../workflows/session';
-import { testDeps } from './support/deps';
-import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
-import { TemporalTestEnv } from './support/temporal';
+import { text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
+import { useWorkerHarness } from './support/harness';
+import type { TemporalTestEnv } from './support/temporal';
 import { answerNext } from './support/turns';
 
 describe('sessions across turns', () => {
+  const harness = useWorkerHarness('sessions');
   let env: TemporalTestEnv;
   let fake: FakeAnthropic;
   let taskQueue: string;
   let counter = 0;
 
-  beforeAll(async () => {
-    env = await TemporalTestEnv.connect();
-    fake = await startFakeAnthropic();
-    taskQueue = env.newTaskQueue('sessions');
-    await env.startWorker(taskQueue, testDeps(fake.url));
-  });
-  afterAll(async () => {
-    await env?.close();
-    await fake?.close();
-  });
-  beforeEach(() => {
-    fake.requests.length = 0;
-  });
-  afterEach(() => expect(fake.pending).toBe(0));
+  beforeAll(() => ({ env, fake, taskQueue } = harness));
 
   async function newSession(historyWindow = 10): Promise<WorkflowHandle<typeof sessionWorkflow>> {
     const sessionId = `sess${Date.now().toString(36)}${counter++}`.padEnd(12, '0');

@@ -1,25 +1,12 @@
-import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
-import { testDeps } from './support/deps';
-import { TemporalTestEnv } from './support/temporal';
+import { text, toolUse } from './support/fake-anthropic';
+import { useWorkerHarness } from './support/harness';
 import { answerNext, startTurn } from './support/turns';
 
 describe('extended thinking', () => {
-  let env: TemporalTestEnv;
-  let fake: FakeAnthropic;
-  let taskQueue: string;
-
-  beforeAll(async () => {
-    env = await TemporalTestEnv.connect();
-    fake = await startFakeAnthropic();
-    taskQueue = env.newTaskQueue('thinking');
-    await env.startWorker(taskQueue, testDeps(fake.url));
-  });
-  afterAll(async () => {
-    await env?.close();
-    await fake?.close();
-  });
+  const harness = useWorkerHarness('thinking');
 
   it('asks for thinking, and keeps each thinking block with its tool call across rounds and a checkpoint wait', async () => {
+    const { env, fake, taskQueue } = harness;
     fake.enqueue(
       { content: [{ type: 'thinking', thinking: 'The user wants a check first.', signature: 'sig-one' }, toolUse('request_human_approval', { checkpoint: 'plan', summary: 'ok?', kind: 'approval' }, 'toolu_cp')] },
       { content: [{ type: 'thinking', thinking: 'Approved; answer now.', signature: 'sig-two' }, text('Done, as approved.')] },

@@ -56,7 +56,7 @@ export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
     if (roundsSinceHuman >= run.settings.maxRounds) return await roundBudgetExhausted(context, definitions);
     const note = context.guard.beforeRound?.();
     if (note) appendUserText(run.messages, note);
-    compactIfNeeded(context);
+    compactIfNeeded(context, definitions);
     const response = await callModel(run, { system: context.system, tools: definitions, purpose: `round ${roundsSinceHuman + 1}` });
     roundsSinceHuman++;
     const kind = responseKind(response);
@@ -133,13 +133,14 @@ export function appendUserText(messages: ChatMessage[], text: string): void {
   }
 }
 
-function compactIfNeeded(context: LoopContext): void {
+/** Keeps the whole prompt (system, tools and messages) under the budget, compacting down to 60% of it when over. */
+function compactIfNeeded(context: LoopContext, definitions: ToolDefinition[]): void {
   const { run } = context;
   const budget = run.settings.contextWindowTokens * run.settings.contextBudgetFraction;
-  const estimate = estimateTokens([context.system, run.messages], run.charsPerToken);
-  if (estimate <= budget) return;
+  const fixed = estimateTokens([context.system, definitions], run.charsPerToken);
+  if (fixed + estimateTokens(run.messages, run.charsPerToken) <= budget) return;
   const compacted = compactMessages(run.messages, {
-    targetTokens: Math.floor(budget * 0.6) - estimateTokens(context.system, run.charsPerToken),
+    targetTokens: Math.floor(budget * 0.6) - fixed,
     keepRecentMessages: 2,
     protectedToolUseIds: context.guard.protectedToolUseIds(),
     charsPerToken: run.charsPerToken,

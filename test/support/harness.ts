@@ -1,0 +1,34 @@
+import { testDeps } from './deps';
+import { startFakeAnthropic, type FakeAnthropic } from './fake-anthropic';
+import { TemporalTestEnv } from './temporal';
+
+export interface Harness {
+  env: TemporalTestEnv;
+  fake: FakeAnthropic;
+  taskQueue: string;
+}
+
+/**
+ * The usual test set-up: a connection to the suite's dev server, a scripted fake model, and a worker on a task queue
+ * of its own, torn down after the file. Each test starts with an empty script and request log, and must use up what
+ * it scripted.
+ */
+export function useWorkerHarness(prefix: string, options: { skillsDir?: () => string } = {}): Harness {
+  const harness = {} as Harness;
+  beforeAll(async () => {
+    harness.env = await TemporalTestEnv.connect();
+    harness.fake = await startFakeAnthropic();
+    harness.taskQueue = harness.env.newTaskQueue(prefix);
+    await harness.env.startWorker(harness.taskQueue, testDeps(harness.fake.url, { skillsDir: options.skillsDir?.() }));
+  });
+  afterAll(async () => {
+    await harness.env?.close();
+    await harness.fake?.close();
+  });
+  beforeEach(() => {
+    harness.fake.respond(undefined);
+    harness.fake.requests.length = 0;
+  });
+  afterEach(() => expect(harness.fake.pending).toBe(0));
+  return harness;
+}
