@@ -39,6 +39,14 @@ export default tseslint.config(
     },
   },
   {
+    files: ['api/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: ['**/activities', '**/activities/**', '**/worker/**'], message: 'The API talks to Temporal only: no activities or worker code.' }],
+      }],
+    },
+  },
+  {
     files: ['core/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {

@@ -1,5 +1,5 @@
 import { createModelActivities, type ModelDeps } from './model';
-import { createSkillActivities, type SkillActivityDeps } from './skills/activities';
+import { createSkillActivities, type SkillActivityDeps } from './skills';
 
 export interface ActivityDeps {
   model: ModelDeps;

@@ -1,8 +1,6 @@
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-// TODO(lib/skills): the registry is Node-side code without activity dependencies; import it from lib/skills once it is
-// re-exported there, so nothing under api/ imports activities/.
-import { SkillRegistry } from '../activities/skills/registry';
+import { SkillRegistry } from '../lib/skills';
 import { loadConfig } from '../lib/config';
 import { createApiLiveChannel, describeLiveChannel } from '../lib/live';
 import { buildApp } from './app';

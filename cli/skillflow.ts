@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { formatPlan, type SkillManifest, type SkillProblem } from '../core/skills';
-import { validateSkillLibrary, type LibraryReport } from '../activities/skills';
+import { validateSkillLibrary, type LibraryReport } from '../lib/skills';
 
 export interface CliIo {
   stdout: (text: string) => void;

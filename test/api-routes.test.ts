@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { SkillRegistry } from '../activities/skills/registry';
+import { SkillRegistry } from '../lib/skills';
 import { authHeaders, buildTestApp, eventually } from './support/api';
 import { bundledSkillsDir, testDeps } from './support/deps';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';

@@ -49,7 +49,9 @@ const namedVolumeAt = (svc: Service, target: string) =>
 
 /** Variable names lib/config.ts reads, taken from its source so a rename there shows up here. */
 const configSource = read('lib/config.ts');
-const configEnvNames = new Set([...configSource.matchAll(/\b(?:text|optional|integer|hostPort|url)\(\s*'([A-Z][A-Z0-9_]*)'/g)].map((m) => m[1]));
+const configEnvNames = new Set([...configSource.matchAll(/\b[a-zA-Z]+\(\s*'((?:SKILLFLOW|TEMPORAL|ANTHROPIC)_[A-Z0-9_]+|PORT|HOST)'/g)].map((m) => m[1]));
+/** Settings that make no sense in compose: the dev server's UI port, and the local live socket Redis replaces. */
+const notForCompose = ['SKILLFLOW_TEMPORAL_UI_PORT', 'SKILLFLOW_LIVE_SOCKET'];
 /** Variables the compose file may set that lib/config.ts does not read; each is documented in docs/deployment.md. */
 const documentedExtras = ['SKILLFLOW_REDIS_URL'];
 
@@ -227,6 +229,14 @@ describe('worker and api', () => {
     }
     const docs = read('docs/deployment.md');
     for (const extra of documentedExtras) expect(docs).toContain(extra);
+  });
+
+  test('every setting lib/config.ts reads reaches worker and api, except the few that make no sense in compose', () => {
+    expect(configEnvNames.size).toBeGreaterThan(30);
+    for (const name of ['worker', 'api']) {
+      const missing = [...configEnvNames].filter((key) => !(key in env(name)) && !notForCompose.includes(key));
+      expect({ service: name, missing }).toEqual({ service: name, missing: [] });
+    }
   });
 
   test('api publishes its port on the host', () => {

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
-import { SkillRegistry } from '../activities/skills';
+import { SkillRegistry } from '../lib/skills';
 import {
   applyDeadline,
   checkCheckpoint,

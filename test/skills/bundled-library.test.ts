@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { compilePlan, jumpToStep, allowedNext, type SkillManifest } from '../../core/skills';
-import { validateSkillLibrary } from '../../activities/skills';
+import { validateSkillLibrary } from '../../lib/skills';
 import { bundledSkills, registryFor } from './helpers';
 
 const names = ['code-review', 'exam-mode-tuner', 'memory-comprehension-coach', 'simple-writing', 'study-guide-creator', 'task-planning'];

@@ -1,5 +1,5 @@
 import matter from 'gray-matter';
-import { FrontmatterError, grayMatter, parseFrontmatter } from '../../activities/skills';
+import { FrontmatterError, grayMatter, parseFrontmatter } from '../../lib/skills';
 
 const payload = (opening: string, flag: string) =>
   `${opening}\n{ name: (function () { globalThis.${flag} = true; return "x"; })(), description: "d" }\n---\n\nBody\n`;

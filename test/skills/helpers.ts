@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { emptySkillTurnState, type SkillToolContext, type SkillTurnState } from '../../core/skills';
-import { SkillRegistry, type SkillRegistryOptions } from '../../activities/skills';
+import { SkillRegistry, type SkillRegistryOptions } from '../../lib/skills';
 
 export const fixturesDir = path.resolve(__dirname, '..', 'fixtures', 'skills');
 export const validFixtures = path.join(fixturesDir, 'valid');

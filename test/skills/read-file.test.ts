@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { runSkillTool, SkillResourceError, type SkillToolContext, type ToolResult } from '../../core/skills';
-import { nodeSkillFileReader } from '../../activities/skills';
+import { nodeSkillFileReader } from '../../lib/skills';
 import { registryFor, scratchCopy, turnContext } from './helpers';
 
 const secret = 'TOP SECRET: outside the skill folder';

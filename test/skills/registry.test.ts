@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { nodeSkillFileReader, type SkillFileReader } from '../../activities/skills';
+import { nodeSkillFileReader, type SkillFileReader } from '../../lib/skills';
 import { registryFor, rewrite, scratchCopy } from './helpers';
 
 describe('skill registry', () => {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { SkillValidationError } from '../../core/skills';
-import { validateSkillLibrary } from '../../activities/skills';
+import { validateSkillLibrary } from '../../lib/skills';
 import { invalidFixtures, registryFor, scratchCopy } from './helpers';
 
 /** Every validation rule has a fixture folder that breaks it and nothing else: [folder, file, field, message, fix]. */

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { validateSkillLibrary } from '../../activities/skills';
+import { validateSkillLibrary } from '../../lib/skills';
 import { scratchCopy } from './helpers';
 
 describe('warnings: reported, but the skill stays valid', () => {

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import type { ReadSkillResourceInput, SkillCatalog, SkillResource, SkillSnapshot } from '../../core/skills';
-import { SkillRegistry } from './registry';
+import type { ReadSkillResourceInput, SkillCatalog, SkillResource, SkillSnapshot } from '../core/skills';
+import { SkillRegistry } from '../lib/skills/registry';
 
 export interface SkillActivityDeps {
   skillsDir: string;

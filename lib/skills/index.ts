@@ -1,4 +1,3 @@
-export { createSkillActivities, type SkillActivities, type SkillActivityDeps } from './activities';
 export { FrontmatterError, grayMatter, parseFrontmatter, safeMatterOptions } from './frontmatter';
 export { nodeSkillFileReader, type SkillFileReader } from './reader';
 export { SkillRegistry, type SkillRegistryOptions } from './registry';
