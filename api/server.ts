@@ -22,7 +22,7 @@ async function main(): Promise<void> {
     live,
     skills,
     streamTokenSecret: resolveStreamTokenSecret(config),
-    logger: process.env.SKILLFLOW_LOG_REQUESTS === '1',
+    logger: config.logRequests,
   });
   app.addHook('onClose', async () => {
     await live.close();

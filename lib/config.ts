@@ -53,6 +53,7 @@ export interface Config {
   /** The local live socket's path; unset: `live.sock` in the data dir (or a short path in the temp dir). */
   liveSocketPath?: string;
   workerLogLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  logRequests: boolean;
 }
 
 export interface ApiKey {
@@ -161,6 +162,7 @@ export function loadConfig(env: Env = process.env): Config {
     streamTokenSecret: optional('SKILLFLOW_STREAM_TOKEN_SECRET'),
     redisUrl: redisUrl(optional('SKILLFLOW_REDIS_URL'), problems),
     liveSocketPath: optional('SKILLFLOW_LIVE_SOCKET'),
+    logRequests: oneOf('SKILLFLOW_LOG_REQUESTS', ['0', '1'] as const, '0') === '1',
     workerLogLevel: oneOf('SKILLFLOW_WORKER_LOG_LEVEL', ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const, 'WARN'),
   };
   if (config.thinkingBudgetTokens > 0 && (config.thinkingBudgetTokens < 1024 || config.thinkingBudgetTokens >= config.modelMaxTokens)) {
