@@ -1,0 +1,134 @@
+/**
+ * `npm run bench`: turn throughput and latency of the whole stack, measured against a baseline in the same run.
+ *
+ * Starts its own in-memory Temporal dev server (the CLI from lib/temporal-cli.ts, cached under .cache/), runs the
+ * worker and the real API in this process (the API over real HTTP on 127.0.0.1), and answers model calls with the
+ * scripted fake Anthropic server streaming with a pause between SSE events. A client in this process sends messages,
+ * follows each turn's SSE stream to its terminal event and answers checkpoints through the API's checkpoint route.
+ *
+ * Scenarios, in one run: plain turns (one model call) one at a time, then BENCH_CONCURRENCY of them at once; exam
+ * turns (exam-mode-tuner's plan: seven model calls, checkpoints exam_params and post_exam_routing answered through
+ * the API) one at a time, then BENCH_CONCURRENCY at once. docs/benchmarks.md says what each column means.
+ *
+ * Environment: BENCH_CHUNK_DELAY_MS (20), BENCH_CONCURRENCY (50), BENCH_BASELINE_TURNS (10), BENCH_EXAM_BASELINE_TURNS
+ * (5), BENCH_TIMEOUT_MS (300000: abort, clean up and exit 1), BENCH_WRITE=0 to skip appending to docs/benchmarks.md.
+ * Exits 0 when every turn completed with the expected number of model calls, 1 otherwise.
+ */
+import { sessionWorkflowId } from '../core/turn';
+import { BenchClient } from './client';
+import { describeHistory, summarizeHistory } from './history';
+import { allTables, appendToDocs, describeMachine, markdownSection } from './report';
+import { runScenario, type ScenarioResult, type ScenarioSpec } from './scenario';
+import { startStack, type Stack } from './stack';
+import { runTurn } from './turn';
+
+function setting(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name}=${raw} must be a whole number`);
+  return value;
+}
+
+const log = (line: string) => console.log(`[bench] ${line}`);
+
+async function measure(stack: Stack, client: BenchClient, scenarios: ScenarioSpec[], signal: AbortSignal): Promise<ScenarioResult[]> {
+  log('warm-up: one plain turn and one exam turn (not measured)');
+  for (const kind of ['plain', 'exam'] as const) {
+    signal.throwIfAborted();
+    const warm = await runTurn(client, await client.createSession(), kind, 0);
+    if (!warm.ok) throw new Error(`warm-up ${kind} turn failed: ${warm.error}`);
+  }
+  const results: ScenarioResult[] = [];
+  for (const spec of scenarios) {
+    signal.throwIfAborted();
+    log(`${spec.name}: ${spec.turns} ${spec.kind} turns, ${spec.concurrency} at a time...`);
+    const result = await runScenario(spec, stack, client);
+    signal.throwIfAborted();
+    log(`  ${result.turnsPerSec.toFixed(2)} turns/s, p50 ${Math.round(result.latency.p50)} ms, ${result.errors} errors`);
+    results.push(result);
+  }
+  return results;
+}
+
+async function main(): Promise<number> {
+  const chunkDelayMs = setting('BENCH_CHUNK_DELAY_MS', 20);
+  const concurrency = setting('BENCH_CONCURRENCY', 50);
+  const baselineTurns = setting('BENCH_BASELINE_TURNS', 10);
+  const examBaselineTurns = setting('BENCH_EXAM_BASELINE_TURNS', 5);
+  const timeoutMs = setting('BENCH_TIMEOUT_MS', 300_000);
+  const machine = describeMachine();
+  const abort = new AbortController();
+  let timedOut = false;
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    abort.abort(new Error(`the benchmark took longer than ${timeoutMs} ms`));
+  }, timeoutMs);
+  process.once('SIGINT', () => abort.abort(new Error('interrupted')));
+  // Whatever goes wrong, the dev server and the worker must still be stopped: turn it into an abort, not a crash.
+  const unexpected = (err: unknown) => {
+    log(`unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    abort.abort(err);
+  };
+  process.on('unhandledRejection', unexpected);
+  process.on('uncaughtException', unexpected);
+
+  let stack: Stack | undefined;
+  let starting: Promise<Stack> | undefined;
+  try {
+    const aborted = new Promise<never>((_, reject) => abort.signal.addEventListener('abort', () => reject(abort.signal.reason)));
+    aborted.catch(() => undefined);
+    starting = startStack(chunkDelayMs, log);
+    stack = await Promise.race([starting, aborted]);
+    const workerStopped = stack.workerRunning.then(() => Promise.reject(new Error('the worker stopped during the run')));
+    workerStopped.catch(() => undefined);
+    const client = new BenchClient(stack.apiUrl, stack.apiKey, abort.signal);
+    const scenarios: ScenarioSpec[] = [
+      { name: 'baseline: plain, one at a time', kind: 'plain', turns: baselineTurns, concurrency: 1 },
+      { name: `plain, ${concurrency} concurrent`, kind: 'plain', turns: concurrency, concurrency },
+      { name: 'baseline: exam, one at a time', kind: 'exam', turns: examBaselineTurns, concurrency: 1 },
+      { name: `exam, ${concurrency} concurrent`, kind: 'exam', turns: concurrency, concurrency },
+    ];
+    const measuring = measure(stack, client, scenarios, abort.signal);
+    measuring.catch(() => undefined);
+    const results = await Promise.race([measuring, aborted, workerStopped]);
+
+    console.log(`\n${allTables(results)}\n`);
+    const histories: string[] = [];
+    for (const { name, sample } of results) {
+      if (!sample) continue;
+      const turn = describeHistory(await summarizeHistory(stack.probeClient, sample.turnId));
+      const session = describeHistory(await summarizeHistory(stack.probeClient, sessionWorkflowId(sample.sessionId)));
+      histories.push(`${name}: the turn ${turn}; its session ${session}`);
+    }
+    for (const line of histories) log(line);
+    const rateLimited = client.statuses.get(429) ?? 0;
+    if (rateLimited > 0) log(`the API answered 429 (rate limited) ${rateLimited} times with its default limits`);
+    if (process.env.BENCH_WRITE !== '0') log(`appended to ${appendToDocs(markdownSection(machine, { chunkDelayMs, baselineTurns, examBaselineTurns, concurrency }, results, client.statuses, histories))}`);
+    const failed = results.filter((r) => r.errors > 0 || r.modelCalls !== r.expectedModelCalls);
+    for (const r of failed) log(`FAILED ${r.name}: ${r.errors} errors, ${r.modelCalls}/${r.expectedModelCalls} model calls; ${r.errorSamples.join(' | ')}`);
+    return failed.length === 0 ? 0 : 1;
+  } catch (err) {
+    log(`${timedOut ? 'aborted' : 'failed'}: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  } finally {
+    clearTimeout(deadline);
+    if (!abort.signal.aborted) abort.abort(new Error('done'));
+    // Cleanup is bounded too: a stuck shutdown must not keep the process alive.
+    const hardStop = setTimeout(() => {
+      log('cleanup took longer than 30 s; exiting');
+      process.exit(1);
+    }, 30_000);
+    hardStop.unref();
+    log('stopping the API, the worker, the fake model and the dev server...');
+    stack ??= await starting?.catch(() => undefined);
+    await stack?.stop();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionOptions } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../api/app';
+import { loadConfig } from '../lib/config';
+import { freePort, startDevServer, type DevServer } from '../lib/dev-server';
+import { InProcessChannel } from '../lib/live';
+import { obtainTemporalCli } from '../lib/temporal-cli';
+import { startFakeAnthropic, type FakeAnthropic } from '../test/support/fake-anthropic';
+import { createWorker, workflowsPath } from '../worker/create-worker';
+import { livePublisher } from '../worker/model-deps';
+import { benchModel } from './model-script';
+
+/** Everything a benchmark run needs, started here and stopped by `stop()`: nothing is installed or left behind. */
+export interface Stack {
+  apiUrl: string;
+  apiKey: string;
+  fake: FakeAnthropic;
+  devServer: DevServer;
+  /** A Temporal client of the benchmark's own, on a connection of its own (not counted in apiRpcs). */
+  probeClient: Client;
+  /** gRPC calls the API made to Temporal, by method name. */
+  apiRpcs: Map<string, number>;
+  /** The worker's Prometheus metrics. */
+  metricsUrl: string;
+  /** Rejects if the worker stops on its own. */
+  workerRunning: Promise<void>;
+  stop(): Promise<void>;
+}
+
+const repoRoot = path.resolve(__dirname, '..');
+export const benchApiKey = 'bench-key-0123456789abcdef';
+type Interceptor = NonNullable<ConnectionOptions['interceptors']>[number];
+
+function countingInterceptor(counts: Map<string, number>): Interceptor {
+  return (options, nextCall) => {
+    const method = options.method_definition.path.split('/').pop() ?? '?';
+    counts.set(method, (counts.get(method) ?? 0) + 1);
+    // grpc-js uses what an interceptor returns only through the call interface, so the next call can go back as it is.
+    return nextCall(options) as unknown as ReturnType<Interceptor>;
+  };
+}
+
+const quietLogger = { log() {}, info() {}, warn() {}, debug() {}, trace() {}, error: console.error };
+
+export async function startStack(chunkDelayMs: number, log: (line: string) => void): Promise<Stack> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-bench-'));
+  const stops: Array<() => Promise<unknown>> = [async () => fs.rmSync(dir, { recursive: true, force: true })];
+  const stop = async () => {
+    for (const step of stops.splice(0).reverse()) await step().catch((err: unknown) => log(`cleanup: ${String(err)}`));
+  };
+  try {
+    const cli = await obtainTemporalCli(path.join(repoRoot, '.cache'), log);
+    const address = `127.0.0.1:${await freePort()}`;
+    log(`Temporal CLI ${cli.path} (${cli.source}); dev server on ${address}; bundling the workflows...`);
+    const [devServer, bundle] = await Promise.all([
+      startDevServer({ cli: cli.path, address, namespace: 'default', logFile: path.join(dir, 'temporal.log') }),
+      bundleWorkflowCode({ workflowsPath, logger: quietLogger }),
+    ]);
+    // Should this process exit before stop() has run, the dev server must not outlive it.
+    const killDevServer = () => devServer.process.kill('SIGKILL');
+    process.once('exit', killDevServer);
+    stops.push(async () => process.off('exit', killDevServer));
+    stops.push(() => devServer.stop());
+
+    const fake = await startFakeAnthropic();
+    fake.respond(benchModel(chunkDelayMs));
+    stops.push(() => fake.close());
+
+    const metricsAddress = `127.0.0.1:${await freePort()}`;
+    Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress } } } });
+    const taskQueue = `bench-${randomUUID()}`;
+    const live = new InProcessChannel();
+    const nativeConnection = await NativeConnection.connect({ address });
+    stops.push(() => nativeConnection.close());
+    const worker: Worker = await createWorker({
+      connection: nativeConnection,
+      namespace: 'default',
+      taskQueue,
+      deps: {
+        model: { apiKey: 'bench-model-key', baseURL: fake.url, model: 'claude-bench', maxTokens: 1024, timeoutMs: 60_000, publishDelta: livePublisher(live) },
+        skills: { skillsDir: path.join(repoRoot, 'skills'), dataDir: path.join(dir, 'data') },
+      },
+      workflowBundle: { code: bundle.code },
+      overrides: { shutdownGraceTime: '2s' },
+    });
+    const workerRunning = worker.run();
+    stops.push(async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await workerRunning.catch(() => undefined);
+    });
+
+    const apiRpcs = new Map<string, number>();
+    const connection = await Connection.connect({ address, interceptors: [countingInterceptor(apiRpcs), makeGrpcRetryInterceptor(defaultGrpcRetryOptions())] });
+    stops.push(() => connection.close());
+    const probeConnection = await Connection.connect({ address });
+    stops.push(() => probeConnection.close());
+    // Only what the benchmark must set: every other setting, the rate limit included, keeps its default.
+    const config = loadConfig({ TEMPORAL_ADDRESS: address, SKILLFLOW_TASK_QUEUE: taskQueue, SKILLFLOW_API_KEYS: `${benchApiKey}=bench`, SKILLFLOW_DATA_DIR: dir });
+    const app: FastifyInstance = await buildApp({ client: new Client({ connection }), config, apiKeys: config.apiKeys, live });
+    stops.push(() => app.close());
+    const apiUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+    log(`API ${apiUrl}, worker on task queue ${taskQueue}, fake model ${fake.url} (${chunkDelayMs} ms between stream events)`);
+    return { apiUrl, apiKey: benchApiKey, fake, devServer, probeClient: new Client({ connection: probeConnection }), apiRpcs, metricsUrl: `http://${metricsAddress}/metrics`, workerRunning, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
