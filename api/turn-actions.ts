@@ -1,12 +1,11 @@
 import { WorkflowUpdateFailedError, isGrpcServiceError, ServiceError, type Client } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { CheckpointErrorType } from '../core/checkpoints';
-import { terminalStatuses } from '../core/turn';
 import { answerCheckpointUpdate } from '../workflows/definitions';
 import type { Caller } from './auth';
 import { HttpError } from './errors';
 import type { CheckpointAccepted, CheckpointAnswer } from './schemas';
-import { readTurn } from './turn-view';
+import { describeVisibleTurn } from './turn-view';
 
 /**
  * What a client may do to a turn, shared by the HTTP routes and the WebSocket protocol so both answer with the same
@@ -20,9 +19,9 @@ export async function answerCheckpoint(
   checkpointId: string,
   answer: CheckpointAnswer,
 ): Promise<CheckpointAccepted> {
-  const turn = await readTurn(client, caller, turnId);
-  if (terminalStatuses.has(turn.status)) {
-    throw new HttpError(409, 'checkpoint_not_pending', `Turn ${turnId} has ended (${turn.status}); its checkpoints can no longer be answered.`);
+  const description = await describeVisibleTurn(client, caller, turnId);
+  if (description.status.name !== 'RUNNING') {
+    throw new HttpError(409, 'checkpoint_not_pending', `Turn ${turnId} has ended; its checkpoints can no longer be answered.`);
   }
   try {
     const accepted = await client.workflow
@@ -35,8 +34,8 @@ export async function answerCheckpoint(
 }
 
 export async function cancelTurn(client: Client, caller: Caller, turnId: string): Promise<void> {
-  const turn = await readTurn(client, caller, turnId);
-  if (terminalStatuses.has(turn.status)) throw turnEnded(turnId, turn.status);
+  const description = await describeVisibleTurn(client, caller, turnId);
+  if (description.status.name !== 'RUNNING') throw turnEnded(turnId);
   try {
     await client.workflow.getHandle(turnId).cancel();
   } catch (err) {
@@ -45,8 +44,7 @@ export async function cancelTurn(client: Client, caller: Caller, turnId: string)
   }
 }
 
-const turnEnded = (turnId: string, status?: string) =>
-  new HttpError(409, 'turn_ended', `Turn ${turnId} has already ended${status ? ` (${status})` : ''}.`);
+const turnEnded = (turnId: string) => new HttpError(409, 'turn_ended', `Turn ${turnId} has already ended.`);
 
 function isAlreadyClosed(err: unknown): boolean {
   const grpc = err instanceof ServiceError ? err.cause : err;
