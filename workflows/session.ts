@@ -9,6 +9,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
+  log,
   setHandler,
   startChild,
   workflowInfo,
@@ -18,6 +19,8 @@ import { closeSessionUpdate, sessionStateQuery, startTurnUpdate, turnEndedSignal
 import { searchAttributes } from './search-attributes';
 import { SessionErrorType, type SessionInput, type SessionState, type TurnRecord } from './session-types';
 import { turnWorkflow } from './turn';
+
+const activeTurnGraceMs = 2_000;
 
 /**
  * A session lives as long as its user keeps it: it hands out turn numbers, runs one turn at a time, and keeps the
@@ -45,14 +48,36 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
   const cancelActiveTurn = async () => {
     const active = state.activeTurnId;
     if (!active) return;
-    await getExternalWorkflowHandle(active).cancel();
+    try {
+      await getExternalWorkflowHandle(active).cancel();
+    } catch (err) {
+      // The turn closed before the cancel reached it; its ending is on its way to this session.
+      log.info('The turn to cancel had already closed', { turnId: active, error: err instanceof Error ? err.message : String(err) });
+    }
     await condition(() => state.activeTurnId !== active);
+  };
+
+  /**
+   * A turn tells the session it ended before a client can see it end, but that signal and the client's next message
+   * may reach the session in one activation: give a finishing turn a moment before refusing.
+   */
+  const waitForActiveTurnToEnd = async () => {
+    if (await condition(() => !state.activeTurnId, activeTurnGraceMs)) return;
+    throw ApplicationFailure.nonRetryable(
+      `Turn ${state.activeTurnId} is still running or waiting. Wait for it, cancel it, or send {"supersede": true}.`,
+      SessionErrorType.turnInProgress,
+      { turnId: state.activeTurnId },
+    );
   };
 
   setHandler(
     startTurnUpdate,
     async (request) => {
-      if (request.supersede) await cancelActiveTurn();
+      // Checked again after every wait, with nothing awaited between the check and the reservation below.
+      while (state.activeTurnId) {
+        if (request.supersede) await cancelActiveTurn();
+        else await waitForActiveTurnToEnd();
+      }
       const number = state.turns.length + 1;
       const turnId = turnWorkflowId(state.sessionId, number);
       const createdAt = new Date().toISOString();
@@ -92,13 +117,6 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
         if (state.closed) throw ApplicationFailure.nonRetryable('The session is closed.', SessionErrorType.sessionClosed);
         if (typeof request?.message !== 'string' || request.message.trim() === '') {
           throw ApplicationFailure.nonRetryable('message must be a non-empty string.', 'InvalidRequest');
-        }
-        if (state.activeTurnId && !request.supersede) {
-          throw ApplicationFailure.nonRetryable(
-            `Turn ${state.activeTurnId} is still running or waiting. Wait for it, cancel it, or send {"supersede": true}.`,
-            SessionErrorType.turnInProgress,
-            { turnId: state.activeTurnId },
-          );
         }
       },
     },
