@@ -17,6 +17,8 @@ export interface DevServerOptions {
   /** Absent runs headless. */
   uiPort?: number;
   logFile: string;
+  /** `--dynamic-config-value` settings, e.g. a small continue-as-new suggestion for tests. */
+  dynamicConfig?: Record<string, string | number>;
 }
 
 export interface DevServer {
@@ -66,6 +68,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   if (options.uiPort === undefined) args.push('--headless');
   else args.push('--ui-ip', host, '--ui-port', String(options.uiPort));
   for (const name of searchAttributeNames) args.push('--search-attribute', `${name}=Keyword`);
+  for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) args.push('--dynamic-config-value', `${key}=${value}`);
 
   fs.mkdirSync(path.dirname(options.logFile), { recursive: true });
   const log = fs.openSync(options.logFile, 'a');

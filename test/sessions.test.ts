@@ -95,3 +95,33 @@ describe('sessions across turns', () => {
     expect(await result(turn.turnId)).toMatchObject({ status: 'completed', output: 'Thanks.' });
   });
 });
+
+describe('long sessions', () => {
+  const harness = useWorkerHarness('long-sessions');
+
+  it('continue-as-new keeps every turn, the history window and one turn at a time', async () => {
+    const { env, fake, taskQueue } = harness;
+    const sessionId = `long${Date.now().toString(36)}`;
+    const session = await env.client.workflow.start<typeof sessionWorkflow>('sessionWorkflow', {
+      workflowId: `session-${sessionId}`,
+      taskQueue,
+      args: [{ sessionId, userId: 'tester', createdAt: new Date().toISOString(), settings: { ...defaultTurnSettings, historyWindow: 2 } }],
+    });
+    const firstRun = (await session.describe()).runId;
+    for (let n = 1; n <= 12; n++) {
+      fake.enqueue({ content: [text(`answer ${n}`)] });
+      const { turnId, number } = await session.executeUpdate(startTurnUpdate, { args: [{ message: `message ${n}` }] });
+      expect(number).toBe(n);
+      await env.client.workflow.getHandle(turnId).result();
+    }
+    const state = await session.query(sessionStateQuery);
+    expect(state.turns.map((turn) => turn.output)).toEqual(Array.from({ length: 12 }, (_, i) => `answer ${i + 1}`));
+    expect((await session.describe()).runId).not.toBe(firstRun);
+    expect((fake.requests.at(-1)!.body.messages as unknown[]).slice(0, 4)).toEqual([
+      { role: 'user', content: 'message 10' },
+      { role: 'assistant', content: 'answer 10' },
+      { role: 'user', content: 'message 11' },
+      { role: 'assistant', content: 'answer 11' },
+    ]);
+  }, 120_000);
+});

@@ -6,6 +6,9 @@ import { freePort, startDevServer, type DevServer } from '../../lib/dev-server';
 import { obtainTemporalCli } from '../../lib/temporal-cli';
 import { workflowsPath } from '../../worker/create-worker';
 
+/** History length at which the test server suggests continue-as-new. */
+export const sessionContinueAsNewEvents = 60;
+
 declare global {
   var skillflowDevServer: DevServer | undefined;
   var skillflowTestDir: string | undefined;
@@ -24,6 +27,8 @@ export default async function globalSetup(): Promise<void> {
     address,
     namespace: 'default',
     logFile: path.join(dir, 'temporal.log'),
+    // Sessions continue-as-new when Temporal suggests it: make that happen within a few turns, so tests exercise it.
+    dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': sessionContinueAsNewEvents },
   });
   const bundle = await bundleWorkflowCode({ workflowsPath, logger: { log() {}, info() {}, warn() {}, error: console.error, debug() {}, trace() {} } });
   const bundlePath = path.join(dir, 'workflow-bundle.js');
