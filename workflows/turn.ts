@@ -52,7 +52,8 @@ async function runTurn(run: TurnRun): Promise<TurnResult> {
     if (isCancellation(err)) {
       return await CancellationScope.nonCancellable(async () => withPlan(run.finish({ status: 'cancelled', reason: 'cancelled' })));
     }
-    return withPlan(run.finish({ status: 'failed', reason: 'model_error', error: describeFailure(err) }));
+    const reason = err instanceof ActivityFailure && err.activityType === 'callModel' ? 'model_error' : 'internal_error';
+    return withPlan(run.finish({ status: 'failed', reason, error: describeFailure(err) }));
   }
 }
 
