@@ -86,6 +86,7 @@ export async function startStack(chunkDelayMs: number, log: (line: string) => vo
         skills: { skillsDir: path.join(repoRoot, 'skills'), dataDir: path.join(dir, 'data') },
       },
       workflowBundle: { code: bundle.code },
+      publishLive: (turnId, event) => live.publish(turnId, event),
       overrides: { shutdownGraceTime: '2s' },
     });
     const workerRunning = worker.run();

@@ -15,6 +15,8 @@ import { eventually } from './support/api';
 import { redisUnavailableReason, startRedisServer, type RedisServer } from './support/redis-server';
 
 const delta = (text: string, attempt = 1): LiveEvent => ({ type: 'message.delta', text, call: '1', attempt });
+/** A delta's text, or `log@N` for a log hint. */
+const label = (event: LiveEvent): string => (event.type === 'log.appended' ? `log@${event.offset}` : event.text);
 
 /** The live channel on its own, without Temporal: fan-out, the local socket's robustness, and Redis. */
 describe('live channel', () => {
@@ -22,11 +24,11 @@ describe('live channel', () => {
     it('delivers to the turn\'s listeners only, until they unsubscribe; a throwing listener harms no one', () => {
       const channel = new InProcessChannel();
       const seen: string[] = [];
-      const off = channel.subscribe('turn-a', (event) => seen.push(`a:${event.text}`));
+      const off = channel.subscribe('turn-a', (event) => seen.push(`a:${label(event)}`));
       channel.subscribe('turn-a', () => {
         throw new Error('broken listener');
       });
-      channel.subscribe('turn-b', (event) => seen.push(`b:${event.text}`));
+      channel.subscribe('turn-b', (event) => seen.push(`b:${label(event)}`));
       channel.publish('turn-a', delta('1'));
       channel.publish('turn-c', delta('nobody'));
       off();
@@ -68,13 +70,14 @@ describe('live channel', () => {
 
       const broker = track(await SocketBroker.listen(socketPath));
       const seen: string[] = [];
-      broker.subscribe('turn-x', (event) => seen.push(event.text));
+      broker.subscribe('turn-x', (event) => seen.push(label(event)));
       await eventually(async () => publisher.isConnected, (connected) => connected);
       publisher.publish('turn-x', delta('hello'));
       publisher.publish('turn-y', delta('not subscribed'));
+      publisher.publish('turn-x', { type: 'log.appended', offset: 7 });
       publisher.publish('turn-x', delta('world'));
-      await eventually(async () => seen.length, (count) => count === 2);
-      expect(seen).toEqual(['hello', 'world']);
+      await eventually(async () => seen.length, (count) => count === 3);
+      expect(seen).toEqual(['hello', 'log@7', 'world']);
     });
 
     it('the publisher reconnects after the broker goes away and comes back', async () => {
@@ -88,7 +91,7 @@ describe('live channel', () => {
 
       broker = track(await SocketBroker.listen(socketPath));
       const seen: string[] = [];
-      broker.subscribe('turn-x', (event) => seen.push(event.text));
+      broker.subscribe('turn-x', (event) => seen.push(label(event)));
       await eventually(async () => broker.publishers, (count) => count === 1);
       publisher.publish('turn-x', delta('after'));
       await eventually(async () => seen, (texts) => texts.length === 1);
@@ -107,7 +110,7 @@ describe('live channel', () => {
       const socketPath = path.join(dir, 'live.sock');
       const broker = track(await SocketBroker.listen(socketPath));
       const seen: string[] = [];
-      broker.subscribe('turn-x', (event) => seen.push(event.text));
+      broker.subscribe('turn-x', (event) => seen.push(label(event)));
       const raw = net.connect(socketPath);
       await new Promise((resolve) => raw.once('connect', resolve));
       raw.write('not json\n{"turn":"turn-x","event":{"type":"message.delta","text":1}}\n');
@@ -154,7 +157,7 @@ describe('live channel', () => {
       const other = new RedisChannel(redis.url, { prefix: 'test:b:' });
       try {
         const seen: string[] = [];
-        const off = api.subscribe('turn-x', (event) => seen.push(event.text));
+        const off = api.subscribe('turn-x', (event) => seen.push(label(event)));
         await new Promise((resolve) => setTimeout(resolve, 200));
         worker.publish('turn-x', delta('one'));
         worker.publish('turn-y', delta('other turn'));

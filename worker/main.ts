@@ -19,6 +19,7 @@ async function main(): Promise<void> {
       namespace: config.temporalNamespace,
       taskQueue: config.taskQueue,
       deps: { model: modelDepsFrom(config, live), skills: { skillsDir: config.skillsDir, dataDir: config.dataDir } },
+      publishLive: (turnId, event) => live.publish(turnId, event),
     });
     const running = worker.run();
     console.log(`[worker] ${workerReadyMarker}: task queue "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.temporalNamespace})`);

@@ -6,6 +6,7 @@ import { addUsage, zeroUsage, type Usage } from '../core/model';
 import { terminalStatuses, type TurnInput, type TurnResult, type TurnState, type TurnStatus } from '../core/turn';
 import { turnEventsQuery, turnStateQuery } from './definitions';
 import { searchAttributes } from './search-attributes';
+import { liveSink } from './sinks';
 
 export type TurnEnding = Omit<TurnResult, 'turnId' | 'usage'>;
 
@@ -46,8 +47,9 @@ export class TurnRun {
   }
 
   emit(event: TurnEventBody): void {
-    this.log.append(event);
+    const { offset } = this.log.append(event);
     this.state.updatedAt = new Date().toISOString();
+    liveSink.logAppended(this.input.turnId, offset);
   }
 
   setStatus(status: TurnStatus, reason?: string): void {

@@ -1,13 +1,13 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { isTerminalEvent, type TurnEvent } from '../../core/events';
-import type { LiveChannel, LiveEvent } from '../../lib/live';
+import type { DeltaEvent, LiveChannel, LiveEvent } from '../../lib/live';
 import { turnEventsQuery } from '../../workflows/definitions';
 import { endingOfClosedWorkflow, terminalEventOf } from '../turn-closure';
 import { viewOf } from '../turn-view';
 
 /** A live event as streams carry it; `message.reset` says a retried model call starts its text again. */
-export type LiveItem = LiveEvent | { type: 'message.reset'; call: string; attempt: number };
+export type LiveItem = DeltaEvent | { type: 'message.reset'; call: string; attempt: number };
 /** A terminal event the API made up for a turn Temporal closed without one (terminated, timed out, deleted). */
 export type SynthesizedEvent = TurnEvent & { synthesized: true };
 export type StreamItem = TurnEvent | SynthesizedEvent | LiveItem;
@@ -41,14 +41,17 @@ export class TurnFollower {
   private readonly maxPollMs: number;
   private wake: { timer: NodeJS.Timeout; due: number; resolve: () => void } | undefined;
   private catchingUp = true;
+  /** The highest log offset a worker announced; a hint that lands while a query is in flight is not lost. */
+  private announced = 0;
   private ended = false;
-  private readonly buffered: LiveEvent[] = [];
+  private readonly buffered: DeltaEvent[] = [];
   private readonly attempts = new Map<string, number>();
 
   constructor(private readonly options: FollowTurnOptions) {
     this.after = options.after;
-    this.minPollMs = options.minPollMs ?? 250;
-    this.maxPollMs = options.maxPollMs ?? 1_000;
+    // Workers announce every new log entry on the live channel (`log.appended`), so polling is only the fallback.
+    this.minPollMs = options.minPollMs ?? 500;
+    this.maxPollMs = options.maxPollMs ?? 2_000;
     this.delay = this.minPollMs;
   }
 
@@ -71,7 +74,10 @@ export class TurnFollower {
         if (signal.aborted) break;
         if (events && this.deliver(events)) return 'ended';
         if (events && this.catchingUp) this.flushBuffered();
-        this.delay = events && events.length > 0 ? this.minPollMs : Math.min(this.delay * 1.5, this.maxPollMs);
+        const announcedMore = this.announced > this.after;
+        this.delay = (events && events.length > 0) || announcedMore ? this.minPollMs : Math.min(this.delay * 1.5, this.maxPollMs);
+        // Announced while that query was in flight: read again at once, as long as each read makes progress.
+        if (announcedMore && events && events.length > 0) continue;
         if (!events || (events.length === 0 && Date.now() - lastDescribe >= describeEveryMs)) {
           lastDescribe = Date.now();
           if (await this.endIfClosed(events === null)) return 'ended';
@@ -103,6 +109,11 @@ export class TurnFollower {
 
   private onLive(event: LiveEvent): void {
     if (this.ended) return;
+    if (event.type === 'log.appended') {
+      this.announced = Math.max(this.announced, event.offset);
+      if (event.offset > this.after) this.reschedule(0);
+      return;
+    }
     if (this.catchingUp) {
       if (this.buffered.length < maxBufferedLive) this.buffered.push(event);
       return;
@@ -118,7 +129,7 @@ export class TurnFollower {
     for (const event of this.buffered.splice(0)) this.sendLive(event);
   }
 
-  private sendLive(event: LiveEvent): void {
+  private sendLive(event: DeltaEvent): void {
     if (event.call !== undefined && event.attempt !== undefined) {
       const seen = this.attempts.get(event.call);
       if (seen !== undefined && event.attempt > seen) this.options.send({ type: 'message.reset', call: event.call, attempt: event.attempt });

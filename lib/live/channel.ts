@@ -1,8 +1,16 @@
 /**
- * Live events: what a turn shows while the model generates (`message.delta`, `thinking.delta`). They are never in the
- * turn's durable log; a listener that is not connected when one is published never sees it.
+ * Live events: what a turn shows while the model generates (`message.delta`, `thinking.delta`), and the hint that its
+ * durable log grew (`log.appended`, so streams read it at once instead of waiting for their next poll). They are never
+ * in the turn's durable log; a listener that is not connected when one is published never sees it.
  */
-export interface LiveEvent {
+export type LiveEvent = DeltaEvent | LogAppendedEvent;
+
+export interface LogAppendedEvent {
+  type: 'log.appended';
+  offset: number;
+}
+
+export interface DeltaEvent {
   type: 'message.delta' | 'thinking.delta';
   text: string;
   /** The model call that produced it (its activity id within the turn) and that call's attempt: a retried call
@@ -24,6 +32,7 @@ export interface LiveChannel {
 export function isLiveEvent(value: unknown): value is LiveEvent {
   if (!value || typeof value !== 'object') return false;
   const event = value as Record<string, unknown>;
+  if (event.type === 'log.appended') return typeof event.offset === 'number' && Number.isInteger(event.offset);
   return (
     (event.type === 'message.delta' || event.type === 'thinking.delta') &&
     typeof event.text === 'string' &&

@@ -21,6 +21,7 @@ async function main(): Promise<void> {
     taskQueue: config.taskQueue,
     deps: { model: modelDepsFrom(config, live), skills: { skillsDir: config.skillsDir, dataDir: path.join(config.dataDir, 'worker') } },
     workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! },
+    publishLive: (turnId, event) => live.publish(turnId, event),
     overrides: { shutdownGraceTime: '1s' },
   });
   process.on('SIGTERM', () => worker.shutdown());

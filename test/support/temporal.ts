@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
 import type { ActivityDeps } from '../../activities';
-import { createWorker } from '../../worker/create-worker';
+import { createWorker, type CreateWorkerOptions } from '../../worker/create-worker';
 
 let runtimeInstalled = false;
 
@@ -33,12 +33,13 @@ export class TemporalTestEnv {
     return `${prefix}-${randomUUID()}`;
   }
 
-  async startWorker(taskQueue: string, deps: ActivityDeps): Promise<Worker> {
+  async startWorker(taskQueue: string, deps: ActivityDeps, publishLive?: CreateWorkerOptions['publishLive']): Promise<Worker> {
     const worker = await createWorker({
       connection: this.nativeConnection,
       namespace: 'default',
       taskQueue,
       deps,
+      publishLive,
       workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! },
       overrides: { shutdownGraceTime: '2s' },
     });
