@@ -1,4 +1,4 @@
-import type { TurnError, TurnStatus } from './turn';
+import type { TurnStatus } from './turn';
 
 /**
  * The turn's event catalogue (docs/events.md). Every event gets an offset in the turn's log; `message.delta` and
@@ -30,6 +30,3 @@ export function isTerminalEvent(event: { type: string }): boolean {
   return event.type === 'done' || event.type === 'error' || event.type === 'cancelled';
 }
 
-export function errorEvent(error: TurnError): TerminalEvent {
-  return { type: 'error', code: error.code, message: error.message };
-}

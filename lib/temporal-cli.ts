@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -119,7 +119,3 @@ export async function obtainTemporalCli(cacheDir: string, progress: Progress): P
   return findTemporalCli(cacheDir) ?? (await buildTemporalCli(cacheDir, progress));
 }
 
-export function cliVersion(cli: string): string {
-  const result = spawnSync(cli, ['--version'], { encoding: 'utf8' });
-  return (result.stdout || result.stderr || '').trim();
-}
