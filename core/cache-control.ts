@@ -5,8 +5,11 @@ import type { ChatMessage, ContentBlock, TextBlock, ToolDefinition } from './mes
  * that moves with the conversation's last block. Returns copies; the turn's own messages stay unmarked.
  */
 export function withCacheBreakpoints(system: TextBlock[], tools: ToolDefinition[], messages: ChatMessage[]) {
-  const markedSystem = system.map((block, index) => (index === system.length - 1 ? { ...block, cache_control: { type: 'ephemeral' as const } } : block));
-  const markedTools = tools.length === 0 || system.length > 0 ? tools : tools.map((tool, index) => (index === tools.length - 1 ? { ...tool, cache_control: { type: 'ephemeral' as const } } : tool));
+  const ephemeral = { type: 'ephemeral' as const };
+  const markedSystem = system.map((block, index) => (index === system.length - 1 ? { ...block, cache_control: ephemeral } : block));
+  // Tools come before the system prompt in the cached prefix: a system breakpoint covers them; without one, mark the tools.
+  const markTools = system.length === 0 && tools.length > 0;
+  const markedTools = markTools ? tools.map((tool, index) => (index === tools.length - 1 ? { ...tool, cache_control: ephemeral } : tool)) : tools;
   const last = messages.length - 1;
   const markedMessages = messages.map((message, index) => (index === last ? markLastBlock(message) : message));
   return { system: markedSystem, tools: markedTools, messages: markedMessages };

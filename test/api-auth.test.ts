@@ -7,16 +7,17 @@ import { resolveApiKeys } from '../api/auth';
 import { loadConfig } from '../lib/config';
 import { turnEventsQuery } from '../workflows/definitions';
 import { aliceKey, authHeaders, bobKey, buildTestApp, eventually, operatorKey } from './support/api';
-import { testDeps } from './support/deps';
-import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
+import { text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
 import { ApiDriver } from './support/scenario';
 import { SseClient, WsClient } from './support/stream-clients';
-import { TemporalTestEnv } from './support/temporal';
+import { useWorkerHarness } from './support/harness';
+import type { TemporalTestEnv } from './support/temporal';
 
 const ask = (checkpoint: string) => toolUse('request_human_approval', { checkpoint, summary: `Decide ${checkpoint}`, kind: 'approval' });
 
 /** Who may do what: keys, users, the operator role, and stream tokens for browsers. */
 describe('API auth', () => {
+  const harness = useWorkerHarness('auth');
   let env: TemporalTestEnv;
   let fake: FakeAnthropic;
   let app: FastifyInstance;
@@ -26,10 +27,7 @@ describe('API auth', () => {
   const others: FastifyInstance[] = [];
 
   beforeAll(async () => {
-    env = await TemporalTestEnv.connect();
-    fake = await startFakeAnthropic();
-    taskQueue = env.newTaskQueue('auth');
-    await env.startWorker(taskQueue, testDeps(fake.url));
+    ({ env, fake, taskQueue } = harness);
     ({ app } = await buildTestApp(env.client, taskQueue, { SKILLFLOW_STREAM_TOKEN_TTL_MS: '1500' }));
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -38,10 +36,7 @@ describe('API auth', () => {
   afterAll(async () => {
     for (const other of others) await other.close();
     await app?.close();
-    await env?.close();
-    await fake?.close();
   });
-  afterEach(() => expect(fake.pending).toBe(0));
 
   const as = (key: string | null, method: 'GET' | 'POST' | 'DELETE', url: string, payload?: Record<string, unknown>) =>
     app.inject({ method, url, headers: key ? authHeaders(key) : {}, ...(payload ? { payload } : {}) });

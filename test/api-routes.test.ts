@@ -6,10 +6,11 @@ import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { SkillRegistry } from '../lib/skills';
 import { authHeaders, buildTestApp, eventually } from './support/api';
-import { bundledSkillsDir, testDeps } from './support/deps';
-import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
+import { bundledSkillsDir } from './support/deps';
+import { text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
 import { ApiDriver } from './support/scenario';
-import { TemporalTestEnv } from './support/temporal';
+import { useWorkerHarness } from './support/harness';
+import type { TemporalTestEnv } from './support/temporal';
 
 const exam = 'exam-mode-tuner';
 const ask = (checkpoint: string, extra: Record<string, unknown> = {}) =>
@@ -19,6 +20,7 @@ const skillCatalog = () => new SkillRegistry({ skillsDir: bundledSkillsDir, stor
 
 /** Every route through `app.inject`, with its success and error codes, in the one error shape. */
 describe('API routes', () => {
+  const harness = useWorkerHarness('routes');
   let env: TemporalTestEnv;
   let fake: FakeAnthropic;
   let app: FastifyInstance;
@@ -43,21 +45,14 @@ describe('API routes', () => {
   };
 
   beforeAll(async () => {
-    env = await TemporalTestEnv.connect();
-    fake = await startFakeAnthropic();
-    taskQueue = env.newTaskQueue('routes');
-    await env.startWorker(taskQueue, testDeps(fake.url));
+    ({ env, fake, taskQueue } = harness);
     ({ app } = await buildTestApp(env.client, taskQueue, {}, { skills: skillCatalog() }));
     api = new ApiDriver(app);
   });
   afterAll(async () => {
     for (const other of others) await other.close();
     await app?.close();
-    await env?.close();
-    await fake?.close();
   });
-  beforeEach(() => fake.respond(undefined));
-  afterEach(() => expect(fake.pending).toBe(0));
 
   describe('sessions', () => {
     it('POST 201, GET one with its turns (status, message, output), GET the list (paginated)', async () => {

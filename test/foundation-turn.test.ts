@@ -1,27 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import { buildTestApp, authHeaders, bobKey, eventually } from './support/api';
-import { startFakeAnthropic, text, type FakeAnthropic } from './support/fake-anthropic';
-import { testDeps } from './support/deps';
-import { TemporalTestEnv } from './support/temporal';
+import { text, type FakeAnthropic } from './support/fake-anthropic';
+import { useWorkerHarness } from './support/harness';
 
 describe('a chat turn end to end: API, real Temporal, real SDK over HTTP to the fake model', () => {
-  let env: TemporalTestEnv;
+  const harness = useWorkerHarness('foundation');
   let fake: FakeAnthropic;
   let app: FastifyInstance;
 
   beforeAll(async () => {
-    env = await TemporalTestEnv.connect();
-    fake = await startFakeAnthropic();
-    const taskQueue = env.newTaskQueue('foundation');
-    await env.startWorker(taskQueue, testDeps(fake.url));
-    ({ app } = await buildTestApp(env.client, taskQueue));
+    fake = harness.fake;
+    ({ app } = await buildTestApp(harness.env.client, harness.taskQueue));
   });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.close();
-    await fake?.close();
-  });
+  afterAll(async () => app?.close());
 
   const readTurn = async (id: string, key?: string) => {
     const response = await app.inject({ method: 'GET', url: `/v1/turns/${id}`, headers: authHeaders(key) });

@@ -11,29 +11,22 @@ import {
   type DeadlineSource,
   type DeadlineSpec,
   type DeadlineUnit,
-  type FieldSpec,
   type FreeCheckpointPolicy,
   type OnTimeout,
   type RouteOption,
   type SkillLimits,
+  type SkillManifest,
   type StepLimit,
 } from './types';
 
 /** The engine data of `skillflow.yaml`, the strictly validated sidecar beside SKILL.md (docs/skills.md). */
 export const sidecarKeys = ['parameters', 'output', 'checkpoints', 'free-checkpoints', 'deadlines', 'steps', 'limits', 'children', 'tools'] as const;
 
-export interface SidecarSpec {
-  parameters: FieldSpec[];
-  output: FieldSpec[];
-  /** `inPlan` is filled in by the manifest, which knows the plan. */
-  checkpoints: CheckpointSpec[];
-  freeCheckpoints: FreeCheckpointPolicy;
-  deadlines: DeadlineSpec[];
-  stepLimits: StepLimit[];
-  limits: SkillLimits;
-  children: string[];
-  tools: string[] | null;
-}
+/** The engine data a sidecar declares: the manifest's fields of the same names (`inPlan` is filled in by the manifest). */
+export type SidecarSpec = Pick<
+  SkillManifest,
+  'parameters' | 'output' | 'checkpoints' | 'freeCheckpoints' | 'deadlines' | 'stepLimits' | 'limits' | 'children' | 'tools'
+>;
 
 export const emptySidecar = (): SidecarSpec => ({
   parameters: [],
