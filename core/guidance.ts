@@ -8,6 +8,8 @@ export const roundBudgetGuidance =
   'You have used all the steps this turn allows. Do not call tools. Give the user your best answer now from what you ' +
   'have, and say plainly what you could not finish.';
 
+export const cancelledGuidance = 'The user cancelled. Do not call tools. Briefly explain what was stopped and what was not done.';
+
 export const emptyRecoveryAnswer =
   'I could not produce an answer this time. Please try again, or rephrase your request.';
 

@@ -6,6 +6,7 @@ import {
   emptyResponseGuidance,
   refusalMessage,
   roundBudgetGuidance,
+  cancelledGuidance,
 } from '../core/guidance';
 import { textOf, toolUsesOf, type ChatMessage, type ContentBlock, type TextBlock, type ToolDefinition } from '../core/messages';
 import { completeBlocksOf, responseKind } from '../core/response-kind';
@@ -148,25 +149,9 @@ function compactIfNeeded(context: LoopContext, definitions: ToolDefinition[]): v
   run.messages = compacted.messages;
 }
 
-async function roundBudgetExhausted(context: LoopContext, definitions: LoopDefinitions): Promise<TurnResult> {
+async function roundBudgetExhausted(context: LoopContext, definitions: ToolDefinition[]): Promise<TurnResult> {
   const ending = context.guard.onRoundBudgetExhausted();
   if (ending) return context.run.finish(ending);
-  return await answerWithoutTools(context, definitions, roundBudgetGuidance, 'max_rounds');
-}
-
-async function explainCancellation(context: LoopContext, definitions: LoopDefinitions): Promise<TurnResult> {
-  const guidance = 'The user cancelled. Do not call tools. Briefly explain what was stopped and what was not done.';
-  const { run } = context;
-  appendUserText(run.messages, guidance);
-  const response = await callModel(run, { system: context.system, tools: definitions, toolChoice: 'none', purpose: 'explain the cancellation' });
-  const text = textOf(response.content);
-  if (text) run.emit({ type: 'message', text });
-  return run.finish({ status: 'cancelled', reason: 'cancelled_by_user', output: text || undefined });
-}
-
-type LoopDefinitions = ToolDefinition[];
-
-async function answerWithoutTools(context: LoopContext, definitions: LoopDefinitions, guidance: string, reason: string): Promise<TurnResult> {
   const { run } = context;
   run.messages = compactMessages(run.messages, {
     targetTokens: 0,
@@ -174,7 +159,19 @@ async function answerWithoutTools(context: LoopContext, definitions: LoopDefinit
     protectedToolUseIds: context.guard.protectedToolUseIds(),
     charsPerToken: run.charsPerToken,
   }).messages;
-  appendUserText(run.messages, guidance);
-  const response = await callModel(run, { system: context.system, tools: definitions, toolChoice: 'none', purpose: 'final answer without tools' });
-  return finishWithAnswer(context, textOf(response.content) || emptyRecoveryAnswer, reason);
+  const text = await lastWordWithoutTools(context, definitions, roundBudgetGuidance, 'final answer without tools');
+  return finishWithAnswer(context, text || emptyRecoveryAnswer, 'max_rounds');
+}
+
+async function explainCancellation(context: LoopContext, definitions: ToolDefinition[]): Promise<TurnResult> {
+  const text = await lastWordWithoutTools(context, definitions, cancelledGuidance, 'explain the cancellation');
+  if (text) context.run.emit({ type: 'message', text });
+  return context.run.finish({ status: 'cancelled', reason: 'cancelled_by_user', output: text || undefined });
+}
+
+/** One more model call that may see the tools (the history holds tool calls) but not use them. */
+async function lastWordWithoutTools(context: LoopContext, definitions: ToolDefinition[], guidance: string, purpose: string): Promise<string> {
+  appendUserText(context.run.messages, guidance);
+  const response = await callModel(context.run, { system: context.system, tools: definitions, toolChoice: 'none', purpose });
+  return textOf(response.content);
 }
