@@ -6,7 +6,8 @@ import { withCacheBreakpoints } from '../core/cache-control';
 import type { ChatMessage, ContentBlock } from '../core/messages';
 import { ModelErrorType, type ModelRequest, type ModelResponse } from '../core/model';
 import { classifyModelError, modelFailure } from './model-errors';
-import { TranscriptCache } from './transcript-cache';
+import type { SharedStore } from '../lib/store';
+import { TranscriptStore } from './transcript-store';
 
 export type ModelDeltaEvent = { type: 'message.delta' | 'thinking.delta'; text: string };
 
@@ -19,6 +20,9 @@ export interface ModelDeps {
   timeoutMs: number;
   /** Live preview only: what it returns is ignored, and a throw or a rejected promise is swallowed. */
   publishDelta?: (turnId: string, event: ModelDeltaEvent) => unknown;
+  /** Where workers share conversations, so any worker can run any call of a turn; absent: this worker's memory only. */
+  store?: SharedStore;
+  log?: (line: string) => void;
 }
 
 const heartbeatEveryMs = 500;
@@ -33,14 +37,15 @@ export function createModelActivities(deps: ModelDeps) {
     timeout: deps.timeoutMs,
   });
 
-  const transcripts = new TranscriptCache();
+  const transcripts = new TranscriptStore(deps.store, { log: deps.log });
 
   async function callModel(request: ModelRequest): Promise<ModelResponse> {
     if (!deps.apiKey && !deps.baseURL) {
       throw modelFailure(ModelErrorType.authentication, 'No Anthropic API key configured: set ANTHROPIC_API_KEY.');
     }
     const context = Context.current();
-    const messages = transcripts.resolve(request.turnId, request.messages, request.delta);
+    const messages = await transcripts.resolve(request.turnId, request.messages, request.delta);
+    const shared = transcripts.share(request, messages);
     const marked = withCacheBreakpoints(request.system, request.tools ?? [], messages);
     const params = toParams({ ...request, ...marked }, deps);
     const stream = client.messages.stream(params, { signal: context.cancellationSignal });
@@ -53,6 +58,8 @@ export function createModelActivities(deps: ModelDeps) {
         if (event.delta.type === 'thinking_delta') publish(request.turnId, { type: 'thinking.delta', text: event.delta.thinking });
       }
       const response = toModelResponse(await stream.finalMessage());
+      // The turn's next call may run on any worker: it must find this conversation in the store.
+      await shared;
       transcripts.remember(request.turnId, messages);
       return response;
     } catch (err) {

@@ -52,6 +52,12 @@ export interface Config {
   redisUrl?: string;
   /** The local live socket's path; unset: `live.sock` in the data dir (or a short path in the temp dir). */
   liveSocketPath?: string;
+  /** Where workers share turn transcripts (redis://, postgres://, file:///dir); unset: files under the data dir. */
+  storeUrl?: string;
+  /** A turn's entries in the shared store are removed this long after its last model call. */
+  storeRetentionHours: number;
+  /** On SIGTERM the worker stops polling and gives running activities this long before it cancels them. */
+  workerShutdownGraceMs: number;
   workerLogLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   logRequests: boolean;
 }
@@ -162,6 +168,9 @@ export function loadConfig(env: Env = process.env): Config {
     streamTokenSecret: optional('SKILLFLOW_STREAM_TOKEN_SECRET'),
     redisUrl: redisUrl(optional('SKILLFLOW_REDIS_URL'), problems),
     liveSocketPath: optional('SKILLFLOW_LIVE_SOCKET'),
+    storeUrl: storeUrl(optional('SKILLFLOW_STORE_URL'), problems),
+    storeRetentionHours: integer('SKILLFLOW_STORE_RETENTION_HOURS', 168, 1, 24 * 3650),
+    workerShutdownGraceMs: integer('SKILLFLOW_WORKER_SHUTDOWN_GRACE_MS', 50_000, 0, 3_600_000),
     logRequests: oneOf('SKILLFLOW_LOG_REQUESTS', ['0', '1'] as const, '0') === '1',
     workerLogLevel: oneOf('SKILLFLOW_WORKER_LOG_LEVEL', ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const, 'WARN'),
   };
@@ -197,6 +206,25 @@ function redisUrl(raw: string | undefined, problems: string[]): string | undefin
   if (raw === undefined) return undefined;
   if (!/^rediss?:\/\/\S+$/.test(raw)) {
     problems.push(`SKILLFLOW_REDIS_URL=${JSON.stringify(raw)} must be a redis:// or rediss:// URL, for example redis://localhost:6379.`);
+    return undefined;
+  }
+  return raw;
+}
+
+function storeUrl(raw: string | undefined, problems: string[]): string | undefined {
+  if (raw === undefined) return undefined;
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    parsed = undefined;
+  }
+  const schemes = ['redis:', 'rediss:', 'postgres:', 'postgresql:', 'file:'];
+  if (!parsed || !schemes.includes(parsed.protocol) || (parsed.protocol === 'file:' && parsed.pathname.length < 2)) {
+    problems.push(
+      `SKILLFLOW_STORE_URL=${JSON.stringify(raw.replace(/\/\/[^@/]*@/, '//***@'))} must be a redis://, postgres:// or file:///absolute/dir URL, ` +
+        'for example redis://localhost:6379 or postgres://user@db:5432/skillflow; unset it to keep the store in the data dir.',
+    );
     return undefined;
   }
   return raw;

@@ -2,9 +2,12 @@ import { Context } from '@temporalio/activity';
 import type { ModelDeltaEvent, ModelDeps } from '../activities/model';
 import type { Config } from '../lib/config';
 import type { LiveChannel, LiveEvent } from '../lib/live';
+import type { SharedStore } from '../lib/store';
 
-export function modelDepsFrom(config: Config, live?: LiveChannel): ModelDeps {
+export function modelDepsFrom(config: Config, live?: LiveChannel, store?: SharedStore, log?: (line: string) => void): ModelDeps {
   return {
+    store,
+    log,
     apiKey: config.anthropicApiKey,
     baseURL: config.anthropicBaseUrl,
     model: config.model,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, DefaultLogger, type Worker, type WorkerOptions } from '@temporalio/worker';
 import type { ActivityDeps } from '../../activities';
 import { createWorker, type CreateWorkerOptions } from '../../worker/create-worker';
 
@@ -8,7 +8,7 @@ let runtimeInstalled = false;
 
 /** A connection to the suite's dev server, a client, and workers on task queues of their own. */
 export class TemporalTestEnv {
-  private readonly workers: Array<{ worker: Worker; running: Promise<void> }> = [];
+  private readonly workers: Array<{ worker: Worker; running: Promise<void>; connection?: NativeConnection }> = [];
 
   private constructor(
     readonly address: string,
@@ -33,27 +33,35 @@ export class TemporalTestEnv {
     return `${prefix}-${randomUUID()}`;
   }
 
-  async startWorker(taskQueue: string, deps: ActivityDeps, publishLive?: CreateWorkerOptions['publishLive']): Promise<Worker> {
+  async startWorker(
+    taskQueue: string,
+    deps: ActivityDeps,
+    publishLive?: CreateWorkerOptions['publishLive'],
+    options: { overrides?: Partial<WorkerOptions>; ownConnection?: boolean } = {},
+  ): Promise<Worker> {
+    // The SDK refuses two workers of one task queue on one connection: several workers of a queue need their own.
+    const connection = options.ownConnection ? await NativeConnection.connect({ address: this.address }) : undefined;
     const worker = await createWorker({
-      connection: this.nativeConnection,
+      connection: connection ?? this.nativeConnection,
       namespace: 'default',
       taskQueue,
       deps,
       publishLive,
       workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! },
-      overrides: { shutdownGraceTime: '2s' },
+      overrides: { shutdownGraceTime: '2s', ...options.overrides },
     });
     const running = worker.run();
-    this.workers.push({ worker, running });
+    this.workers.push({ worker, running, connection });
     return worker;
   }
 
   async stopWorker(worker: Worker): Promise<void> {
     const index = this.workers.findIndex((entry) => entry.worker === worker);
     if (index < 0) return;
-    const [{ running }] = this.workers.splice(index, 1);
-    worker.shutdown();
+    const [{ running, connection }] = this.workers.splice(index, 1);
+    if (worker.getState() === 'RUNNING') worker.shutdown();
     await running;
+    await connection?.close();
   }
 
   async close(): Promise<void> {

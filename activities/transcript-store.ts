@@ -1,0 +1,133 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { ChatMessage } from '../core/messages';
+import type { ModelRequest } from '../core/model';
+import { digestOf, transcriptMissType, type TranscriptDelta } from '../core/transcript';
+import type { SharedStore } from '../lib/store';
+
+/** A conversation as the workflow names it: how many messages, and their digest. */
+interface TranscriptKey {
+  count: number;
+  digest: string;
+}
+
+/**
+ * One model call's conversation in the shared store: the conversation it extended (absent for a conversation sent
+ * whole) and the messages it added. Following `base` links rebuilds any conversation from the records of its turn.
+ */
+interface TranscriptRecord {
+  base: TranscriptKey | null;
+  append: ChatMessage[];
+}
+
+export interface TranscriptStoreOptions {
+  /** Conversations this worker keeps in memory, one per turn, least recently used dropped first. */
+  maxTurns?: number;
+  log?: (line: string) => void;
+}
+
+/**
+ * Rebuilds the conversation of a model call that carries only what is new (see core/transcript.ts). This worker's
+ * memory holds the last conversation of each turn it ran; the shared store holds every call's addition, written by
+ * whichever worker ran it, so any worker can run any call of any turn. Without a shared store, or when it cannot be
+ * read, a conversation this worker does not hold is a TranscriptMiss and the turn sends it whole once.
+ */
+export class TranscriptStore {
+  private readonly recent = new Map<string, TranscriptKey & { messages: ChatMessage[] }>();
+  private readonly maxTurns: number;
+  private lastProblem = '';
+
+  constructor(
+    private readonly shared: SharedStore | undefined,
+    private readonly options: TranscriptStoreOptions = {},
+  ) {
+    this.maxTurns = options.maxTurns ?? 500;
+  }
+
+  /** The whole conversation of a call, from a full list or a delta on a conversation of the same turn. */
+  async resolve(turnId: string, messages: ChatMessage[] | undefined, delta: TranscriptDelta | undefined): Promise<ChatMessage[]> {
+    if (!delta) return messages ?? [];
+    const base = await this.conversation(turnId, { count: delta.baseCount, digest: delta.baseDigest });
+    return [...base, ...delta.append];
+  }
+
+  /**
+   * Writes the call's record to the shared store; resolves (never rejects) once it is stored or known lost. Call it as
+   * soon as the conversation is known: the write runs while the model answers.
+   */
+  async share(request: ModelRequest, messages: ChatMessage[]): Promise<void> {
+    if (!this.shared) return;
+    const record: TranscriptRecord = request.delta
+      ? { base: { count: request.delta.baseCount, digest: request.delta.baseDigest }, append: request.delta.append }
+      : { base: null, append: messages };
+    try {
+      await this.shared.put(scopeOf(request.turnId), nameOf(keyOf(messages)), JSON.stringify(record));
+      this.lastProblem = '';
+    } catch (err) {
+      // The next call of this turn may then miss on another worker and send the conversation whole: slower, not wrong.
+      this.report(`cannot write to the shared store (${(err as Error).message}); other workers will ask for whole conversations`);
+    }
+  }
+
+  /** Keeps the conversation of a call that succeeded in this worker's memory. */
+  remember(turnId: string, messages: ChatMessage[]): void {
+    this.recent.delete(turnId);
+    this.recent.set(turnId, { ...keyOf(messages), messages });
+    while (this.recent.size > this.maxTurns) this.recent.delete(this.recent.keys().next().value as string);
+  }
+
+  private async conversation(turnId: string, wanted: TranscriptKey): Promise<ChatMessage[]> {
+    const held = this.recent.get(turnId);
+    const holds = (key: TranscriptKey) => held !== undefined && held.count === key.count && held.digest === key.digest;
+    if (holds(wanted)) return held!.messages;
+    if (!this.shared) throw miss(`This worker does not hold turn ${turnId}'s conversation and has no shared store; send it whole.`);
+
+    // Walk back from the wanted conversation until one this worker holds, or the conversation's first record.
+    const additions: ChatMessage[][] = [];
+    let prefix: ChatMessage[] = [];
+    let at = wanted;
+    for (;;) {
+      if (holds(at)) {
+        prefix = held!.messages;
+        break;
+      }
+      const record = await this.read(turnId, at);
+      additions.push(record.append);
+      if (!record.base) break;
+      if (record.base.count >= at.count || record.base.count + record.append.length !== at.count) {
+        throw miss(`The shared store's record of turn ${turnId} at ${at.count} messages is inconsistent; send the conversation whole.`);
+      }
+      at = record.base;
+    }
+    const conversation = prefix.concat(...additions.reverse());
+    if (conversation.length !== wanted.count || digestOf(conversation) !== wanted.digest) {
+      throw miss(`The conversation rebuilt for turn ${turnId} does not match its digest; send it whole.`);
+    }
+    return conversation;
+  }
+
+  private async read(turnId: string, key: TranscriptKey): Promise<TranscriptRecord> {
+    let text: string | undefined;
+    try {
+      text = await this.shared!.get(scopeOf(turnId), nameOf(key));
+    } catch (err) {
+      this.report(`cannot read the shared store (${(err as Error).message}); turns send whole conversations meanwhile`);
+      throw miss(`The shared store cannot be read (${(err as Error).message}); send the conversation whole.`);
+    }
+    if (text === undefined) {
+      throw miss(`No worker stored turn ${turnId}'s conversation at ${key.count} messages (expired or never written); send it whole.`);
+    }
+    return JSON.parse(text) as TranscriptRecord;
+  }
+
+  /** Logs a store problem once until it changes, not on every call. */
+  private report(problem: string): void {
+    if (problem === this.lastProblem) return;
+    this.lastProblem = problem;
+    this.options.log?.(`transcripts: ${problem}`);
+  }
+}
+
+const keyOf = (messages: ChatMessage[]): TranscriptKey => ({ count: messages.length, digest: digestOf(messages) });
+const scopeOf = (turnId: string) => `transcript.${turnId}`;
+const nameOf = (key: TranscriptKey) => `${key.count}-${key.digest}`;
+const miss = (message: string) => ApplicationFailure.nonRetryable(message, transcriptMissType);

@@ -1,0 +1,71 @@
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { safeName, type SharedStore } from './shared-store';
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+
+/**
+ * The store for one machine: a folder per scope, a file per entry, written to a temporary name and renamed, so a
+ * reader never sees half a file and workers on the machine (or containers sharing the volume) need no lock. Writing an
+ * entry updates its folder's modification time, which is what `sweep()` reads.
+ */
+export class FileStore implements SharedStore {
+  constructor(
+    readonly dir: string,
+    private readonly retentionMs: number,
+  ) {}
+
+  get description(): string {
+    return `files in ${this.dir}`;
+  }
+
+  async put(scope: string, key: string, value: string): Promise<void> {
+    const folder = this.folderOf(scope);
+    const file = path.join(folder, safeName(key, sha256));
+    const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+    try {
+      await fs.writeFile(temporary, value);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      await fs.mkdir(folder, { recursive: true });
+      await fs.writeFile(temporary, value);
+    }
+    await fs.rename(temporary, file);
+  }
+
+  async get(scope: string, key: string): Promise<string | undefined> {
+    try {
+      return await fs.readFile(path.join(this.folderOf(scope), safeName(key, sha256)), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+
+  async sweep(): Promise<number> {
+    const cutoff = Date.now() - this.retentionMs;
+    let names: string[];
+    try {
+      names = await fs.readdir(this.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw err;
+    }
+    let removed = 0;
+    for (const name of names) {
+      const folder = path.join(this.dir, name);
+      const stat = await fs.stat(folder).catch(() => undefined);
+      if (!stat?.isDirectory() || stat.mtimeMs >= cutoff) continue;
+      await fs.rm(folder, { recursive: true, force: true });
+      removed++;
+    }
+    return removed;
+  }
+
+  async close(): Promise<void> {}
+
+  private folderOf(scope: string): string {
+    return path.join(this.dir, safeName(scope, sha256));
+  }
+}
