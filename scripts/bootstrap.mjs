@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const [task, ...args] = process.argv.slice(2);
-const tasks = { start: 'scripts/start.ts', test: 'scripts/test.ts' };
+const tasks = { start: 'scripts/start.ts', test: 'scripts/test.ts', topology: 'scripts/topology/main.ts' };
 if (!tasks[task]) {
   console.error(`usage: node scripts/bootstrap.mjs <${Object.keys(tasks).join('|')}> [args...]`);
   process.exit(2);
