@@ -12,7 +12,8 @@ import {
   type LiveEvent,
 } from '../lib/live';
 import { eventually } from './support/api';
-import { redisUnavailableReason, startRedisServer, type RedisServer } from './support/redis-server';
+import { startRedisServer } from './support/redis-server';
+import { requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/services';
 
 const delta = (text: string, attempt = 1): LiveEvent => ({ type: 'message.delta', text, call: '1', attempt });
 /** A delta's text, or `log@N` for a log hint. */
@@ -139,22 +140,16 @@ describe('live channel', () => {
     });
   });
 
-  const redisSkip = redisUnavailableReason();
-  if (redisSkip) console.log(`Skipping the Redis channel tests: ${redisSkip}.`);
-  (redisSkip ? describe.skip : describe)('Redis pub/sub', () => {
-    let redis: RedisServer;
-
+  describe('Redis pub/sub (the running service, or SKILLFLOW_TEST_REDIS_URL)', () => {
     beforeAll(async () => {
-      redis = await startRedisServer();
-    });
-    afterAll(async () => {
-      await redis?.stop();
+      await requireRedis();
     });
 
     it('fans out by turn between two channels; unsubscribing stops delivery', async () => {
-      const api = new RedisChannel(redis.url, { prefix: 'test:a:' });
-      const worker = new RedisChannel(redis.url, { prefix: 'test:a:' });
-      const other = new RedisChannel(redis.url, { prefix: 'test:b:' });
+      const prefix = uniqueRedisPrefix('live');
+      const api = new RedisChannel(testRedisUrl(), { prefix });
+      const worker = new RedisChannel(testRedisUrl(), { prefix });
+      const other = new RedisChannel(testRedisUrl(), { prefix: `${prefix}other:` });
       try {
         const seen: string[] = [];
         const off = api.subscribe('turn-x', (event) => seen.push(label(event)));
@@ -181,6 +176,27 @@ describe('live channel', () => {
         expect(Date.now() - started).toBeLessThan(500);
       } finally {
         await channel.close();
+      }
+    });
+
+    it('closing while Redis is down returns at once, whether it went away or never answered', async () => {
+      const own = await startRedisServer();
+      const wentAway = new RedisChannel(own.url, { prefix: uniqueRedisPrefix('close') });
+      const seen: string[] = [];
+      wentAway.subscribe('turn-x', (event) => seen.push(label(event)));
+      await eventually(async () => {
+        wentAway.publish('turn-x', delta('up'));
+        return seen.length;
+      }, (count) => count > 0);
+      await own.stop();
+      const neverUp = new RedisChannel(own.url, { prefix: uniqueRedisPrefix('close') });
+      neverUp.subscribe('turn-x', () => undefined);
+      neverUp.publish('turn-x', delta('dropped'));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      for (const channel of [wentAway, neverUp]) {
+        const started = Date.now();
+        await channel.close();
+        expect(Date.now() - started).toBeLessThan(1_000);
       }
     });
   });

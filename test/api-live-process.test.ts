@@ -9,7 +9,8 @@ import { authHeaders, buildTestApp, eventually } from './support/api';
 import { startChildWorker, type ChildWorker } from './support/child-worker';
 import { bundledSkillsDir } from './support/deps';
 import { startFakeAnthropic, text, type FakeAnthropic } from './support/fake-anthropic';
-import { redisUnavailableReason, startRedisServer, type RedisServer } from './support/redis-server';
+import { startRedisServer, type RedisServer } from './support/redis-server';
+import { requireRedis, testRedisUrl } from './support/services';
 import { ApiDriver } from './support/scenario';
 import { SseClient } from './support/stream-clients';
 import { TemporalTestEnv } from './support/temporal';
@@ -107,9 +108,28 @@ describe('live deltas with the worker in another process', () => {
     });
   });
 
-  const redisSkip = redisUnavailableReason();
-  if (redisSkip) console.log(`Skipping the Redis pub/sub tests: ${redisSkip}.`);
-  (redisSkip ? describe.skip : describe)('with SKILLFLOW_REDIS_URL: Redis pub/sub', () => {
+  describe('with SKILLFLOW_REDIS_URL: Redis pub/sub (the running service, or SKILLFLOW_TEST_REDIS_URL)', () => {
+    let pair: Awaited<ReturnType<typeof startPair>>;
+
+    beforeAll(async () => {
+      await requireRedis();
+      pair = await startPair({ SKILLFLOW_REDIS_URL: testRedisUrl() });
+    });
+    afterAll(async () => {
+      await pair?.worker.stop();
+      await pair?.app.close();
+      await pair?.live.close();
+    });
+
+    it('message.delta events from the worker process reach an SSE client through Redis', async () => {
+      expect(fs.existsSync(path.join(pair.dataDir, 'live.sock'))).toBe(false);
+      const events = await streamOneTurn(pair.app, pair.base, 'Deltas went through Redis.');
+      expect(deltaText(events)).toBe('Deltas went through Redis.');
+      expect(events.at(-1)).toMatchObject({ type: 'done' });
+    });
+  });
+
+  describe('Redis going down and coming back (a redis-server of the test\'s own)', () => {
     let redis: RedisServer;
     let pair: Awaited<ReturnType<typeof startPair>>;
 
@@ -124,11 +144,18 @@ describe('live deltas with the worker in another process', () => {
       await redis?.stop();
     });
 
-    it('message.delta events from the worker process reach an SSE client through Redis', async () => {
-      expect(fs.existsSync(path.join(pair.dataDir, 'live.sock'))).toBe(false);
-      const events = await streamOneTurn(pair.app, pair.base, 'Deltas went through Redis.');
-      expect(deltaText(events)).toBe('Deltas went through Redis.');
-      expect(events.at(-1)).toMatchObject({ type: 'done' });
+    it('streams fall back to polling while Redis is down, and get live deltas again once it is back', async () => {
+      expect(deltaText(await streamOneTurn(pair.app, pair.base, 'Redis is up.'))).toBe('Redis is up.');
+
+      await redis.stop();
+      const down = await streamOneTurn(pair.app, pair.base, 'Redis is down.');
+      expect(deltaText(down)).toBe('');
+      expect(down.filter((event) => event.type === 'message').map((event) => event.text)).toEqual(['Redis is down.']);
+      expect(down.at(-1)).toMatchObject({ type: 'done', output: 'Redis is down.' });
+
+      redis = await startRedisServer(redis.port);
+      // The worker's publisher and the API's subscriber reconnect on their own, within a few seconds.
+      await eventually(async () => deltaText(await streamOneTurn(pair.app, pair.base, 'Redis is back.')), (text) => text === 'Redis is back.', 30_000);
     });
   });
 });

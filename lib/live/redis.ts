@@ -1,4 +1,5 @@
 import Redis, { type RedisOptions } from 'ioredis';
+import { closeRedis } from '../redis-close';
 import { isLiveEvent, type LiveChannel, type LiveEvent, type LiveListener } from './channel';
 import { InProcessChannel } from './in-process';
 
@@ -44,7 +45,7 @@ export class RedisChannel implements LiveChannel {
 
   async close(): Promise<void> {
     await this.local.close();
-    await Promise.all([this.publisher, this.subscriber].map((client) => client?.quit().catch(() => client.disconnect())));
+    await Promise.all([this.publisher, this.subscriber].map((client) => client && closeRedis(client)));
   }
 
   private ensureSubscriber(): Redis {

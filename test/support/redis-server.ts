@@ -1,26 +1,28 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort } from '../../lib/dev-server';
 
 export interface RedisServer {
   url: string;
+  port: number;
   stop(): Promise<void>;
 }
 
-/** Why Redis tests cannot run here, or null when a redis-server binary is on PATH. */
-export function redisUnavailableReason(): string | null {
-  const found = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
-  return found.error || found.status !== 0 ? 'no redis-server on PATH (install it, e.g. apt-get install redis-server, to run these)' : null;
-}
-
-/** A throwaway redis-server on a free loopback port, nothing persisted. */
-export async function startRedisServer(): Promise<RedisServer> {
-  const port = await freePort();
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+/**
+ * A redis-server of the test's own on a loopback port (a free one, or `port` to bring one back where it was), nothing
+ * persisted: for tests that stop Redis, which must never be done to the machine's shared service.
+ */
+export async function startRedisServer(port?: number): Promise<RedisServer> {
+  const chosen = port ?? (await freePort());
+  const child: ChildProcess = spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   await new Promise<void>((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 10_000);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server could not be run (${err.message}): install it (apt-get install -y redis-server; .ci/run does).`));
+    });
     child.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       if (output.includes('Ready to accept connections')) {
@@ -31,7 +33,8 @@ export async function startRedisServer(): Promise<RedisServer> {
     child.once('exit', (code) => reject(new Error(`redis-server exited (${code}):\n${output}`)));
   });
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `redis://127.0.0.1:${chosen}`,
+    port: chosen,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
