@@ -49,6 +49,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const secret = options.streamTokenSecret ?? randomBytes(32);
   const live = options.live ?? new InProcessChannel();
+  const closing = new AbortController();
   if (!options.live) app.addHook('onClose', async () => live.close());
   const context: ApiContext = {
     client,
@@ -58,10 +59,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     cursors: new PageCursors(secret),
     streams: new OpenStreams(),
     skills: options.skills,
+    closing: closing.signal,
   };
 
-  // Before @fastify/websocket's own preClose, so sockets get a proper close code and SSE streams end cleanly.
-  app.addHook('preClose', async () => context.streams.closeAll());
+  // Closing stops new connections; what is still open must not hold it: `?wait=true` requests answer 202 at once, and
+  // streams end (clients resume on another process with Last-Event-ID). Before @fastify/websocket's own preClose, so
+  // sockets get a proper close code and SSE streams end cleanly.
+  app.addHook('preClose', async () => {
+    closing.abort();
+    context.streams.closeAll();
+  });
   // Before auth, so an upgrade refused with 401 or 404 still has its socket closed by the plugin.
   await app.register(websocket, { options: { maxPayload: config.bodyLimitBytes } });
   await installCors(app, config);

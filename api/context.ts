@@ -20,4 +20,6 @@ export interface ApiContext {
   cursors: PageCursors;
   streams: OpenStreams;
   skills?: SkillCatalogSource;
+  /** Aborted when the app starts closing: whatever waits on a turn stops waiting and answers. */
+  closing: AbortSignal;
 }

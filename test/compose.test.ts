@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { SearchAttributeType } from '@temporalio/common';
+import { loadConfig } from '../lib/config';
 import { searchAttributeNames, searchAttributes } from '../workflows/search-attributes';
 
 /**
@@ -23,6 +24,7 @@ interface Service {
   volumes?: string[];
   healthcheck?: { test: string[] };
   restart?: string;
+  stop_grace_period?: string;
 }
 
 interface Compose {
@@ -251,6 +253,13 @@ describe('worker and api', () => {
     expect(workerVolume).toBe('skillflow-data');
     expect(apiVolume).toBe(workerVolume);
     expect(Object.keys(compose.volumes)).toContain(workerVolume);
+  });
+
+  test('the worker\'s stop_grace_period leaves room for its shutdown grace, which is the default', () => {
+    const graceMs = Number(env('worker').SKILLFLOW_WORKER_SHUTDOWN_GRACE_MS);
+    expect(graceMs).toBe(loadConfig({}).workerShutdownGraceMs);
+    const stopSeconds = Number(/^(\d+)s$/.exec(String(service('worker').stop_grace_period))?.[1]);
+    expect(stopSeconds * 1000).toBeGreaterThanOrEqual(graceMs + 5_000);
   });
 
   test('redis is there for them, with a healthcheck', () => {

@@ -25,7 +25,7 @@ import {
 import { deleteSession, describeVisibleSession, listSessions, readSession } from '../sessions';
 import { waitForTurnToSettle } from '../turn-wait';
 
-export async function sessionRoutes(app: FastifyInstance, { client, config, skills, cursors }: ApiContext): Promise<void> {
+export async function sessionRoutes(app: FastifyInstance, { client, config, skills, cursors, closing }: ApiContext): Promise<void> {
   app.post(
     '/v1/sessions',
     { schema: { summary: 'Create a session', tags: ['sessions'], response: { 201: CreatedSession, ...errorResponses(401, 429) } } },
@@ -126,7 +126,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
       if (request.query.wait) {
         const abort = new AbortController();
         reply.raw.on('close', () => abort.abort());
-        const settled = await waitForTurnToSettle(client, request.caller, turnId, config.waitTimeoutMs, abort.signal);
+        const settled = await waitForTurnToSettle(client, request.caller, turnId, config.waitTimeoutMs, AbortSignal.any([abort.signal, closing]));
         if (settled) return reply.code(200).send(settled);
       }
       return reply.code(202).send({ id: turnId, sessionId, status: 'running' });
