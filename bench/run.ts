@@ -10,9 +10,14 @@
  * turns (exam-mode-tuner's plan: seven model calls, checkpoints exam_params and post_exam_routing answered through
  * the API) one at a time, then BENCH_CONCURRENCY at once. docs/benchmarks.md says what each column means.
  *
+ * Then one worker against three: BENCH_WORKER_EXAMS (5) exams of 8 questions at once with the one worker, the same
+ * with two more workers added on the task queue (all sharing the transcript store), comparing transcript misses and
+ * history per round.
+ *
  * Environment: BENCH_CHUNK_DELAY_MS (20), BENCH_CONCURRENCY (50), BENCH_BASELINE_TURNS (10), BENCH_EXAM_BASELINE_TURNS
- * (5), BENCH_TIMEOUT_MS (300000: abort, clean up and exit 1), BENCH_WRITE=0 to skip appending to docs/benchmarks.md.
- * Exits 0 when every turn completed with the expected number of model calls, 1 otherwise.
+ * (5), BENCH_WORKER_EXAMS (5; 0 skips the comparison), BENCH_TIMEOUT_MS (300000: abort, clean up and exit 1),
+ * BENCH_WRITE=0 to skip appending to docs/benchmarks.md. Exits 0 when every turn completed with the expected number of
+ * model calls and three workers missed no transcript and kept the history per round within 10% of one worker's.
  */
 import { sessionWorkflowId } from '../core/turn';
 import { BenchClient } from './client';
@@ -21,6 +26,7 @@ import { allTables, appendToDocs, describeMachine, markdownSection } from './rep
 import { runScenario, type ScenarioResult, type ScenarioSpec } from './scenario';
 import { startStack, type Stack } from './stack';
 import { runTurn } from './turn';
+import { measureWorkers, workersTable, type WorkersResult } from './workers';
 
 function setting(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -55,6 +61,7 @@ async function main(): Promise<number> {
   const concurrency = setting('BENCH_CONCURRENCY', 50);
   const baselineTurns = setting('BENCH_BASELINE_TURNS', 10);
   const examBaselineTurns = setting('BENCH_EXAM_BASELINE_TURNS', 5);
+  const workerExams = setting('BENCH_WORKER_EXAMS', 5);
   const timeoutMs = setting('BENCH_TIMEOUT_MS', 300_000);
   const machine = describeMachine();
   const abort = new AbortController();
@@ -91,6 +98,15 @@ async function main(): Promise<number> {
     const measuring = measure(stack, client, scenarios, abort.signal);
     measuring.catch(() => undefined);
     const results = await Promise.race([measuring, aborted, workerStopped]);
+    const workers: WorkersResult[] = [];
+    if (workerExams > 0) {
+      log(`one worker: ${workerExams} exams of 8 questions at once...`);
+      workers.push(await measureWorkers(stack, client, 1, workerExams, 8, 1_000));
+      await stack.addWorker('bench-worker-2');
+      await stack.addWorker('bench-worker-3');
+      log(`three workers sharing the store: ${workerExams} exams of 8 questions at once...`);
+      workers.push(await measureWorkers(stack, client, 3, workerExams, 8, 2_000));
+    }
 
     console.log(`\n${allTables(results)}\n`);
     const histories: string[] = [];
@@ -101,12 +117,21 @@ async function main(): Promise<number> {
       histories.push(`${name}: the turn ${turn}; its session ${session}`);
     }
     for (const line of histories) log(line);
+    const workersSection = workers.length > 0 ? `\n\n#### One worker and three\n\n${workersTable(workers)}` : '';
+    if (workersSection) console.log(workersSection);
     const rateLimited = client.statuses.get(429) ?? 0;
     if (rateLimited > 0) log(`the API answered 429 (rate limited) ${rateLimited} times with its default limits`);
-    if (process.env.BENCH_WRITE !== '0') log(`appended to ${appendToDocs(markdownSection(machine, { chunkDelayMs, baselineTurns, examBaselineTurns, concurrency }, results, client.statuses, histories))}`);
+    if (process.env.BENCH_WRITE !== '0') log(`appended to ${appendToDocs(markdownSection(machine, { chunkDelayMs, baselineTurns, examBaselineTurns, concurrency }, results, client.statuses, histories) + workersSection)}`);
     const failed = results.filter((r) => r.errors > 0 || r.modelCalls !== r.expectedModelCalls);
     for (const r of failed) log(`FAILED ${r.name}: ${r.errors} errors, ${r.modelCalls}/${r.expectedModelCalls} model calls; ${r.errorSamples.join(' | ')}`);
-    return failed.length === 0 ? 0 : 1;
+    const [one, three] = workers;
+    const workerProblems = [
+      ...workers.flatMap((w) => w.failed),
+      ...(three && three.misses > 0 ? [`three workers missed ${three.misses} transcripts`] : []),
+      ...(three && three.bytesPerRound > one.bytesPerRound * 1.1 ? [`three workers: ${Math.round(three.bytesPerRound)} bytes of history per round, one: ${Math.round(one.bytesPerRound)}`] : []),
+    ];
+    for (const problem of workerProblems) log(`FAILED workers: ${problem}`);
+    return failed.length === 0 && workerProblems.length === 0 ? 0 : 1;
   } catch (err) {
     log(`${timedOut ? 'aborted' : 'failed'}: ${err instanceof Error ? err.message : String(err)}`);
     return 1;

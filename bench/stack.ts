@@ -9,7 +9,9 @@ import { buildApp } from '../api/app';
 import { loadConfig } from '../lib/config';
 import { freePort, startDevServer, type DevServer } from '../lib/dev-server';
 import { InProcessChannel } from '../lib/live';
+import { FileStore, type SharedStore } from '../lib/store';
 import { obtainTemporalCli } from '../lib/temporal-cli';
+import { examModel, examRoundOf } from '../test/support/exam-script';
 import { startFakeAnthropic, type FakeAnthropic } from '../test/support/fake-anthropic';
 import { createWorker, workflowsPath } from '../worker/create-worker';
 import { livePublisher } from '../worker/model-deps';
@@ -29,6 +31,8 @@ export interface Stack {
   metricsUrl: string;
   /** Rejects if the worker stops on its own. */
   workerRunning: Promise<void>;
+  /** Starts another worker on the same task queue and store (its own connection); stopped by `stop()`. */
+  addWorker(identity: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -68,32 +72,40 @@ export async function startStack(chunkDelayMs: number, log: (line: string) => vo
     stops.push(() => devServer.stop());
 
     const fake = await startFakeAnthropic();
-    fake.respond(benchModel(chunkDelayMs));
+    const bench = benchModel(chunkDelayMs);
+    const exams = examModel({ delayMs: chunkDelayMs });
+    fake.respond((body, request) => (examRoundOf(body) ? exams(body, request) : bench(body, request)));
     stops.push(() => fake.close());
 
     const metricsAddress = `127.0.0.1:${await freePort()}`;
     Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress } } } });
     const taskQueue = `bench-${randomUUID()}`;
     const live = new InProcessChannel();
-    const nativeConnection = await NativeConnection.connect({ address });
-    stops.push(() => nativeConnection.close());
-    const worker: Worker = await createWorker({
-      connection: nativeConnection,
-      namespace: 'default',
-      taskQueue,
-      deps: {
-        model: { apiKey: 'bench-model-key', baseURL: fake.url, model: 'claude-bench', maxTokens: 1024, timeoutMs: 60_000, publishDelta: livePublisher(live) },
-        skills: { skillsDir: path.join(repoRoot, 'skills'), dataDir: path.join(dir, 'data') },
-      },
-      workflowBundle: { code: bundle.code },
-      publishLive: (turnId, event) => live.publish(turnId, event),
-      overrides: { shutdownGraceTime: '2s' },
-    });
-    const workerRunning = worker.run();
-    stops.push(async () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await workerRunning.catch(() => undefined);
-    });
+    // Every worker shares conversations through the store, as `npm start` and a deployment do.
+    const store: SharedStore = new FileStore(path.join(dir, 'store'), 3_600_000);
+    const startWorker = async (identity: string) => {
+      const nativeConnection = await NativeConnection.connect({ address });
+      stops.push(() => nativeConnection.close());
+      const worker: Worker = await createWorker({
+        connection: nativeConnection,
+        namespace: 'default',
+        taskQueue,
+        deps: {
+          model: { apiKey: 'bench-model-key', baseURL: fake.url, model: 'claude-bench', maxTokens: 1024, timeoutMs: 60_000, publishDelta: livePublisher(live), store },
+          skills: { skillsDir: path.join(repoRoot, 'skills'), dataDir: path.join(dir, 'data') },
+        },
+        workflowBundle: { code: bundle.code },
+        publishLive: (turnId, event) => live.publish(turnId, event),
+        overrides: { shutdownGraceTime: '2s', identity },
+      });
+      const running = worker.run();
+      stops.push(async () => {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await running.catch(() => undefined);
+      });
+      return { running };
+    };
+    const { running: workerRunning } = await startWorker('bench-worker-1');
 
     const apiRpcs = new Map<string, number>();
     const connection = await Connection.connect({ address, interceptors: [countingInterceptor(apiRpcs), makeGrpcRetryInterceptor(defaultGrpcRetryOptions())] });
@@ -106,7 +118,10 @@ export async function startStack(chunkDelayMs: number, log: (line: string) => vo
     stops.push(() => app.close());
     const apiUrl = await app.listen({ host: '127.0.0.1', port: 0 });
     log(`API ${apiUrl}, worker on task queue ${taskQueue}, fake model ${fake.url} (${chunkDelayMs} ms between stream events)`);
-    return { apiUrl, apiKey: benchApiKey, fake, devServer, probeClient: new Client({ connection: probeConnection }), apiRpcs, metricsUrl: `http://${metricsAddress}/metrics`, workerRunning, stop };
+    const addWorker = async (identity: string) => {
+      await startWorker(identity);
+    };
+    return { apiUrl, apiKey: benchApiKey, fake, devServer, probeClient: new Client({ connection: probeConnection }), apiRpcs, metricsUrl: `http://${metricsAddress}/metrics`, workerRunning, addWorker, stop };
   } catch (err) {
     await stop();
     throw err;
