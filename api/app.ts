@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import websocket from '@fastify/websocket';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Tracer } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
 import type { ApiKey, Config } from '../lib/config';
 import { InProcessChannel, type LiveChannel } from '../lib/live';
@@ -11,6 +12,8 @@ import type { ApiContext, SkillCatalogSource } from './context';
 import { PageCursors } from './cursors';
 import { installErrorHandling } from './errors';
 import { installCors, installRateLimit } from './limits';
+import type { ApiMetrics } from './metrics';
+import { installRequestIds, requestIdHeader, requestIdOf } from './request-ids';
 import { checkpointRoutes } from './routes/checkpoints';
 import { healthRoutes } from './routes/health';
 import { sessionRoutes } from './routes/sessions';
@@ -20,6 +23,7 @@ import { turnRoutes } from './routes/turns';
 import { sharedSchemas } from './schemas';
 import { StreamTokens } from './stream-tokens';
 import { OpenStreams } from './streams/open-streams';
+import { installHttpTracing } from './tracing';
 
 export interface AppOptions {
   client: Client;
@@ -31,20 +35,29 @@ export interface AppOptions {
   skills?: SkillCatalogSource;
   /** Signs stream tokens and page cursors. Default: a secret of this process only (neither survives a restart). */
   streamTokenSecret?: Buffer;
-  logger?: boolean;
+  /** Structured logs (lib/logging.ts); every 5xx is logged with its cause, requests too with SKILLFLOW_LOG_REQUESTS=1. Default: none. */
+  logger?: FastifyBaseLogger;
+  /** Request metrics (SKILLFLOW_API_METRICS_PORT); default none. */
+  metrics?: ApiMetrics;
+  /** A span per request (lib/tracing.ts); default none. */
+  tracer?: Tracer;
 }
 
 /** Wires the API; `server.ts` only listens, tests use `app.inject`. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { client, config } = options;
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    logController: new LogController({ disableRequestLogging: !config.logRequests, requestIdLogLabel: 'requestId' }),
+    genReqId: (request) => requestIdOf(request.headers[requestIdHeader]),
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
     handlerTimeout: config.requestTimeoutMs,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
   });
   for (const schema of sharedSchemas) app.addSchema(schema);
+  installRequestIds(app);
+  if (options.tracer) installHttpTracing(app, options.tracer);
   installErrorHandling(app);
 
   const secret = options.streamTokenSecret ?? randomBytes(32);
@@ -61,6 +74,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     skills: options.skills,
     closing: closing.signal,
   };
+
+  options.metrics?.install(app, () => context.streams.size);
 
   // Closing stops new connections; what is still open must not hold it: `?wait=true` requests answer 202 at once, and
   // streams end (clients resume on another process with Last-Event-ID). Before @fastify/websocket's own preClose, so

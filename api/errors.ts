@@ -1,7 +1,7 @@
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
 import type { FastifyError, FastifyInstance } from 'fastify';
 
-/** An error the API answers with as `{error: {code, message}}`; anything else becomes a 500 without internals. */
+/** An error the API answers with as `{error: {code, message, requestId}}`; anything else becomes a 500 without internals. */
 export class HttpError extends Error {
   constructor(
     readonly statusCode: number,
@@ -35,12 +35,13 @@ export function errorReply(error: unknown): ErrorReply & { unexpected: boolean }
 
 export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
-    void reply.code(404).send({ error: { code: 'not_found', message: `No route ${request.method} ${request.url.split('?')[0]}.` } });
+    void reply.code(404).send({ error: { code: 'not_found', message: `No route ${request.method} ${request.url.split('?')[0]}.`, requestId: request.id } });
   });
   app.setErrorHandler((error, request, reply) => {
     const { status, body, unexpected } = errorReply(error);
-    if (unexpected || status >= 500) request.log.error({ err: error }, 'request failed');
-    return reply.code(status).send(body);
+    // At error level whatever the request-logging setting: the answer tells the caller it was logged.
+    if (unexpected || status >= 500) request.log.error({ err: error, status, code: body.error.code }, 'request failed');
+    return reply.code(status).send({ error: { ...body.error, requestId: request.id } });
   });
 }
 

@@ -1,19 +1,28 @@
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
 import { SkillRegistry } from '../lib/skills';
 import { loadConfig } from '../lib/config';
+import { createLogger } from '../lib/logging';
+import { tracingFromConfig } from '../lib/tracing';
 import { createApiLiveChannel, describeLiveChannel } from '../lib/live';
 import { buildApp } from './app';
 import { resolveApiKeys } from './auth';
+import { ApiMetrics, serveMetrics } from './metrics';
 import { resolveStreamTokenSecret } from './stream-tokens';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  const logger = createLogger('skillflow-api');
+  for (const warning of config.warnings) logger.warn(warning);
+  const tracing = tracingFromConfig(config, 'skillflow-api');
   const connection = await Connection.connect({ address: config.temporalAddress });
-  const client = new Client({ connection, namespace: config.temporalNamespace });
-  const apiKeys = resolveApiKeys(config, (line) => console.log(`[api] ${line}`));
-  if (!config.authEnabled) console.warn('[api] SKILLFLOW_AUTH=off: the API accepts every request without a key.');
-  const live = await createApiLiveChannel(config, (line) => console.log(`[api] ${line}`));
+  const interceptors = tracing ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
+  const client = new Client({ connection, namespace: config.temporalNamespace, interceptors });
+  const metrics = config.apiMetricsPort > 0 ? new ApiMetrics({ processMetrics: true }) : undefined;
+  const apiKeys = resolveApiKeys(config, (line) => logger.info(line));
+  if (!config.authEnabled) logger.warn('SKILLFLOW_AUTH=off: the API accepts every request without a key.');
+  const live = await createApiLiveChannel(config, (line) => logger.info(line));
   const skills = new SkillRegistry({ skillsDir: config.skillsDir, storeDir: path.join(config.dataDir, 'skill-store') });
   const app = await buildApp({
     client,
@@ -22,22 +31,27 @@ async function main(): Promise<void> {
     live,
     skills,
     streamTokenSecret: resolveStreamTokenSecret(config),
-    logger: config.logRequests,
+    logger,
+    metrics,
+    tracer: tracing?.tracer,
   });
+  const metricsServer = metrics ? await serveMetrics(metrics.registry, config.apiMetricsPort, config.host) : undefined;
   app.addHook('onClose', async () => {
+    metricsServer?.close();
     await live.close();
     await connection.close();
+    await tracing?.shutdown();
   });
 
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    console.log(`[api] ${signal}: closing`);
+    logger.info(`${signal}: closing`);
     app.close().then(
       () => process.exit(0),
       (err: unknown) => {
-        console.error('[api] error while closing:', err);
+        logger.error({ err }, 'error while closing');
         process.exit(1);
       },
     );
@@ -46,7 +60,9 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
   const address = await app.listen({ port: config.port, host: config.host });
-  console.log(`[api] listening on ${address}; live events from workers through ${describeLiveChannel(config)}`);
+  logger.info(`listening on ${address}; live events from workers through ${describeLiveChannel(config)}`);
+  if (metricsServer) logger.info(`request metrics on http://${config.host}:${config.apiMetricsPort}/metrics`);
+  if (tracing) logger.info(`traces go to ${config.otlpEndpoint}`);
 }
 
 main().catch((err) => {

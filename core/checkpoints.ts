@@ -1,8 +1,10 @@
 /** Human-in-the-loop checkpoints: the request the model makes, the decisions a human gives, and their results. */
+import type { CheckpointAnswer, CheckpointKind, PendingCheckpoint } from './schemas/checkpoints';
+
 
 export const checkpointActions = ['approve', 'modify', 'cancel', 'choose', 'answer'] as const;
 export type CheckpointAction = (typeof checkpointActions)[number];
-export type CheckpointKind = 'approval' | 'question';
+export type { CheckpointAnswer, CheckpointKind, PendingCheckpoint };
 
 export interface CheckpointRequest {
   checkpoint: string;
@@ -12,25 +14,9 @@ export interface CheckpointRequest {
   options?: string[];
 }
 
-export interface PendingCheckpoint extends Required<Pick<CheckpointRequest, 'summary' | 'kind'>> {
-  id: string;
-  name: string;
-  params: Record<string, unknown> | null;
-  options: string[] | null;
-  requestedAt: string;
-  /** null: waits as long as the turn lives. */
-  expiresAt: string | null;
-}
-
-export interface CheckpointDecision {
-  checkpointId: string;
-  action: CheckpointAction;
-  overrides?: Record<string, unknown>;
-  choice?: string;
-  answer?: string;
-  /** Who decided: the API fills in the caller; operators sending the signal by hand should name themselves. */
-  by?: string;
-}
+/** An answer as the turn receives it: which checkpoint, and who decided (the API fills in the caller; operators
+ * sending the signal by hand should name themselves). */
+export type CheckpointDecision = CheckpointAnswer & { checkpointId: string; by?: string };
 
 export type CheckpointResult =
   | { approved: true; overrides?: Record<string, unknown> }

@@ -1,5 +1,6 @@
 import type { ChatMessage, ContentBlock, TextBlock, ToolDefinition } from './messages';
 import type { TranscriptDelta } from './transcript';
+import type { Usage } from './schemas/turn';
 
 export type StopReason =
   | 'end_turn'
@@ -28,12 +29,7 @@ export interface ModelRequest {
   toolChoice?: 'auto' | 'none';
 }
 
-export interface Usage {
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadInputTokens: number;
-  cacheCreationInputTokens: number;
-}
+export type { Usage };
 
 export interface ModelResponse {
   id: string;

@@ -3,6 +3,7 @@ import type { PendingCheckpoint } from './checkpoints';
 import type { OrchestratorState } from './orchestrator';
 import type { SkillSnapshot } from './skills/types';
 import type { TurnSettings } from './settings';
+import type { TurnError, TurnRequest } from './schemas/turn';
 
 export const turnStatuses = ['running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
 export type TurnStatus = (typeof turnStatuses)[number];
@@ -28,6 +29,8 @@ export interface TurnInput {
   settings: TurnSettings;
   /** A plan left unfinished by the session's previous turn, to be continued. */
   resume?: PlanCarry;
+  /** The id of the API request that started the turn (`x-request-id`); the turn's logs carry it. */
+  requestId?: string;
 }
 
 /** What a turn hands the session when it ends with a plan in progress (or a routing choice still to act on). */
@@ -37,10 +40,7 @@ export interface PlanCarry {
   snapshots: SkillSnapshot[];
 }
 
-export interface TurnError {
-  code: string;
-  message: string;
-}
+export type { TurnError, TurnRequest };
 
 /** What a finished turn returns, and what the session records of it. */
 export interface TurnResult {

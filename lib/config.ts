@@ -1,4 +1,8 @@
+import fs from 'node:fs';
 import path from 'node:path';
+import { parseEnv } from 'node:util';
+import { parseDuration } from '../core/skills/durations';
+import { closest } from '../core/skills/problems';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -60,6 +64,16 @@ export interface Config {
   workerShutdownGraceMs: number;
   workerLogLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   logRequests: boolean;
+  /** Port of the API's Prometheus request metrics (`/metrics`); 0: off. */
+  apiMetricsPort: number;
+  /** Port of the worker's Temporal metrics for Prometheus (`/metrics`); 0: off. */
+  workerMetricsPort: number;
+  /** Port of the worker's `/healthz` and `/readyz`; 0: off. */
+  workerHealthPort: number;
+  /** OTLP/HTTP endpoint for OpenTelemetry traces (`OTEL_EXPORTER_OTLP_ENDPOINT`); unset: no tracing. */
+  otlpEndpoint?: string;
+  /** SKILLFLOW_* variables set in the environment that nothing reads (typos), each with what to do. */
+  warnings: string[];
 }
 
 export interface ApiKey {
@@ -72,17 +86,22 @@ type Env = Record<string, string | undefined>;
 
 export const defaultModel = 'claude-sonnet-5-5';
 
-/** Reads and validates the whole configuration once; every bad value is reported together, with its fix. */
-export function loadConfig(env: Env = process.env): Config {
+/** SKILLFLOW_* variables read outside lib/config.ts: the CLI's, the Temporal CLI cache, compose's setup job, tests. */
+const settingsReadElsewhere = ['SKILLFLOW_URL', 'SKILLFLOW_API_KEY', 'SKILLFLOW_CACHE_DIR', 'SKILLFLOW_SEARCH_ATTRIBUTES', 'SKILLFLOW_RECORD_HISTORIES'];
+
+/**
+ * Reads and validates the whole configuration once; every bad value is reported together, with its fix. Without an
+ * explicit environment it reads the process's, after loading `.env` from the working directory (see loadDotEnv).
+ */
+export function loadConfig(env: Env = environmentWithDotEnv()): Config {
   const problems: string[] = [];
-  const text = (name: string, fallback: string) => {
-    const value = env[name]?.trim();
-    return value === undefined || value === '' ? fallback : value;
-  };
+  const read = new Set<string>(settingsReadElsewhere);
   const optional = (name: string) => {
+    read.add(name);
     const value = env[name]?.trim();
     return value === undefined || value === '' ? undefined : value;
   };
+  const text = (name: string, fallback: string) => optional(name) ?? fallback;
   const integer = (name: string, fallback: number, min: number, max: number) => {
     const raw = optional(name);
     if (raw === undefined) return fallback;
@@ -103,6 +122,21 @@ export function loadConfig(env: Env = process.env): Config {
     }
     return value;
   };
+  /** Milliseconds, or a duration with units: 90s, 15m, 24h, 1h30m. */
+  const duration = (name: string, fallback: number, min: number, max: number) => {
+    const raw = optional(name);
+    if (raw === undefined) return fallback;
+    const value = /^\d+$/.test(raw) ? Number(raw) : (parseDuration(raw) ?? NaN);
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      problems.push(
+        `${name}=${JSON.stringify(raw)} is not a duration from ${formatMs(min)} to ${formatMs(max)}: write milliseconds (${fallback}) or a ` +
+          `duration such as 90s, 15m, 24h, 1h30m; unset it to use ${formatMs(fallback)}.`,
+      );
+      return fallback;
+    }
+    return value;
+  };
+  const port = (name: string) => integer(name, 0, 0, 65535);
   const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
     const value = text(name, fallback).toUpperCase();
     if ((allowed as readonly string[]).includes(value)) return value as T;
@@ -117,7 +151,7 @@ export function loadConfig(env: Env = process.env): Config {
     }
     return value;
   };
-  const url = (name: string) => {
+  const url = (name: string, unsetMeans = 'unset it to use the Anthropic API') => {
     const value = optional(name);
     if (value === undefined) return undefined;
     try {
@@ -125,7 +159,7 @@ export function loadConfig(env: Env = process.env): Config {
       if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
       return value.replace(/\/+$/, '');
     } catch {
-      problems.push(`${name}=${JSON.stringify(value)} is not an http(s) URL; unset it to use the Anthropic API.`);
+      problems.push(`${name}=${JSON.stringify(value)} is not an http(s) URL; ${unsetMeans}.`);
       return undefined;
     }
   };
@@ -144,7 +178,7 @@ export function loadConfig(env: Env = process.env): Config {
     model: text('SKILLFLOW_MODEL', defaultModel),
     modelMaxTokens: integer('SKILLFLOW_MODEL_MAX_TOKENS', 8192, 1, 128_000),
     modelMaxAttempts: integer('SKILLFLOW_MODEL_MAX_ATTEMPTS', 6, 1, 100),
-    modelTimeoutMs: integer('SKILLFLOW_MODEL_TIMEOUT_MS', 600_000, 1_000, 3_600_000),
+    modelTimeoutMs: duration('SKILLFLOW_MODEL_TIMEOUT_MS', 600_000, 1_000, 3_600_000),
     historyWindow: integer('SKILLFLOW_HISTORY_WINDOW', 10, 0, 1000),
     maxRounds: integer('SKILLFLOW_MAX_ROUNDS', 40, 1, 10_000),
     maxEmptyRetries: integer('SKILLFLOW_MAX_EMPTY_RETRIES', 2, 0, 20),
@@ -152,7 +186,7 @@ export function loadConfig(env: Env = process.env): Config {
     contextWindowTokens: integer('SKILLFLOW_CONTEXT_WINDOW_TOKENS', 200_000, 1_000, 10_000_000),
     contextBudgetFraction: fraction('SKILLFLOW_CONTEXT_BUDGET', 0.5),
     thinkingBudgetTokens: integer('SKILLFLOW_THINKING_BUDGET_TOKENS', 0, 0, 1_000_000),
-    checkpointTtlMs: integer('SKILLFLOW_CHECKPOINT_TTL_MS', 24 * 3600_000, 0, 365 * 24 * 3600_000),
+    checkpointTtlMs: duration('SKILLFLOW_CHECKPOINT_TTL_MS', 24 * 3600_000, 0, 365 * 24 * 3600_000),
     maxPlanViolations: integer('SKILLFLOW_MAX_PLAN_VIOLATIONS', 5, 1, 1000),
     checkpointOnTimeout: oneOf('SKILLFLOW_CHECKPOINT_ON_TIMEOUT', ['CANCEL', 'SKIP'] as const, 'CANCEL').toLowerCase() as 'cancel' | 'skip',
     retentionDays: integer('SKILLFLOW_RETENTION_DAYS', 30, 1, 3650),
@@ -160,11 +194,11 @@ export function loadConfig(env: Env = process.env): Config {
     authEnabled: true,
     maxMessageChars: integer('SKILLFLOW_MAX_MESSAGE_CHARS', 100_000, 1, 10_000_000),
     bodyLimitBytes: integer('SKILLFLOW_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
-    requestTimeoutMs: integer('SKILLFLOW_REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000),
-    waitTimeoutMs: integer('SKILLFLOW_WAIT_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    requestTimeoutMs: duration('SKILLFLOW_REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000),
+    waitTimeoutMs: duration('SKILLFLOW_WAIT_TIMEOUT_MS', 60_000, 100, 3_600_000),
     rateLimitPerMinute: integer('SKILLFLOW_RATE_LIMIT', 60_000, 0, 100_000_000),
     corsOrigins: parseCorsOrigins(optional('SKILLFLOW_CORS_ORIGINS'), problems),
-    streamTokenTtlMs: integer('SKILLFLOW_STREAM_TOKEN_TTL_MS', 300_000, 1_000, 24 * 3600_000),
+    streamTokenTtlMs: duration('SKILLFLOW_STREAM_TOKEN_TTL_MS', 300_000, 1_000, 24 * 3600_000),
     streamTokenSecret: optional('SKILLFLOW_STREAM_TOKEN_SECRET'),
     redisUrl: redisUrl(optional('SKILLFLOW_REDIS_URL'), problems),
     liveSocketPath: optional('SKILLFLOW_LIVE_SOCKET'),
@@ -173,6 +207,11 @@ export function loadConfig(env: Env = process.env): Config {
     workerShutdownGraceMs: integer('SKILLFLOW_WORKER_SHUTDOWN_GRACE_MS', 50_000, 0, 3_600_000),
     logRequests: oneOf('SKILLFLOW_LOG_REQUESTS', ['0', '1'] as const, '0') === '1',
     workerLogLevel: oneOf('SKILLFLOW_WORKER_LOG_LEVEL', ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const, 'WARN'),
+    apiMetricsPort: port('SKILLFLOW_API_METRICS_PORT'),
+    workerMetricsPort: port('SKILLFLOW_WORKER_METRICS_PORT'),
+    workerHealthPort: port('SKILLFLOW_WORKER_HEALTH_PORT'),
+    otlpEndpoint: url('OTEL_EXPORTER_OTLP_ENDPOINT', 'unset it to turn tracing off'),
+    warnings: [],
   };
   if (config.thinkingBudgetTokens > 0 && (config.thinkingBudgetTokens < 1024 || config.thinkingBudgetTokens >= config.modelMaxTokens)) {
     problems.push(
@@ -184,11 +223,49 @@ export function loadConfig(env: Env = process.env): Config {
   if (auth !== 'on' && auth !== 'off') problems.push(`SKILLFLOW_AUTH=${JSON.stringify(auth)} must be "on" or "off".`);
   config.apiKeys = apiKeys;
   config.authEnabled = auth !== 'off';
+  config.warnings = unknownSettings(env, read);
   if (problems.length > 0) {
     throw new ConfigError(`Invalid configuration (see .env.example):\n  - ${problems.join('\n  - ')}`);
   }
   return config;
 }
+
+/** A SKILLFLOW_* variable nothing reads is almost always a typo (SKILLFLOW_MAX_ROUND): say so, with the likely name. */
+function unknownSettings(env: Env, known: Set<string>): string[] {
+  const names = [...known];
+  const lowered = names.map((name) => name.toLowerCase());
+  return Object.keys(env)
+    .filter((name) => name.startsWith('SKILLFLOW_') && !name.startsWith('SKILLFLOW_TEST_') && !known.has(name))
+    .sort()
+    .map((name) => {
+      const match = closest(name, lowered);
+      const near = match === null ? null : names[lowered.indexOf(match)];
+      return `${name} is set but skillflow reads no such variable; ${near ? `did you mean ${near}?` : 'see .env.example for the settings.'}`;
+    });
+}
+
+function formatMs(ms: number): string {
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
+/**
+ * Loads `.env` from the working directory into the process's environment, once, when the file exists. Variables
+ * already set win, so the real environment always overrides the file. Returns the process's environment.
+ */
+export function environmentWithDotEnv(cwd = process.cwd()): NodeJS.ProcessEnv {
+  if (dotEnvLoaded) return process.env;
+  dotEnvLoaded = true;
+  const file = path.join(cwd, '.env');
+  if (!fs.existsSync(file)) return process.env;
+  for (const [name, value] of Object.entries(parseEnv(fs.readFileSync(file, 'utf8')))) {
+    if (process.env[name] === undefined) process.env[name] = value;
+  }
+  return process.env;
+}
+let dotEnvLoaded = false;
 
 /** `https://app.example.com,http://localhost:5173`, or `*` for any origin. */
 function parseCorsOrigins(raw: string | undefined, problems: string[]): string[] {

@@ -78,7 +78,7 @@ describe('API auth', () => {
       expect({ route: `${method} ${url}`, status: response.statusCode, body: response.json() }).toEqual({
         route: `${method} ${url}`,
         status: 401,
-        body: { error: { code: 'unauthorized', message: 'Send your API key as "Authorization: Bearer <key>".' } },
+        body: { error: { code: 'unauthorized', message: 'Send your API key as "Authorization: Bearer <key>".', requestId: expect.any(String) } },
       });
     }
     for (const url of ['/healthz', '/readyz', '/openapi.json', '/docs/']) expect((await as(null, 'GET', url)).statusCode).toBe(200);
@@ -86,7 +86,7 @@ describe('API auth', () => {
 
   it('a wrong key, or another scheme, is a 401', async () => {
     const wrong = await app.inject({ method: 'GET', url: '/v1/turns', headers: { authorization: 'Bearer not-a-key-at-all-0123456789' } });
-    expect(wrong.json()).toEqual({ error: { code: 'unauthorized', message: 'That API key is not valid.' } });
+    expect(wrong.json()).toEqual({ error: { code: 'unauthorized', message: 'That API key is not valid.', requestId: wrong.headers['x-request-id'] } });
     expect(wrong.statusCode).toBe(401);
     const basic = await app.inject({ method: 'GET', url: '/v1/turns', headers: { authorization: `Basic ${aliceKey}` } });
     expect(basic.statusCode).toBe(401);

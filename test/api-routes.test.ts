@@ -40,7 +40,7 @@ describe('API routes', () => {
     target.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
   const call = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) => inject(app, method, url, payload);
   const expectError = (response: { statusCode: number; json(): unknown; body: string }, status: number, code: string) => {
-    expect({ status: response.statusCode, body: response.json() }).toEqual({ status, body: { error: { code, message: expect.any(String) } } });
+    expect({ status: response.statusCode, body: response.json() }).toEqual({ status, body: { error: { code, message: expect.any(String), requestId: response.headers['x-request-id'] } } });
     expect(response.body).not.toMatch(/\bat .+\.(ts|js):\d+/);
   };
 

@@ -166,7 +166,7 @@ describe('turn event streams over HTTP', () => {
     expect(await refusedUpgrade(`/v1/turns/${turnId}/ws`)).toMatch(/^HTTP\/1.1 401 /);
     const plain = await fetch(`${base}/v1/turns/${turnId}/ws`, { headers: authHeaders() });
     expect(plain.status).toBe(426);
-    expect(await plain.json()).toEqual({ error: { code: 'upgrade_required', message: expect.any(String) } });
+    expect(await plain.json()).toEqual({ error: { code: 'upgrade_required', message: expect.any(String), requestId: plain.headers.get('x-request-id') } });
   });
 
   it('a turn terminated in Temporal ends its streams with a synthesized error event', async () => {

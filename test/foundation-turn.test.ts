@@ -72,7 +72,7 @@ describe('a chat turn end to end: API, real Temporal, real SDK over HTTP to the 
     fake.enqueue({ content: [text('ok')] });
     const missing = await app.inject({ method: 'POST', url: '/v1/sessions/0123456789abcdef0123/turns', headers: authHeaders(), payload: { message: 'x' } });
     expect(missing.statusCode).toBe(404);
-    expect(missing.json()).toEqual({ error: { code: 'not_found', message: 'Session 0123456789abcdef0123 was not found.' } });
+    expect(missing.json()).toEqual({ error: { code: 'not_found', message: 'Session 0123456789abcdef0123 was not found.', requestId: missing.headers['x-request-id'] } });
     expect((await readTurn('turn-0123456789abcdef0123-1')).code).toBe(404);
 
     const sessionId = (await app.inject({ method: 'POST', url: '/v1/sessions', headers: authHeaders() })).json().id;

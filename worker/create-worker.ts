@@ -1,4 +1,10 @@
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry/lib/worker';
 import { NativeConnection, Worker, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
+import type { Tracing } from '../lib/tracing';
 import type { LogAppendedEvent } from '../lib/live';
 import type { TurnSinks } from '../workflows/sinks';
 import { createActivities, type ActivityDeps } from '../activities';
@@ -12,6 +18,8 @@ export interface CreateWorkerOptions {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Where the turn's live hints go (the live channel); absent drops them. */
   publishLive?: (turnId: string, event: LogAppendedEvent) => void;
+  /** OpenTelemetry tracing (lib/tracing.ts): spans for workflows and activities, continuing the API's trace. */
+  tracing?: Tracing;
   /** Extra worker options, e.g. a smaller cache in tests. */
   overrides?: Partial<WorkerOptions>;
 }
@@ -29,13 +37,30 @@ function liveSinks(publish: CreateWorkerOptions['publishLive']): InjectedSinks<T
 
 export const workflowsPath = require.resolve('../workflows');
 
+/**
+ * Workflow interceptor modules, bundled with the workflows: the request id on a turn's log lines, and with tracing
+ * the SDK's OpenTelemetry interceptors. A pre-built bundle must have been made with the same list.
+ */
+export function workflowInterceptorModules(tracing: boolean): string[] {
+  const modules = [require.resolve('../workflows/log-attributes')];
+  if (tracing) modules.push(require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'));
+  return modules;
+}
+
 export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
+  const { tracing } = options;
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: createActivities(options.deps),
-    sinks: liveSinks(options.publishLive),
+    sinks: { ...liveSinks(options.publishLive), ...(tracing ? { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) } : {}) },
+    interceptors: {
+      ...(options.workflowBundle ? {} : { workflowModules: workflowInterceptorModules(tracing !== undefined) }),
+      ...(tracing
+        ? { activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })] }
+        : {}),
+    },
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
     // Heartbeats carry cancellation to a streaming model call: send them often enough that a cancel lands in seconds.
     maxHeartbeatThrottleInterval: '2s',

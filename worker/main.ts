@@ -1,22 +1,29 @@
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import { loadConfig } from '../lib/config';
 import { createWorkerLiveChannel, describeLiveChannel } from '../lib/live';
+import { createLogger } from '../lib/logging';
 import { createSharedStore, sweepPeriodically } from '../lib/store';
+import { tracingFromConfig } from '../lib/tracing';
 import { createWorker } from './create-worker';
+import { serveWorkerHealth } from './health';
 import { modelDepsFrom } from './model-deps';
 import { workerReadyMarker } from './ready';
+import { installRuntime } from './runtime';
 
 /** How often a worker removes idle turns from the file or PostgreSQL store (Redis expires them itself). */
 const sweepEveryMs = 3_600_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const say = (line: string) => console.log(`[worker] ${line}`);
-  // Signals are handled below, so the shutdown can be logged and given its grace.
-  Runtime.install({ logger: new DefaultLogger(config.workerLogLevel), shutdownSignals: [] });
+  // The worker's own lines (start-up, the ready marker `npm start` waits for) at info or below; the SDK's at the setting.
+  const logger = createLogger('skillflow-worker', config.workerLogLevel === 'TRACE' || config.workerLogLevel === 'DEBUG' ? config.workerLogLevel.toLowerCase() : 'info');
+  const say = (line: string) => logger.info(line);
+  for (const warning of config.warnings) logger.warn(warning);
+  installRuntime(config, logger);
   if (!config.anthropicApiKey && !config.anthropicBaseUrl) {
-    console.warn('[worker] ANTHROPIC_API_KEY is not set: model calls will fail until you set it (see .env.example).');
+    logger.warn('ANTHROPIC_API_KEY is not set: model calls will fail until you set it (see .env.example).');
   }
+  const tracing = tracingFromConfig(config, 'skillflow-worker');
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   const live = createWorkerLiveChannel(config, say);
   const store = createSharedStore(config);
@@ -39,21 +46,32 @@ async function main(): Promise<void> {
       taskQueue: config.taskQueue,
       deps: { model: modelDepsFrom(config, live, store, say), skills: { skillsDir: config.skillsDir, dataDir: config.dataDir } },
       publishLive: (turnId, event) => live.publish(turnId, event),
+      tracing,
       overrides: {
         shutdownGraceTime: config.workerShutdownGraceMs,
         // A worker that still has not stopped well after its grace gives up rather than hang its container.
         shutdownForceTime: config.workerShutdownGraceMs + 15_000,
       },
     });
+    const health = config.workerHealthPort > 0 ? await serveWorkerHealth({ worker, connection }, config.workerHealthPort, config.host) : undefined;
     const running = worker.run();
+    // `npm start` waits for the marker in this line.
     say(`${workerReadyMarker}: task queue "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.temporalNamespace})`);
     say(`live events go to ${describeLiveChannel(config)}; transcripts are shared through ${store.description}`);
-    await running;
+    if (health) say(`health on http://${config.host}:${config.workerHealthPort}/healthz and /readyz`);
+    if (config.workerMetricsPort > 0) say(`Temporal metrics on http://${config.host}:${config.workerMetricsPort}/metrics`);
+    if (tracing) say(`traces go to ${config.otlpEndpoint}`);
+    try {
+      await running;
+    } finally {
+      health?.close();
+    }
     say('stopped');
   } finally {
     stopSweeping();
     await Promise.all([live.close(), store.close()]);
     await connection.close();
+    await tracing?.shutdown();
   }
 }
 

@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { CheckpointDecision } from '../core/checkpoints';
+import type { CheckpointAction, CheckpointDecision } from '../core/checkpoints';
 import type { TurnEvent } from '../core/events';
 import type { TurnResult, TurnState } from '../core/turn';
 import type { SessionState, StartTurnRequest, StartTurnResponse } from './session-types';
@@ -16,7 +16,7 @@ export const closeSessionUpdate = defineUpdate<void, [{ by: string }]>('closeSes
 /** A human's decision on a pending checkpoint. The signal is what operators send from the UI or CLI (invalid ones are
  * logged and ignored); the update is what the API uses, so a rejected decision gets its reason back atomically. */
 export const checkpointDecisionSignal = defineSignal<[CheckpointDecision]>('checkpointDecision');
-export const answerCheckpointUpdate = defineUpdate<{ checkpointId: string; action: string }, [CheckpointDecision]>('answerCheckpoint');
+export const answerCheckpointUpdate = defineUpdate<{ checkpointId: string; action: CheckpointAction }, [CheckpointDecision]>('answerCheckpoint');
 
 /** A turn tells its session how it ended before it closes, so the session is free for the next message at once. */
 export const turnEndedSignal = defineSignal<[TurnResult]>('turnEnded');

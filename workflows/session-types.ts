@@ -1,5 +1,5 @@
 import type { TurnSettings } from '../core/settings';
-import type { PlanCarry, TurnError, TurnStatus } from '../core/turn';
+import type { PlanCarry, TurnError, TurnRequest, TurnStatus } from '../core/turn';
 
 export interface SessionInput {
   sessionId: string;
@@ -34,11 +34,8 @@ export interface SessionState {
   turns: TurnRecord[];
 }
 
-export interface StartTurnRequest {
-  message: string;
-  skill?: string;
-  supersede?: boolean;
-}
+/** The user's request as the API validated it, and the id of the API request that carried it (for the turn's logs). */
+export type StartTurnRequest = TurnRequest & { requestId?: string };
 
 export interface StartTurnResponse {
   turnId: string;

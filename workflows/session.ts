@@ -103,6 +103,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
             createdAt,
             settings: input.settings,
             ...(plan ? { resume: plan } : {}),
+            ...(request.requestId ? { requestId: request.requestId } : {}),
           },
         ],
       });

@@ -8,6 +8,7 @@ export async function checkpointRoutes(app: FastifyInstance, { client }: ApiCont
     '/v1/turns/:id/checkpoints/:checkpointId',
     {
       schema: {
+        operationId: 'answerCheckpoint',
         summary: 'Answer a pending checkpoint',
         description: 'Only the turn\'s user or an operator may answer; the decision records who did.',
         tags: ['checkpoints'],

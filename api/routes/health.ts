@@ -9,7 +9,7 @@ export async function healthRoutes(app: FastifyInstance, { client }: ApiContext)
     '/healthz',
     {
       config: { public: true },
-      schema: { summary: 'Liveness', tags: ['health'], security: [], response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+      schema: { operationId: 'checkHealth', summary: 'Liveness', tags: ['health'], security: [], response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
     },
     async () => ({ status: 'ok' as const }),
   );
@@ -18,6 +18,7 @@ export async function healthRoutes(app: FastifyInstance, { client }: ApiContext)
     {
       config: { public: true },
       schema: {
+        operationId: 'checkReadiness',
         summary: 'Readiness, including Temporal',
         tags: ['health'],
         security: [],

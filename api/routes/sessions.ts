@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { createHash, randomBytes } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
@@ -12,6 +12,7 @@ import type { ApiContext } from '../context';
 import { HttpError, notFound } from '../errors';
 import {
   CreatedSession,
+  CreateSessionHeaders,
   SessionListQuery,
   SessionPage,
   SessionParams,
@@ -20,27 +21,46 @@ import {
   StartTurnQuery,
   StartedTurn,
   TurnView,
+  created,
   errorResponses,
 } from '../schemas';
 import { deleteSession, describeVisibleSession, listSessions, readSession } from '../sessions';
 import { waitForTurnToSettle } from '../turn-wait';
 
 export async function sessionRoutes(app: FastifyInstance, { client, config, skills, cursors, closing }: ApiContext): Promise<void> {
-  app.post(
+  app.post<{ Headers: Static<typeof CreateSessionHeaders> }>(
     '/v1/sessions',
-    { schema: { summary: 'Create a session', tags: ['sessions'], response: { 201: CreatedSession, ...errorResponses(401, 429) } } },
+    {
+      schema: {
+        operationId: 'createSession',
+        summary: 'Create a session',
+        description:
+          'With an `Idempotency-Key` header, a retry with the same key (by the same user) answers with the session the first ' +
+          'request created, `Idempotent-Replayed: true`, instead of creating another.',
+        tags: ['sessions'],
+        headers: CreateSessionHeaders,
+        response: { 201: created(CreatedSession, 'The session; Location is its URL'), ...errorResponses(400, 401, 429) },
+      },
+    },
     async (request, reply) => {
-      const id = randomBytes(10).toString('hex');
-      await client.workflow.start('sessionWorkflow', {
-        workflowId: sessionWorkflowId(id),
-        taskQueue: config.taskQueue,
-        args: [{ sessionId: id, userId: request.caller.id, createdAt: new Date().toISOString(), settings: turnSettingsFrom(config) }],
-        typedSearchAttributes: [
-          { key: searchAttributes.session, value: id },
-          { key: searchAttributes.user, value: request.caller.id },
-        ],
-      });
-      return reply.code(201).send({ id });
+      const key = request.headers['idempotency-key'];
+      const id = key === undefined ? randomBytes(10).toString('hex') : idempotentSessionId(request.caller.id, key);
+      try {
+        await client.workflow.start('sessionWorkflow', {
+          workflowId: sessionWorkflowId(id),
+          taskQueue: config.taskQueue,
+          args: [{ sessionId: id, userId: request.caller.id, createdAt: new Date().toISOString(), settings: turnSettingsFrom(config) }],
+          typedSearchAttributes: [
+            { key: searchAttributes.session, value: id },
+            { key: searchAttributes.user, value: request.caller.id },
+          ],
+        });
+      } catch (err) {
+        // The key's session exists (or existed): the first request's answer stands. Temporal keeps the id taken.
+        if (key === undefined || !(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        void reply.header('idempotent-replayed', 'true');
+      }
+      return reply.code(201).header('location', `/v1/sessions/${id}`).send({ id });
     },
   );
 
@@ -48,6 +68,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
     '/v1/sessions',
     {
       schema: {
+        operationId: 'listSessions',
         summary: 'List your open sessions (operators: everyone\'s), newest first',
         tags: ['sessions'],
         querystring: SessionListQuery,
@@ -61,6 +82,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
     '/v1/sessions/:id',
     {
       schema: {
+        operationId: 'getSession',
         summary: 'Read a session with its turns',
         tags: ['sessions'],
         params: SessionParams,
@@ -74,6 +96,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
     '/v1/sessions/:id',
     {
       schema: {
+        operationId: 'deleteSession',
         summary: 'Delete a session: cancels its running turn and removes the session and its turns from Temporal',
         description: 'Afterwards the session and its turns read as 404 at once; listings may show the turns for a few seconds more.',
         tags: ['sessions'],
@@ -92,6 +115,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
     {
       handlerTimeout: Math.max(config.requestTimeoutMs, config.waitTimeoutMs + 10_000),
       schema: {
+        operationId: 'startTurn',
         summary: 'Send a message: starts a turn',
         description:
           'Answers 202 at once, or with `?wait=true` holds the request until the turn ends or waits at a checkpoint and ' +
@@ -100,7 +124,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
         params: SessionParams,
         querystring: StartTurnQuery,
         body: StartTurnBody,
-        response: { 200: TurnView, 202: StartedTurn, ...errorResponses(400, 401, 404, 409, 413, 429) },
+        response: { 200: TurnView, 202: created(StartedTurn, 'The turn started; Location is its URL'), ...errorResponses(400, 401, 404, 409, 413, 429) },
       },
     },
     async (request, reply) => {
@@ -118,7 +142,9 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
       }
       let turnId: string;
       try {
-        const started = await client.workflow.getHandle(sessionWorkflowId(sessionId)).executeUpdate(startTurnUpdate, { args: [request.body] });
+        const started = await client.workflow
+          .getHandle(sessionWorkflowId(sessionId))
+          .executeUpdate(startTurnUpdate, { args: [{ ...request.body, requestId: request.id }] });
         turnId = started.turnId;
       } catch (err) {
         throw mapSessionError(err, sessionId);
@@ -129,9 +155,14 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
         const settled = await waitForTurnToSettle(client, request.caller, turnId, config.waitTimeoutMs, AbortSignal.any([abort.signal, closing]));
         if (settled) return reply.code(200).send(settled);
       }
-      return reply.code(202).send({ id: turnId, sessionId, status: 'running' });
+      return reply.code(202).header('location', `/v1/turns/${turnId}`).send({ id: turnId, sessionId, status: 'running' });
     },
   );
+}
+
+/** The session a user's Idempotency-Key stands for: the same key from another user names another session. */
+function idempotentSessionId(userId: string, key: string): string {
+  return createHash('sha256').update(`${userId}\n${key}`).digest('hex').slice(0, 20);
 }
 
 function mapSessionError(err: unknown, sessionId: string): unknown {

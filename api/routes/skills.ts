@@ -15,6 +15,7 @@ export async function skillRoutes(app: FastifyInstance, { skills }: ApiContext):
     '/v1/skills',
     {
       schema: {
+        operationId: 'listSkills',
         summary: 'The skill catalog: valid, enabled skills, by name',
         tags: ['skills'],
         querystring: SkillListQuery,
@@ -32,6 +33,7 @@ export async function skillRoutes(app: FastifyInstance, { skills }: ApiContext):
     '/v1/skills/:name',
     {
       schema: {
+        operationId: 'getSkill',
         summary: 'One skill of the catalog, with its parameters, plan, checkpoints and files',
         tags: ['skills'],
         params: SkillParams,

@@ -15,6 +15,7 @@ export async function streamRoutes(app: FastifyInstance, context: ApiContext): P
     '/v1/stream-tokens',
     {
       schema: {
+        operationId: 'createStreamToken',
         summary: 'Get a short-lived token to open a turn\'s event stream from a browser',
         description: `Pass it as ?token= to /v1/turns/{id}/events or /v1/turns/{id}/ws. Valid for one turn, ${tokens.ttlMs / 1000} s.`,
         tags: ['streams'],
@@ -34,6 +35,7 @@ export async function streamRoutes(app: FastifyInstance, context: ApiContext): P
       exposeHeadRoute: false,
       config: { streamToken: true },
       schema: {
+        operationId: 'followTurnEvents',
         summary: 'Follow a turn\'s events (Server-Sent Events)',
         description:
           'Every event of the turn as one SSE message (`data:` is the event\'s JSON), durable events with their offset as ' +
@@ -79,6 +81,7 @@ export async function streamRoutes(app: FastifyInstance, context: ApiContext): P
     url: '/v1/turns/:id/ws',
     config: { streamToken: true },
     schema: {
+      operationId: 'openTurnSocket',
       summary: 'Follow a turn and answer it over a WebSocket',
       description:
         'Upgrade to a WebSocket. Server frames: {type:"event", event}, {type:"ack", requestId, ...}, {type:"error", ' +

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context';
-import { CancelAccepted, TurnListQuery, TurnPage, TurnParams, TurnView, errorResponses } from '../schemas';
+import { CancelAccepted, TurnListQuery, TurnPage, TurnParams, TurnView, created, errorResponses } from '../schemas';
 import { cancelTurn } from '../turn-actions';
 import { listTurns } from '../turn-list';
 import { readTurn } from '../turn-view';
@@ -10,6 +10,7 @@ export async function turnRoutes(app: FastifyInstance, { client, cursors }: ApiC
     '/v1/turns',
     {
       schema: {
+        operationId: 'listTurns',
         summary: 'List your turns (operators: everyone\'s, the inbox with status=waiting)',
         description: 'From Temporal visibility, which lags a moment behind. Open turns first, newest first, then ended ones.',
         tags: ['turns'],
@@ -22,7 +23,7 @@ export async function turnRoutes(app: FastifyInstance, { client, cursors }: ApiC
 
   app.get<{ Params: { id: string } }>(
     '/v1/turns/:id',
-    { schema: { summary: 'Read a turn', tags: ['turns'], params: TurnParams, response: { 200: TurnView, ...errorResponses(401, 404, 429) } } },
+    { schema: { operationId: 'getTurn', summary: 'Read a turn', tags: ['turns'], params: TurnParams, response: { 200: TurnView, ...errorResponses(401, 404, 429) } } },
     async (request) => readTurn(client, request.caller, request.params.id),
   );
 
@@ -30,16 +31,17 @@ export async function turnRoutes(app: FastifyInstance, { client, cursors }: ApiC
     '/v1/turns/:id/cancel',
     {
       schema: {
+        operationId: 'cancelTurn',
         summary: 'Cancel a running or waiting turn',
         description: 'The turn ends `cancelled` (reason `cancelled`) shortly after; follow its events or read it to see when.',
         tags: ['turns'],
         params: TurnParams,
-        response: { 202: CancelAccepted, ...errorResponses(401, 404, 409, 429) },
+        response: { 202: created(CancelAccepted, 'Cancellation requested; Location is the turn'), ...errorResponses(401, 404, 409, 429) },
       },
     },
     async (request, reply) => {
       await cancelTurn(client, request.caller, request.params.id);
-      return reply.code(202).send({ id: request.params.id, cancelRequested: true });
+      return reply.code(202).header('location', `/v1/turns/${request.params.id}`).send({ id: request.params.id, cancelRequested: true });
     },
   );
 }

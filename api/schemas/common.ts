@@ -1,4 +1,8 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
+
+import { Nullable } from '../../core/schemas/common';
+
+export { Nullable, SkillName, Timestamp } from '../../core/schemas/common';
 
 /** One definition per shape: request validation, TypeScript types and the OpenAPI document all come from here. */
 
@@ -7,6 +11,7 @@ export const ErrorBody = Type.Object(
     error: Type.Object({
       code: Type.String({ description: 'Stable, machine-readable: not_found, unauthorized, rate_limited, ...' }),
       message: Type.String({ description: 'For humans; says what to change when the caller can fix it.' }),
+      requestId: Type.String({ description: 'The request\'s id, as in the x-request-id header: quote it when reporting a problem' }),
     }),
   },
   { $id: 'Error', description: 'Every error the API answers with has this shape.' },
@@ -14,12 +19,16 @@ export const ErrorBody = Type.Object(
 
 export const errorResponses = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, { $ref: 'Error#' }]));
 
+/** A 201 or 202 response that names the new resource's URL in `Location`. */
+export const created = <T extends TSchema>(schema: T, description: string) => ({
+  ...(schema.$id ? { $ref: `${schema.$id}#` } : schema),
+  description,
+  headers: { location: { type: 'string', description: 'The URL of what was created or started' } },
+});
+
 export const SessionId = Type.String({ pattern: '^[a-z0-9]{8,40}$', description: 'Session id' });
 export const TurnId = Type.String({ pattern: '^turn-[a-z0-9]{8,40}-[0-9]{1,9}$', description: 'Turn id (also its workflow id)' });
-export const SkillName = Type.String({ pattern: '^[a-z0-9](?:[a-z0-9]|-(?!-)){0,62}[a-z0-9]?$', maxLength: 64, description: 'Skill name' });
 export const UserId = Type.String({ pattern: '^[A-Za-z0-9._@-]{1,64}$', description: 'User id (from the API key)' });
-export const Timestamp = Type.String({ format: 'date-time' });
-export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Items per page' })),

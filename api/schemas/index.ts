@@ -4,11 +4,13 @@ export * from './checkpoints';
 export * from './sessions';
 export * from './streams';
 export * from './skills';
+export * from './events';
 
 import { ErrorBody } from './common';
 import { SessionSummary, SessionView } from './sessions';
 import { SkillDetail, SkillSummary } from './skills';
-import { StartedTurn, TurnEvent, TurnSummary, TurnView } from './turns';
+import { eventComponents, TurnEvent } from './events';
+import { StartedTurn, TurnSummary, TurnView } from './turns';
 
 /** Schemas with an `$id`: added to the app once, referenced by routes, listed as components in the OpenAPI document. */
-export const sharedSchemas = [ErrorBody, StartedTurn, TurnView, TurnSummary, TurnEvent, SessionSummary, SessionView, SkillSummary, SkillDetail];
+export const sharedSchemas = [ErrorBody, StartedTurn, TurnView, TurnSummary, ...eventComponents, TurnEvent, SessionSummary, SessionView, SkillSummary, SkillDetail];

@@ -6,6 +6,12 @@ export const SessionParams = Type.Object({ id: SessionId });
 
 export const CreatedSession = Type.Object({ id: SessionId });
 
+export const CreateSessionHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$', description: 'Makes retries safe: the same key gives the same session' }),
+  ),
+});
+
 export const SessionListQuery = Type.Object({
   user: Type.Optional({ ...UserId, description: 'Operators only: one user\'s sessions' }),
   ...PageQuery,

@@ -1,20 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { turnStatuses } from '../../core/turn';
+import { PendingCheckpoint } from '../../core/schemas/checkpoints';
+import { TurnError, TurnRequest, TurnStatus, Usage } from '../../core/schemas/turn';
 import { NextCursor, Nullable, PageQuery, SessionId, SkillName, StreamTokenQuery, Timestamp, TurnId, UserId } from './common';
 
-export const TurnStatus = Type.Union(turnStatuses.map((status) => Type.Literal(status)));
+export { TurnStatus };
 
 export const TurnParams = Type.Object({ id: TurnId });
 
-export const StartTurnBody = Type.Object(
-  {
-    message: Type.String({ minLength: 1, description: 'What the user says' }),
-    skill: Type.Optional(SkillName),
-    supersede: Type.Optional(Type.Boolean({ description: 'Cancel the session\'s running or waiting turn first' })),
-  },
-  { additionalProperties: false },
-);
-export type StartTurnBody = Static<typeof StartTurnBody>;
+export const StartTurnBody = TurnRequest;
+export type StartTurnBody = TurnRequest;
 
 export const StartTurnQuery = Type.Object({
   wait: Type.Optional(
@@ -24,25 +18,7 @@ export const StartTurnQuery = Type.Object({
 
 export const StartedTurn = Type.Object({ id: TurnId, sessionId: SessionId, status: TurnStatus }, { $id: 'StartedTurn' });
 
-export const Usage = Type.Object({
-  inputTokens: Type.Integer(),
-  outputTokens: Type.Integer(),
-  cacheReadInputTokens: Type.Integer(),
-  cacheCreationInputTokens: Type.Integer(),
-});
-
-export const PendingCheckpoint = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  kind: Type.Union([Type.Literal('approval'), Type.Literal('question')]),
-  summary: Type.String(),
-  params: Nullable(Type.Record(Type.String(), Type.Unknown())),
-  options: Nullable(Type.Array(Type.String())),
-  requestedAt: Timestamp,
-  expiresAt: Nullable(Timestamp),
-});
-
-export const TurnError = Type.Object({ code: Type.String(), message: Type.String() });
+export { PendingCheckpoint, TurnError, Usage };
 
 export const TurnView = Type.Object(
   {
@@ -101,12 +77,3 @@ export const EventsQuery = Type.Object({
 export const EventsHeaders = Type.Object({
   'last-event-id': Type.Optional(Type.String({ pattern: '^[0-9]{1,12}$', description: 'Resume after this offset' })),
 });
-
-export const TurnEvent = Type.Object(
-  {
-    type: Type.String({ description: 'status, message, message.delta, thinking.delta, message.reset, tool.start, tool.end, checkpoint.*, step, artifact, done, error, cancelled' }),
-    offset: Type.Optional(Type.Integer({ description: 'Position in the turn\'s durable log; absent on live-only events' })),
-    at: Type.Optional(Timestamp),
-  },
-  { additionalProperties: true, $id: 'TurnEvent', description: 'One event of a turn (docs/events.md)' },
-);

@@ -1,0 +1,60 @@
+import { Type, type Static, type TProperties } from '@sinclair/typebox';
+import { CheckpointAction, PendingCheckpoint } from './checkpoints';
+import { TurnStatus } from './turn';
+
+/** The turn's event catalogue (docs/events.md): one schema per event type, the `type` literal first. */
+const event = <T extends string, P extends TProperties>(type: T, description: string, properties: P) =>
+  Type.Object({ type: Type.Literal(type), ...properties }, { description });
+
+/** Live deltas carry the model call they belong to (its activity id) and that call's attempt. */
+const callAndAttempt = {
+  call: Type.Optional(Type.String({ description: 'The model call (activity id) that produced it' })),
+  attempt: Type.Optional(Type.Integer({ description: 'The attempt of that call; a higher one replaces the text of an earlier one' })),
+};
+const skillCall = {
+  isSkill: Type.Optional(Type.Boolean()),
+  depth: Type.Optional(Type.Integer()),
+};
+
+export const turnEventSchemas = {
+  status: event('status', 'The turn\'s status changed', { status: TurnStatus, reason: Type.Optional(Type.String()) }),
+  'message.delta': event('message.delta', 'Live only: a piece of the model\'s text as it streams', { text: Type.String(), ...callAndAttempt }),
+  'thinking.delta': event('thinking.delta', 'Live only: a piece of extended thinking', { text: Type.String(), ...callAndAttempt }),
+  message: event('message', 'The model\'s text of one round, whole', { text: Type.String() }),
+  'tool.start': event('tool.start', 'A tool call begins', {
+    name: Type.String(),
+    args: Type.Unknown(),
+    callId: Type.String(),
+    ...skillCall,
+    input: Type.Optional(Type.Unknown()),
+  }),
+  'tool.end': event('tool.end', 'A tool call\'s result, as the model sees it', {
+    name: Type.String(),
+    result: Type.Unknown(),
+    callId: Type.String(),
+    isError: Type.Boolean(),
+    ...skillCall,
+  }),
+  'checkpoint.requested': event('checkpoint.requested', 'The turn waits for a human', { checkpoint: PendingCheckpoint }),
+  'checkpoint.resolved': event('checkpoint.resolved', 'A decision was accepted', { checkpointId: Type.String(), action: CheckpointAction, by: Type.String() }),
+  'checkpoint.expired': event('checkpoint.expired', 'Nobody answered before expiresAt', { checkpointId: Type.String() }),
+  step: event('step', 'The step orchestrator moved', {
+    skill: Type.String(),
+    step: Type.Union([Type.String(), Type.Null()], { description: 'The last step taken; null right after loading' }),
+    remaining: Type.Array(Type.String(), { description: 'The shortest list of steps that completes the plan' }),
+  }),
+  artifact: event('artifact', 'A structured output', { name: Type.String(), mimeType: Type.String(), data: Type.Unknown() }),
+  done: event('done', 'Terminal: the turn completed with this answer', { output: Type.String() }),
+  error: event('error', 'Terminal: the turn failed', { code: Type.String(), message: Type.String() }),
+  cancelled: event('cancelled', 'Terminal: the turn was cancelled', { reason: Type.String() }),
+};
+
+export const TurnEventBody = Type.Union(Object.values(turnEventSchemas));
+export type TurnEventBody = Static<typeof TurnEventBody>;
+
+/** Sent by the API's streams, never logged: a retried model call starts its text again. */
+export const MessageResetEvent = event('message.reset', 'Live only: drop the partial text of this model call; its retry streams again', {
+  call: Type.String(),
+  attempt: Type.Integer(),
+});
+export type MessageResetEvent = Static<typeof MessageResetEvent>;

@@ -1,0 +1,21 @@
+import pino, { type DestinationStream, type Logger } from 'pino';
+
+export type { Logger };
+
+/**
+ * The processes' structured logs: one JSON object per line on stdout, with `time` (ISO 8601), `level` as a word,
+ * `service` (skillflow-api, skillflow-worker), `msg`, and the fields of the call (`requestId`, `turnId`, `err` with
+ * its stack and cause chain). Tests pass a destination to read what was logged.
+ */
+export function createLogger(service: string, level = 'info', destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      serializers: { err: pino.stdSerializers.errWithCause },
+    },
+    destination,
+  );
+}
