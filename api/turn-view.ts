@@ -1,8 +1,9 @@
 import { WorkflowFailedError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { zeroUsage } from '../core/model';
+import type { TurnEvent } from '../core/events';
 import { sessionWorkflowId, type TurnResult, type TurnState, type TurnStatus } from '../core/turn';
-import { turnStateQuery } from '../workflows/definitions';
+import { turnEventsQuery, turnStateQuery } from '../workflows/definitions';
 import { searchAttributes } from '../workflows/search-attributes';
 import type { Caller } from './auth';
 import { notFound } from './errors';
@@ -44,6 +45,12 @@ export async function describeVisibleTurn(client: Client, caller: Caller, turnId
 export async function readTurn(client: Client, caller: Caller, turnId: string): Promise<TurnView> {
   const description = await describeVisibleTurn(client, caller, turnId);
   return viewOf(client, turnId, description);
+}
+
+/** The turn's durable event log after `after` (the `turnEvents` query, which also answers for a closed turn). */
+export async function readTurnLog(client: Client, caller: Caller, turnId: string, after: number): Promise<TurnEvent[]> {
+  await describeVisibleTurn(client, caller, turnId);
+  return client.connection.withDeadline(Date.now() + queryDeadlineMs, () => client.workflow.getHandle(turnId).query(turnEventsQuery, after));
 }
 
 export async function viewOf(client: Client, turnId: string, description: WorkflowExecutionDescription): Promise<TurnView> {

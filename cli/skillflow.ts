@@ -1,51 +1,198 @@
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { formatPlan, type SkillManifest, type SkillProblem } from '../core/skills';
+import { environmentWithDotEnv } from '../lib/config';
 import { validateSkillLibrary, type LibraryReport } from '../lib/skills';
+import { chat } from './chat';
+import { answer, inbox } from './inbox';
+import type { CliIo } from './io';
+import { showRun } from './runs';
+import { newSkill } from './scaffold';
 
-export interface CliIo {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  env: Record<string, string | undefined>;
-  cwd: string;
-}
+export type { CliIo };
 
-const usage = `Usage: skillflow <command>
+const usage = `Usage: skillflow <command> [options]
 
 Commands:
-  skills validate [dir]   Check every skill in dir against the Agent Skills spec and skillflow's rules
-                          (front matter, plan, skillflow.yaml, subskills, sizes, references between skills).
-                          Exits 1 when any error is found.
+  chat                    Chat with the engine: streams answers, asks you at checkpoints.
+  inbox                   The turns waiting for a human (an operator key sees everyone's).
+  answer TURN CHECKPOINT  Answer a pending checkpoint (--approve, --modify k=v..., --cancel, --choose X, --answer TEXT).
+  runs show TURN          A turn's events and steps as a timeline.
+  skills validate [dir]   Check every skill in dir; exits 1 when any error is found.
   skills list [dir]       Show the skills in dir: name, category, description and plan.
-                          Exits 1 when any skill has errors.
+  skills new NAME [dir]   Create a valid skill to start from.
 
-dir defaults to $SKILLFLOW_SKILLS_DIR, or ./skills.
-Skill format: docs/skills.md.
+The API commands talk to SKILLFLOW_URL (default http://127.0.0.1:$PORT, port 3000) with SKILLFLOW_API_KEY (default the
+key in $SKILLFLOW_DATA_DIR/api-key, which npm start generates). A .env file in the working directory is read too.
 
 Options:
-  -h, --help              Show this help.
+  --json                  Machine-readable output (every command).
+  -h, --help              Help; "skillflow COMMAND --help" for a command's own.
 `;
+
+const help: Record<string, string> = {
+  chat: `Usage: skillflow chat [--session ID] [--skill NAME] [--json]
+
+Reads one message per line from the terminal (or piped input) and streams the assistant's answer, tool calls and
+plan steps. At a checkpoint it asks: approvals take y (approve), m (modify: then key=value lines), c (cancel) or an
+option's number; questions take free text, an option's number, or /cancel. /quit or end of input ends the chat.
+
+  --session ID   Rejoin a session, including a turn that waits at a checkpoint.
+  --skill NAME   Start the first turn with this skill loaded.
+  --json         Print every event as one JSON line on stdout (prompts go to stderr).
+
+Ctrl-C leaves the running turn running and prints how to rejoin.
+`,
+  inbox: `Usage: skillflow inbox [--user USER] [--skill NAME] [--limit N] [--json]
+
+The turns waiting for a human, oldest wait first: turn, user, skill, checkpoint, how long it has waited and its
+deadline. Users see their own; an operator key sees everyone's.
+`,
+  answer: `Usage: skillflow answer TURN CHECKPOINT (--approve | --modify key=value... | --cancel | --choose OPTION | --answer TEXT) [--json]
+
+CHECKPOINT is the pending checkpoint's id (cp-3, from skillflow inbox) or its name. --modify values are JSON when
+they parse as JSON (5, true, ["a"]), else text.
+`,
+  runs: `Usage: skillflow runs show TURN [--json]
+
+The turn's status, skill, step and usage, then every event of its log with the seconds since the turn started.
+`,
+  skills: `Usage: skillflow skills validate [dir] [--json]
+       skillflow skills list [dir] [--json]
+       skillflow skills new NAME [dir]
+
+dir defaults to $SKILLFLOW_SKILLS_DIR, or ./skills. Skill format: docs/skills.md.
+`,
+};
 
 const processIo = (): CliIo => ({
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
-  env: process.env,
+  env: environmentWithDotEnv(),
   cwd: process.cwd(),
+  stdin: process.stdin,
+  stdinIsTTY: process.stdin.isTTY === true,
+  onInterrupt: (handler) => {
+    process.once('SIGINT', handler);
+    return () => process.off('SIGINT', handler);
+  },
+  exit: (code) => process.exit(code),
 });
 
-/** Runs the CLI; returns the exit code (0 ok, 1 problems found, 2 usage error). */
+const options = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  session: { type: 'string' },
+  skill: { type: 'string' },
+  user: { type: 'string' },
+  limit: { type: 'string' },
+  approve: { type: 'boolean' },
+  cancel: { type: 'boolean' },
+  modify: { type: 'string', multiple: true },
+  choose: { type: 'string' },
+  answer: { type: 'string' },
+} as const;
+
+/** Runs the CLI; returns the exit code (0 ok, 1 problems found or the API refused, 2 usage error). */
 export async function runCli(argv: string[], io: CliIo = processIo()): Promise<number> {
-  if (argv.includes('-h') || argv.includes('--help') || argv[0] === 'help') {
+  let parsed;
+  try {
+    // `--modify a=1 b=2`: the values after --modify up to the next option all belong to it.
+    parsed = parseArgs({ args: spreadModify(argv), options, allowPositionals: true, strict: true });
+  } catch (err) {
+    io.stderr(`skillflow: ${(err as Error).message}
+
+${usage}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [command, ...rest] = positionals;
+  if (command === 'help' || (values.help && (!command || !help[command]))) {
     io.stdout(usage);
     return 0;
   }
-  const [group, command, dirArg, ...rest] = argv;
-  if (group !== 'skills' || (command !== 'validate' && command !== 'list') || rest.length > 0 || dirArg?.startsWith('-')) {
-    io.stderr(`${argv.length === 0 ? '' : `skillflow: unknown command "${argv.join(' ')}"\n\n`}${usage}`);
+  if (values.help) {
+    io.stdout(help[command]);
+    return 0;
+  }
+  const json = values.json === true;
+  const wrong = (why: string) => {
+    io.stderr(`skillflow: ${why}
+
+${help[command] ?? usage}`);
+    return 2;
+  };
+  switch (command) {
+    case 'chat':
+      return rest.length > 0 ? wrong(`chat takes no arguments, got "${rest.join(' ')}"`) : chat({ session: values.session, skill: values.skill, json }, io);
+    case 'inbox': {
+      const limit = values.limit === undefined ? undefined : Number(values.limit);
+      if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 100)) return wrong('--limit must be a whole number from 1 to 100');
+      return rest.length > 0 ? wrong(`inbox takes no arguments, got "${rest.join(' ')}"`) : inbox({ user: values.user, skill: values.skill, limit, json }, io);
+    }
+    case 'answer':
+      if (rest.length !== 2) return wrong('answer needs TURN and CHECKPOINT');
+      return answer(rest[0], rest[1], { approve: values.approve === true, cancel: values.cancel === true, modify: values.modify, choose: values.choose, answer: values.answer, json }, io);
+    case 'runs':
+      if (rest[0] !== 'show' || rest.length !== 2) return wrong('use: skillflow runs show TURN');
+      return showRun(rest[1], { json }, io);
+    case 'skills':
+      return skills(rest, json, io, wrong);
+    default:
+      io.stderr(`${argv.length === 0 ? '' : `skillflow: unknown command "${argv.join(' ')}"\n\n`}${usage}`);
+      return 2;
+  }
+}
+
+function spreadModify(argv: string[]): string[] {
+  const out: string[] = [];
+  let inModify = false;
+  for (const arg of argv) {
+    if (arg === '--modify') inModify = true;
+    else if (arg.startsWith('-')) inModify = false;
+    else if (inModify && out.at(-1) !== '--modify' && arg.includes('=')) out.push('--modify');
+    out.push(arg);
+  }
+  return out;
+}
+
+async function skills(args: string[], json: boolean, io: CliIo, wrong: (why: string) => number): Promise<number> {
+  const [command, ...rest] = args;
+  if (command === 'new') {
+    if (rest.length < 1 || rest.length > 2) return wrong('skills new needs NAME (and optionally dir)');
+    return newSkill(rest[0], skillsDir(rest[1], io), io);
+  }
+  if ((command !== 'validate' && command !== 'list') || rest.length > 1) {
+    io.stderr(`skillflow: unknown command "skills ${args.join(' ')}"\n\n${usage}`);
     return 2;
   }
-  const dir = path.resolve(io.cwd, dirArg ?? io.env.SKILLFLOW_SKILLS_DIR ?? 'skills');
-  const report = await validateSkillLibrary(dir);
+  const report = await validateSkillLibrary(skillsDir(rest[0], io));
+  if (json) return printJson(command, report, io);
   return command === 'validate' ? printValidation(report, io) : printList(report, io);
+}
+
+const skillsDir = (dirArg: string | undefined, io: CliIo) => path.resolve(io.cwd, dirArg ?? io.env.SKILLFLOW_SKILLS_DIR ?? 'skills');
+
+function printJson(command: string, report: LibraryReport, io: CliIo): number {
+  const errors = report.problems.filter((p) => p.severity === 'error').length;
+  const body =
+    command === 'validate'
+      ? {
+          skillsDir: report.skillsDir,
+          valid: errors === 0,
+          skills: report.skills.map((s) => ({ folder: s.folder, valid: s.manifest !== null })),
+          errors,
+          warnings: report.problems.length - errors,
+          problems: report.problems,
+        }
+      : { skills: report.skills.flatMap((s) => (s.manifest ? [listed(s.manifest)] : [])), skipped: report.skills.filter((s) => !s.manifest).map((s) => s.folder) };
+  io.stdout(`${JSON.stringify(body, null, 2)}
+`);
+  return errors > 0 ? 1 : 0;
+}
+
+function listed(manifest: SkillManifest) {
+  return { name: manifest.name, enabled: manifest.enabled, category: manifest.category, description: manifest.description, plan: manifest.plan?.source ?? null };
 }
 
 function printValidation(report: LibraryReport, io: CliIo): number {

@@ -39,7 +39,7 @@ describe('API routes', () => {
   const inject = (target: FastifyInstance, method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown, headers = authHeaders()) =>
     target.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
   const call = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) => inject(app, method, url, payload);
-  const expectError = (response: { statusCode: number; json(): unknown; body: string }, status: number, code: string) => {
+  const expectError = (response: { statusCode: number; json(): unknown; body: string; headers: Record<string, unknown> }, status: number, code: string) => {
     expect({ status: response.statusCode, body: response.json() }).toEqual({ status, body: { error: { code, message: expect.any(String), requestId: response.headers['x-request-id'] } } });
     expect(response.body).not.toMatch(/\bat .+\.(ts|js):\d+/);
   };
@@ -391,6 +391,7 @@ describe('API routes', () => {
           'GET /v1/turns/{id}/events',
           'GET /v1/turns/{id}/ws',
           'POST /v1/turns/{id}/cancel',
+          'GET /v1/turns/{id}/log',
           'POST /v1/turns/{id}/checkpoints/{checkpointId}',
           'POST /v1/stream-tokens',
           'GET /v1/skills',

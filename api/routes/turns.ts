@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context';
-import { CancelAccepted, TurnListQuery, TurnPage, TurnParams, TurnView, created, errorResponses } from '../schemas';
+import { CancelAccepted, TurnListQuery, TurnLog, TurnLogQuery, TurnPage, TurnParams, TurnView, created, errorResponses } from '../schemas';
 import { cancelTurn } from '../turn-actions';
 import { listTurns } from '../turn-list';
-import { readTurn } from '../turn-view';
+import { readTurn, readTurnLog } from '../turn-view';
 
 export async function turnRoutes(app: FastifyInstance, { client, cursors }: ApiContext): Promise<void> {
   app.get<{ Querystring: TurnListQuery }>(
@@ -25,6 +25,22 @@ export async function turnRoutes(app: FastifyInstance, { client, cursors }: ApiC
     '/v1/turns/:id',
     { schema: { operationId: 'getTurn', summary: 'Read a turn', tags: ['turns'], params: TurnParams, response: { 200: TurnView, ...errorResponses(401, 404, 429) } } },
     async (request) => readTurn(client, request.caller, request.params.id),
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { after?: number } }>(
+    '/v1/turns/:id/log',
+    {
+      schema: {
+        operationId: 'getTurnLog',
+        summary: 'The turn\'s durable events so far, as JSON (the SSE stream follows them live)',
+        description: 'Every event of the turn\'s log after `after`, in order; live-only events (deltas) are never in it.',
+        tags: ['turns'],
+        params: TurnParams,
+        querystring: TurnLogQuery,
+        response: { 200: TurnLog, ...errorResponses(400, 401, 404, 429) },
+      },
+    },
+    async (request) => ({ events: await readTurnLog(client, request.caller, request.params.id, request.query.after ?? 0) }),
   );
 
   app.post<{ Params: { id: string } }>(

@@ -36,3 +36,9 @@ export const TurnEvent = Type.Union(
     discriminator: { propertyName: 'type', mapping: Object.fromEntries(eventComponents.map((schema) => [(schema.properties as { type: { const: string } }).type.const, `#/components/schemas/${schema.$id}`])) },
   },
 );
+
+export const TurnLogQuery = Type.Object({
+  after: Type.Optional(Type.Integer({ minimum: 0, description: 'Only events after this offset' })),
+});
+
+export const TurnLog = Type.Object({ events: Type.Array(Type.Ref('TurnEvent')) });

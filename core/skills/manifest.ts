@@ -21,7 +21,9 @@ export function buildManifest(facts: SkillFolderFacts, problems: ProblemList): S
   const spec = checkSpecFrontmatter(facts.frontmatter, facts.folder, problems);
   const metadata = checkEngineMetadata(spec?.metadata ?? {}, facts.subskills, problems);
   const sidecar = checkSidecar(facts.sidecar, problems);
-  checkAgainstPlan(sidecar, metadata.plan, facts, problems);
+  // A plan that was written but did not validate has its own error already: checks against it would only cascade.
+  const planWritten = spec?.metadata?.plan !== undefined;
+  checkAgainstPlan(sidecar, metadata.plan, planWritten, facts, problems);
   if (spec === null || problems.hasErrors) return null;
   const planCheckpoints = metadata.plan?.checkpoints ?? [];
   return {
@@ -34,11 +36,12 @@ export function buildManifest(facts: SkillFolderFacts, problems: ProblemList): S
   };
 }
 
-function checkAgainstPlan(sidecar: SidecarSpec, plan: PlanSpec | null, facts: SkillFolderFacts, problems: ProblemList): void {
+function checkAgainstPlan(sidecar: SidecarSpec, plan: PlanSpec | null, planWritten: boolean, facts: SkillFolderFacts, problems: ProblemList): void {
   const error = (field: string, message: string, fix: string) => problems.error(sidecarFileName, field, message, fix);
   const automaton = plan ? compilePlan(plan.root) : null;
   sidecar.deadlines.forEach((deadline, index) => {
     const path = `deadlines[${index}]`;
+    if (!plan && planWritten) return;
     if (!plan || !automaton) {
       error(path, 'a deadline needs a plan to jump in', 'add metadata.plan to SKILL.md, or remove the deadline.');
       return;

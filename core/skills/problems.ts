@@ -30,18 +30,24 @@ export function hasErrors(problems: SkillProblem[]): boolean {
   return problems.some((problem) => problem.severity === 'error');
 }
 
-/** The closest candidate within two edits, for "did you mean" fixes. */
+/**
+ * The closest candidate, for "did you mean" fixes: within two edits, else the one candidate the word abbreviates or
+ * extends (`question-gen` for `question-generation`).
+ */
 export function closest(word: string, candidates: readonly string[]): string | null {
+  const lower = word.toLowerCase();
   let best: string | null = null;
   let bestDistance = 3;
   for (const candidate of candidates) {
-    const distance = editDistance(word.toLowerCase(), candidate);
+    const distance = editDistance(lower, candidate);
     if (distance < bestDistance) {
       best = candidate;
       bestDistance = distance;
     }
   }
-  return best;
+  if (best !== null || lower.length < 3) return best;
+  const related = candidates.filter((candidate) => candidate.length >= 3 && (candidate.startsWith(lower) || lower.startsWith(candidate)));
+  return related.length === 1 ? related[0] : null;
 }
 
 function editDistance(a: string, b: string): number {

@@ -1,0 +1,172 @@
+import { readServerSentEvents } from './sse';
+import type {
+  AnswerAccepted,
+  CheckpointAnswer,
+  LoggedEvent,
+  Session,
+  SessionList,
+  Skill,
+  SkillList,
+  StartedTurnReply,
+  StreamEvent,
+  Turn,
+  TurnFilter,
+  TurnList,
+  TurnRequest,
+} from './types';
+
+export type * from './types';
+
+export interface ClientOptions {
+  /** The API's base URL, e.g. http://127.0.0.1:3000. */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer <key>`. */
+  apiKey?: string;
+  /** Another fetch (tests, proxies); default the global one. */
+  fetch?: typeof fetch;
+}
+
+/** An error answer of the API (`{error: {code, message, requestId}}`), or the API not answering at all (`status` 0). */
+export class SkillflowApiError extends Error {
+  override name = 'SkillflowApiError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly requestId?: string,
+  ) {
+    super(message);
+  }
+}
+
+const terminalTypes = new Set(['done', 'error', 'cancelled']);
+
+/**
+ * A typed client of the skillflow API (docs/api.md); the `skillflow` CLI uses it. Methods are named after the
+ * OpenAPI document's operationIds; their types come from the schemas the API validates with.
+ */
+export class SkillflowClient {
+  private readonly baseUrl: string;
+  private readonly fetch: typeof fetch;
+
+  constructor(private readonly options: ClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.fetch = options.fetch ?? fetch;
+  }
+
+  createSession(options: { idempotencyKey?: string } = {}): Promise<{ id: string }> {
+    return this.request('POST', '/v1/sessions', undefined, options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {});
+  }
+
+  listSessions(query: { user?: string; limit?: number; cursor?: string } = {}): Promise<SessionList> {
+    return this.request('GET', `/v1/sessions${queryString(query)}`);
+  }
+
+  getSession(id: string): Promise<Session> {
+    return this.request('GET', `/v1/sessions/${encodeURIComponent(id)}`);
+  }
+
+  deleteSession(id: string): Promise<void> {
+    return this.request('DELETE', `/v1/sessions/${encodeURIComponent(id)}`);
+  }
+
+  /** Starts a turn: the started turn, or with `wait` the turn once it ended or waits at a checkpoint. */
+  startTurn(sessionId: string, request: TurnRequest, options: { wait?: boolean } = {}): Promise<StartedTurnReply | Turn> {
+    return this.request('POST', `/v1/sessions/${encodeURIComponent(sessionId)}/turns${options.wait ? '?wait=true' : ''}`, request);
+  }
+
+  listTurns(filter: TurnFilter = {}): Promise<TurnList> {
+    return this.request('GET', `/v1/turns${queryString(filter)}`);
+  }
+
+  getTurn(id: string): Promise<Turn> {
+    return this.request('GET', `/v1/turns/${encodeURIComponent(id)}`);
+  }
+
+  async getTurnLog(id: string, after = 0): Promise<LoggedEvent[]> {
+    const log = await this.request<{ events: LoggedEvent[] }>('GET', `/v1/turns/${encodeURIComponent(id)}/log${queryString({ after })}`);
+    return log.events;
+  }
+
+  answerCheckpoint(turnId: string, checkpointId: string, answer: CheckpointAnswer): Promise<AnswerAccepted> {
+    return this.request('POST', `/v1/turns/${encodeURIComponent(turnId)}/checkpoints/${encodeURIComponent(checkpointId)}`, answer);
+  }
+
+  cancelTurn(id: string): Promise<{ id: string; cancelRequested: true }> {
+    return this.request('POST', `/v1/turns/${encodeURIComponent(id)}/cancel`);
+  }
+
+  listSkills(category?: string): Promise<SkillList> {
+    return this.request('GET', `/v1/skills${queryString({ category })}`);
+  }
+
+  getSkill(name: string): Promise<Skill> {
+    return this.request('GET', `/v1/skills/${encodeURIComponent(name)}`);
+  }
+
+  /**
+   * The turn's events as they happen (SSE), from after `after`, until its terminal event. A dropped connection is
+   * resumed from the last durable event, so nothing is lost or repeated; `signal` stops following.
+   */
+  async *followTurn(id: string, options: { after?: number; signal?: AbortSignal } = {}): AsyncGenerator<StreamEvent> {
+    let after = options.after ?? 0;
+    for (let reconnects = 0; ; reconnects += 1) {
+      const response = await this.send('GET', `/v1/turns/${encodeURIComponent(id)}/events`, undefined, { 'last-event-id': String(after), accept: 'text/event-stream' }, options.signal);
+      if (!response.ok) throw await apiError(response);
+      try {
+        for await (const message of readServerSentEvents(response.body!)) {
+          const event = message.data as StreamEvent;
+          if ('offset' in event && typeof event.offset === 'number') after = event.offset;
+          yield event;
+          if (terminalTypes.has(event.type)) return;
+        }
+      } catch (err) {
+        if (options.signal?.aborted) return;
+        if (reconnects >= 5) throw err;
+      }
+      if (options.signal?.aborted) return;
+      await new Promise((resolve) => setTimeout(resolve, 250 * (reconnects + 1)));
+    }
+  }
+
+  private async request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+    const response = await this.send(method, path, body, headers);
+    if (!response.ok) throw await apiError(response);
+    return (response.status === 204 ? undefined : await response.json()) as T;
+  }
+
+  private async send(method: string, path: string, body: unknown, headers: Record<string, string>, signal?: AbortSignal): Promise<Response> {
+    try {
+      return await this.fetch(`${this.baseUrl}${path}`, {
+        method,
+        headers: {
+          ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
+      });
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      const cause = (err as { cause?: { code?: string; message?: string; errors?: { code?: string }[] } }).cause;
+      const reason = cause?.code ?? cause?.errors?.[0]?.code ?? cause?.message ?? (err as Error).message;
+      throw new SkillflowApiError(0, 'unreachable', `The skillflow API at ${this.baseUrl} does not answer (${reason}).`);
+    }
+  }
+}
+
+async function apiError(response: Response): Promise<SkillflowApiError> {
+  const text = await response.text();
+  try {
+    const { error } = JSON.parse(text) as { error: { code: string; message: string; requestId?: string } };
+    return new SkillflowApiError(response.status, error.code, error.message, error.requestId ?? response.headers.get('x-request-id') ?? undefined);
+  } catch {
+    return new SkillflowApiError(response.status, 'http_error', `HTTP ${response.status}: ${text.slice(0, 200)}`, response.headers.get('x-request-id') ?? undefined);
+  }
+}
+
+function queryString(query: Record<string, string | number | boolean | undefined>): string {
+  const entries = Object.entries(query).filter((entry): entry is [string, string | number | boolean] => entry[1] !== undefined);
+  return entries.length === 0 ? '' : `?${new URLSearchParams(entries.map(([key, value]): [string, string] => [key, String(value)])).toString()}`;
+}
