@@ -17,11 +17,12 @@ export class TemporalTestEnv {
     readonly client: Client,
   ) {}
 
-  static async connect(): Promise<TemporalTestEnv> {
+  /** `installRuntime` replaces the quiet default Temporal runtime of this test file (logs, metrics). */
+  static async connect(options: { installRuntime?: () => void } = {}): Promise<TemporalTestEnv> {
     const address = process.env.SKILLFLOW_TEST_TEMPORAL_ADDRESS;
     if (!address) throw new Error('No test Temporal server: run the suite with `npm test` (or unset SKILLFLOW_TEST_NO_TEMPORAL).');
     if (!runtimeInstalled) {
-      Runtime.install({ logger: new DefaultLogger('ERROR') });
+      (options.installRuntime ?? (() => Runtime.install({ logger: new DefaultLogger('ERROR') })))();
       runtimeInstalled = true;
     }
     const connection = await Connection.connect({ address });
