@@ -7,7 +7,7 @@ const nodeBuiltins = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', '.cache/**', 'dist/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', '.data/**', '.cache/**', 'dist/**', 'coverage/**', 'test/fixtures/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['bin/**/*.js', '*.js'],
