@@ -1,4 +1,8 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { ConfigError, defaultModel, loadConfig } from '../lib/config';
 
 describe('configuration', () => {
@@ -48,5 +52,44 @@ describe('configuration', () => {
     const config = loadConfig({ SKILLFLOW_AUTH: 'off', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9999/' });
     expect(config.authEnabled).toBe(false);
     expect(config.anthropicBaseUrl).toBe('http://127.0.0.1:9999');
+  });
+
+  it('takes durations in milliseconds or with units', () => {
+    const config = loadConfig({
+      SKILLFLOW_CHECKPOINT_TTL_MS: '24h',
+      SKILLFLOW_WAIT_TIMEOUT_MS: '15m',
+      SKILLFLOW_REQUEST_TIMEOUT_MS: '1m30s',
+      SKILLFLOW_STREAM_TOKEN_TTL_MS: '120000',
+      SKILLFLOW_MODEL_TIMEOUT_MS: '20m',
+    });
+    expect(config).toMatchObject({ checkpointTtlMs: 86_400_000, waitTimeoutMs: 900_000, requestTimeoutMs: 90_000, streamTokenTtlMs: 120_000, modelTimeoutMs: 1_200_000 });
+    expect(loadConfig({ SKILLFLOW_CHECKPOINT_TTL_MS: '0' }).checkpointTtlMs).toBe(0);
+    expect(() => loadConfig({ SKILLFLOW_REQUEST_TIMEOUT_MS: 'soon' })).toThrow(
+      'SKILLFLOW_REQUEST_TIMEOUT_MS="soon" is not a duration from 1s to 1h: write milliseconds (30000) or a duration such as 90s, 15m, 24h, 1h30m; unset it to use 30s.',
+    );
+    expect(() => loadConfig({ SKILLFLOW_REQUEST_TIMEOUT_MS: '2h' })).toThrow(/is not a duration from 1s to 1h/);
+  });
+
+  it('warns about SKILLFLOW_* variables nothing reads, naming the likely one', () => {
+    const config = loadConfig({ SKILLFLOW_MAX_ROUND: '5', SKILLFLOW_NOPE: '1', SKILLFLOW_MAX_ROUNDS: '7', SKILLFLOW_URL: 'http://x', SKILLFLOW_TEST_ANYTHING: '1' });
+    expect(config.maxRounds).toBe(7);
+    expect(config.warnings).toEqual([
+      'SKILLFLOW_MAX_ROUND is set but skillflow reads no such variable; did you mean SKILLFLOW_MAX_ROUNDS?',
+      'SKILLFLOW_NOPE is set but skillflow reads no such variable; see .env.example for the settings.',
+    ]);
+    expect(loadConfig({}).warnings).toEqual([]);
+  });
+
+  it('loads .env from the working directory; the real environment wins', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-dotenv-'));
+    fs.writeFileSync(path.join(dir, '.env'), '# settings\nSKILLFLOW_MAX_ROUNDS=12\nSKILLFLOW_TASK_QUEUE="from-file"\nSKILLFLOW_WAIT_TIMEOUT_MS=2m\n');
+    const script = `const { loadConfig } = require(${JSON.stringify(path.resolve(__dirname, '../lib/config'))});
+      const c = loadConfig(); process.stdout.write(JSON.stringify([c.maxRounds, c.taskQueue, c.waitTimeoutMs]));`;
+    const run = (extra: Record<string, string>) => {
+      const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('SKILLFLOW_')));
+      return JSON.parse(execFileSync(process.execPath, ['--import', pathToFileURL(require.resolve('tsx')).href, '-e', script], { cwd: dir, env: { ...env, ...extra }, encoding: 'utf8' }));
+    };
+    expect(run({})).toEqual([12, 'from-file', 120_000]);
+    expect(run({ SKILLFLOW_MAX_ROUNDS: '3' })).toEqual([3, 'from-file', 120_000]);
   });
 });

@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { runCli } from '../../cli/skillflow';
@@ -6,10 +8,10 @@ import { bundledSkills, invalidFixtures, validFixtures } from './helpers';
 
 const root = path.resolve(__dirname, '..', '..');
 
-async function run(argv: string[], env: Record<string, string | undefined> = {}) {
+async function run(argv: string[], env: Record<string, string | undefined> = {}, cwd = root) {
   let stdout = '';
   let stderr = '';
-  const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env, cwd: root });
+  const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env, cwd });
   return { code, stdout, stderr };
 }
 
@@ -72,5 +74,51 @@ describe('skillflow CLI', () => {
     expect(ok.stdout).toBe('Validating skills\n6 skills: 6 valid, 0 with errors; 0 errors, 0 warnings.\n');
     const failed = await promisify(execFile)(process.execPath, [bin, 'skills', 'validate', invalidFixtures], { cwd: root }).catch((e: { code: number }) => e);
     expect((failed as { code: number }).code).toBe(1);
+  });
+
+  it('validate --json: every skill, every problem with file, field and fix, and the counts', async () => {
+    const result = await run(['skills', 'validate', path.relative(root, invalidFixtures), '--json']);
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.stdout);
+    expect(report).toMatchObject({ skillsDir: invalidFixtures, valid: false, errors: 43, warnings: 0 });
+    expect(report.skills).toHaveLength(42);
+    expect(report.problems).toContainEqual({
+      severity: 'error',
+      skill: 'plan-missing-subskill',
+      file: 'plan-missing-subskill/SKILL.md',
+      field: 'metadata.plan',
+      message: 'step "grde" has no subskill file subskills/grde.md',
+      fix: 'did you mean "grade"? Otherwise create subskills/grde.md.',
+    });
+    const ok = JSON.parse((await run(['skills', 'validate', '--json'])).stdout);
+    expect(ok).toMatchObject({ valid: true, errors: 0, warnings: 0 });
+    const listed = JSON.parse((await run(['skills', 'list', '--json'])).stdout);
+    expect(listed.skills.map((s: { name: string }) => s.name)).toContain('exam-mode-tuner');
+  });
+
+  it('prints the hint docs/skills.md shows for a plan typo, as the only error', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-typo-'));
+    fs.cpSync(path.join(bundledSkills, 'exam-mode-tuner'), path.join(dir, 'skills', 'exam-mode-tuner'), { recursive: true });
+    const skillFile = path.join(dir, 'skills', 'exam-mode-tuner', 'SKILL.md');
+    fs.writeFileSync(skillFile, fs.readFileSync(skillFile, 'utf8').replace('question-generation adaptive', 'question-gen adaptive'));
+    const docs = fs.readFileSync(path.join(root, 'docs', 'skills.md'), 'utf8');
+    const shown = /\n(error: skills\/exam-mode-tuner\/SKILL\.md: metadata\.plan: [^\n]+\n  fix: [^\n]+\n)/.exec(docs)?.[1];
+    expect(shown).toBeDefined();
+    const result = await run(['skills', 'validate'], {}, dir);
+    expect(result).toEqual({ code: 1, stdout: `Validating skills\n${shown}1 skill: 0 valid, 1 with errors; 1 error, 0 warnings.\n`, stderr: '' });
+  });
+
+  it('skills new scaffolds a skill that validates, and refuses bad names and existing folders', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-new-'));
+    const created = await run(['skills', 'new', 'release-notes', dir]);
+    expect(created.code).toBe(0);
+    expect(created.stdout).toContain('Created ');
+    expect(fs.readdirSync(path.join(dir, 'release-notes')).sort()).toEqual(['SKILL.md', 'skillflow.yaml', 'subskills']);
+    const validated = await run(['skills', 'validate', dir, '--json']);
+    expect(JSON.parse(validated.stdout)).toMatchObject({ valid: true, errors: 0, warnings: 0, skills: [{ folder: 'release-notes', valid: true }] });
+    const manifest = JSON.parse((await run(['skills', 'list', dir, '--json'])).stdout).skills[0];
+    expect(manifest).toMatchObject({ name: 'release-notes', plan: 'checkpoint:confirm_scope do-the-work' });
+    expect(await run(['skills', 'new', 'release-notes', dir])).toMatchObject({ code: 1, stderr: expect.stringContaining('already exists') });
+    expect(await run(['skills', 'new', 'Release Notes', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('try "release-notes"') });
   });
 });
