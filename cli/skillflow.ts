@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatPlan, type SkillManifest, type SkillProblem } from '../core/skills';
+import { sidecarJsonSchema } from '../core/skills/sidecar-schema';
 import { environmentWithDotEnv } from '../lib/config';
 import { validateSkillLibrary, type LibraryReport } from '../lib/skills';
 import { chat } from './chat';
@@ -21,6 +22,7 @@ Commands:
   skills validate [dir]   Check every skill in dir; exits 1 when any error is found.
   skills list [dir]       Show the skills in dir: name, category, description and plan.
   skills new NAME [dir]   Create a valid skill to start from.
+  skills schema           Print the JSON Schema of skillflow.yaml (also in docs/skillflow.schema.json).
 
 The API commands talk to SKILLFLOW_URL (default http://127.0.0.1:$PORT, port 3000) with SKILLFLOW_API_KEY (default the
 key in $SKILLFLOW_DATA_DIR/api-key, which npm start generates). A .env file in the working directory is read too.
@@ -60,6 +62,7 @@ The turn's status, skill, step and usage, then every event of its log with the s
   skills: `Usage: skillflow skills validate [dir] [--json]
        skillflow skills list [dir] [--json]
        skillflow skills new NAME [dir]
+       skillflow skills schema
 
 dir defaults to $SKILLFLOW_SKILLS_DIR, or ./skills. Skill format: docs/skills.md.
 `,
@@ -158,6 +161,11 @@ function spreadModify(argv: string[]): string[] {
 
 async function skills(args: string[], json: boolean, io: CliIo, wrong: (why: string) => number): Promise<number> {
   const [command, ...rest] = args;
+  if (command === 'schema') {
+    if (rest.length > 0) return wrong('skills schema takes no arguments');
+    io.stdout(`${JSON.stringify(sidecarJsonSchema(), null, 2)}\n`);
+    return 0;
+  }
   if (command === 'new') {
     if (rest.length < 1 || rest.length > 2) return wrong('skills new needs NAME (and optionally dir)');
     return newSkill(rest[0], skillsDir(rest[1], io), io);

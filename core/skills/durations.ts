@@ -2,9 +2,12 @@ const unitMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000
 
 export const durationFix = 'write a duration such as "90s", "30m", "2h" or "1h30m".';
 
+/** The shape of a duration, as a regular expression source (also in skillflow.yaml's JSON Schema). */
+export const durationPattern = '^([0-9]+(ms|s|m|h|d))+$';
+
 /** `"1h30m"` -> 5400000; null when the text is not a duration or is zero. */
 export function parseDuration(text: unknown): number | null {
-  if (typeof text !== 'string' || !/^(\d+(ms|s|m|h|d))+$/.test(text)) return null;
+  if (typeof text !== 'string' || !new RegExp(durationPattern).test(text)) return null;
   let total = 0;
   for (const [, amount, unit] of text.matchAll(/(\d+)(ms|s|m|h|d)/g)) total += Number(amount) * unitMs[unit];
   return total > 0 && Number.isSafeInteger(total) ? total : null;

@@ -4,7 +4,7 @@ import { fieldTypes, type FieldSpec, type FieldType, type ItemType, type JsonVal
 
 export type Report = (field: string, message: string, fix: string) => void;
 
-const fieldKeys = ['type', 'description', 'required', 'default', 'enum', 'items', 'minimum', 'maximum'] as const;
+export const fieldKeys = ['type', 'description', 'required', 'default', 'enum', 'items', 'minimum', 'maximum'] as const;
 
 /** Reads a map of typed fields (`parameters`, `output`, a checkpoint's `params`) written in skillflow.yaml. */
 export function checkFields(value: unknown, path: string, report: Report): FieldSpec[] {

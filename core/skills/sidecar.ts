@@ -99,7 +99,7 @@ function ttlAndPolicy<P extends string>(
   return { ttlMs, onTimeout: policy as P };
 }
 
-const checkpointKeys = ['kind', 'ttl', 'on-timeout', 'params', 'routes'] as const;
+export const checkpointKeys = ['kind', 'ttl', 'on-timeout', 'params', 'routes'] as const;
 
 function checkCheckpoints(value: unknown, report: Report): CheckpointSpec[] {
   const map = mapOf(value, 'checkpoints', 'checkpoints: { exam_params: { ttl: 30m } }', report);
@@ -155,15 +155,18 @@ function checkRoutes(value: unknown, path: string, report: Report): RouteOption[
   return routes;
 }
 
+export const freeCheckpointKeys = ['ttl', 'on-timeout'] as const;
+export const freeCheckpointPolicies = ['cancel', 'skip'] as const;
+
 function checkFreeCheckpoints(value: unknown, report: Report): FreeCheckpointPolicy {
   const map = mapOf(value, 'free-checkpoints', 'free-checkpoints: { ttl: 15m, on-timeout: skip }', report);
   if (!map) return { ttlMs: null, onTimeout: 'cancel' };
-  unknownKeys(map, ['ttl', 'on-timeout'], 'free-checkpoints', report);
-  const { ttlMs, onTimeout } = ttlAndPolicy(map, 'free-checkpoints', ['cancel', 'skip'] as const, report);
+  unknownKeys(map, freeCheckpointKeys, 'free-checkpoints', report);
+  const { ttlMs, onTimeout } = ttlAndPolicy(map, 'free-checkpoints', freeCheckpointPolicies, report);
   return { ttlMs, onTimeout };
 }
 
-const deadlineKeys = ['from', 'unit', 'after', 'jump-to'] as const;
+export const deadlineKeys = ['from', 'unit', 'after', 'jump-to'] as const;
 
 function checkDeadlines(value: unknown, report: Report): DeadlineSpec[] {
   if (value === undefined) return [];
@@ -211,6 +214,8 @@ function deadlineSource(raw: Record<string, unknown>, path: string, report: Repo
   return { kind: 'param', checkpoint: match[1], param: match[2], unit: raw.unit as DeadlineUnit };
 }
 
+export const stepLimitKeys = ['max-runs'] as const;
+
 function checkStepLimits(value: unknown, report: Report): StepLimit[] {
   const map = mapOf(value, 'steps', 'steps: { adaptive-difficulty: { max-runs: 60 } }', report);
   if (!map) return [];
@@ -220,7 +225,7 @@ function checkStepLimits(value: unknown, report: Report): StepLimit[] {
       report(path, `${path} is ${describeValue(raw)}, not a map`, 'write max-runs: N indented under the step name.');
       return [];
     }
-    unknownKeys(raw, ['max-runs'], path, report);
+    unknownKeys(raw, stepLimitKeys, path, report);
     const maxRuns = raw['max-runs'];
     if (!Number.isInteger(maxRuns) || (maxRuns as number) < 1) {
       report(`${path}.max-runs`, `max-runs ${JSON.stringify(maxRuns)} is not a whole number of at least 1`, 'write how many times the step may run in one turn, e.g. max-runs: 60.');
@@ -230,11 +235,13 @@ function checkStepLimits(value: unknown, report: Report): StepLimit[] {
   });
 }
 
+export const limitKeys = ['max-iterations', 'timeout'] as const;
+
 function checkLimits(value: unknown, report: Report): SkillLimits {
   const limits: SkillLimits = { maxIterations: null, timeoutMs: null };
   const map = mapOf(value, 'limits', 'limits: { max-iterations: 40, timeout: 1h }', report);
   if (!map) return limits;
-  unknownKeys(map, ['max-iterations', 'timeout'], 'limits', report);
+  unknownKeys(map, limitKeys, 'limits', report);
   const iterations = map['max-iterations'];
   if (iterations !== undefined) {
     if (Number.isInteger(iterations) && (iterations as number) >= 1 && (iterations as number) <= 1000) limits.maxIterations = iterations as number;
