@@ -10,7 +10,7 @@ import { loadConfig } from '../lib/config';
 import { freePort, startDevServer, type DevServer } from '../lib/dev-server';
 import { InProcessChannel } from '../lib/live';
 import { FileStore, type SharedStore } from '../lib/store';
-import { obtainTemporalCli } from '../lib/temporal-cli';
+import { obtainTemporalCli, userCacheDir } from '../lib/temporal-cli';
 import { examModel, examRoundOf } from '../test/support/exam-script';
 import { startFakeAnthropic, type FakeAnthropic } from '../test/support/fake-anthropic';
 import { createWorker, workflowsPath } from '../worker/create-worker';
@@ -58,7 +58,7 @@ export async function startStack(chunkDelayMs: number, log: (line: string) => vo
     for (const step of stops.splice(0).reverse()) await step().catch((err: unknown) => log(`cleanup: ${String(err)}`));
   };
   try {
-    const cli = await obtainTemporalCli(path.join(repoRoot, '.cache'), log);
+    const cli = await obtainTemporalCli(userCacheDir(), log);
     const address = `127.0.0.1:${await freePort()}`;
     log(`Temporal CLI ${cli.path} (${cli.source}); dev server on ${address}; bundling the workflows...`);
     const [devServer, bundle] = await Promise.all([

@@ -86,8 +86,16 @@ type Env = Record<string, string | undefined>;
 
 export const defaultModel = 'claude-sonnet-5-5';
 
-/** SKILLFLOW_* variables read outside lib/config.ts: the CLI's, the Temporal CLI cache, compose's setup job, tests. */
-const settingsReadElsewhere = ['SKILLFLOW_URL', 'SKILLFLOW_API_KEY', 'SKILLFLOW_CACHE_DIR', 'SKILLFLOW_SEARCH_ATTRIBUTES', 'SKILLFLOW_RECORD_HISTORIES'];
+/** SKILLFLOW_* variables read outside lib/config.ts: the CLI's, the build cache, compose's setup job, tests, the topology suite. */
+const settingsReadElsewhere = [
+  'SKILLFLOW_URL',
+  'SKILLFLOW_API_KEY',
+  'SKILLFLOW_CACHE_DIR',
+  'SKILLFLOW_SEARCH_ATTRIBUTES',
+  'SKILLFLOW_RECORD_HISTORIES',
+  'SKILLFLOW_TOPOLOGY_POSTGRES_URL',
+  'SKILLFLOW_TOPOLOGY_REDIS_URL',
+];
 
 /**
  * Reads and validates the whole configuration once; every bad value is reported together, with its fix. Without an

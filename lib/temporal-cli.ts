@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 /** The Temporal CLI built from source when none is available (REFERENCE.md section 4: the last `go install`-able release). */
 export const pinnedCliVersion = 'v1.5.1';
@@ -14,6 +15,20 @@ export class TemporalCliError extends Error {
 export interface CliLocation {
   path: string;
   source: 'TEMPORAL_CLI' | 'PATH' | 'cache' | 'built';
+}
+
+/**
+ * Where built binaries are kept, per user rather than per clone, so a second clone (or a CI run on the same machine)
+ * finds them: SKILLFLOW_CACHE_DIR, else $XDG_CACHE_HOME/skillflow, else the platform's cache folder.
+ */
+export function userCacheDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform, home = os.homedir()): string {
+  const configured = env.SKILLFLOW_CACHE_DIR?.trim();
+  if (configured) return path.resolve(configured);
+  const xdg = env.XDG_CACHE_HOME?.trim();
+  if (xdg && path.isAbsolute(xdg)) return path.join(xdg, 'skillflow');
+  if (platform === 'darwin') return path.join(home, 'Library', 'Caches', 'skillflow');
+  if (platform === 'win32') return path.join(env.LOCALAPPDATA?.trim() || path.join(home, 'AppData', 'Local'), 'skillflow', 'Cache');
+  return path.join(home, '.cache', 'skillflow');
 }
 
 export function cachedCliPath(cacheDir: string): string {
@@ -37,7 +52,7 @@ function onPath(command: string, env: NodeJS.ProcessEnv = process.env): string |
   return undefined;
 }
 
-/** TEMPORAL_CLI, then `temporal` on PATH, then the project's cached build; undefined when a build is needed. */
+/** TEMPORAL_CLI, then `temporal` on PATH, then the user's cached build; undefined when a build is needed. */
 export function findTemporalCli(cacheDir: string, env = process.env): CliLocation | undefined {
   const configured = env.TEMPORAL_CLI?.trim();
   if (configured) {
@@ -55,9 +70,33 @@ export function findTemporalCli(cacheDir: string, env = process.env): CliLocatio
 
 export type Progress = (line: string) => void;
 
+/**
+ * How many packages the build compiles at most (the CLI's dependency graph, standard library included), or undefined
+ * when Go cannot say; downloads the modules on the way, which the build needs anyway.
+ */
+async function countPackages(go: string, env: NodeJS.ProcessEnv): Promise<number | undefined> {
+  const run = promisify(execFile);
+  try {
+    const downloaded = await run(go, ['mod', 'download', '-json', `${cliModule}@${pinnedCliVersion}`], { env, maxBuffer: 1 << 20 });
+    const dir = (JSON.parse(downloaded.stdout) as { Dir?: string }).Dir;
+    if (!dir) return undefined;
+    const listed = await run(go, ['list', '-deps', './cmd/temporal'], { cwd: dir, env, maxBuffer: 16 << 20 });
+    return listed.stdout.split('\n').filter((line) => line.trim() !== '').length;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface BuildOptions {
+  /** How often progress is reported; default every 10 s. */
+  tickMs?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
 /** Builds the pinned CLI from its Go module into the cache, reporting progress; minutes on a first run. */
-export async function buildTemporalCli(cacheDir: string, progress: Progress): Promise<CliLocation> {
-  const go = onPath('go') ?? (isExecutable('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
+export async function buildTemporalCli(cacheDir: string, progress: Progress, options: BuildOptions = {}): Promise<CliLocation> {
+  const env = options.env ?? process.env;
+  const go = onPath('go', env) ?? (isExecutable('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
   if (!go) {
     throw new TemporalCliError(
       'No Temporal CLI found and no Go toolchain to build one. Install one of: the Temporal CLI ' +
@@ -67,21 +106,25 @@ export async function buildTemporalCli(cacheDir: string, progress: Progress): Pr
   }
   const target = cachedCliPath(cacheDir);
   const staging = fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-temporal-'));
-  progress(`Building the Temporal CLI ${pinnedCliVersion} from its Go module (first run only; a few minutes on 2 cores)...`);
+  progress(`Building the Temporal CLI ${pinnedCliVersion} from its Go module into ${cacheDir} (once per user; a few minutes on 2 cores)...`);
   const started = Date.now();
+  const goEnv = { ...env, GOFLAGS: '-modcacherw' };
+  progress('  downloading its Go modules and listing its packages...');
+  const total = await countPackages(go, goEnv);
   let downloaded = 0;
   let compiled = 0;
   const output: string[] = [];
   const ticker = setInterval(() => {
     const seconds = Math.round((Date.now() - started) / 1000);
-    progress(`  building Temporal CLI: ${downloaded} modules downloaded, ${compiled} packages compiled, ${seconds}s`);
-  }, 10_000);
+    const packages = total ? `${Math.min(compiled, total)} of ${total} packages compiled (${Math.floor((Math.min(compiled, total) / total) * 100)}%)` : `${compiled} packages compiled`;
+    progress(`  building Temporal CLI: ${packages}${downloaded > 0 ? `, ${downloaded} modules downloaded` : ''}, ${seconds}s`);
+  }, options.tickMs ?? 10_000);
   try {
     const code = await new Promise<number | null>((resolve, reject) => {
       const child = spawn(
         go,
         ['install', '-v', '-ldflags', `-X ${cliModule}/temporalcli.Version=${pinnedCliVersion.slice(1)}`, `${cliModule}/cmd/temporal@${pinnedCliVersion}`],
-        { env: { ...process.env, GOBIN: staging, GOFLAGS: '-modcacherw' }, stdio: ['ignore', 'pipe', 'pipe'] },
+        { env: { ...goEnv, GOBIN: staging }, stdio: ['ignore', 'pipe', 'pipe'] },
       );
       const onLine = (chunk: Buffer) => {
         for (const line of chunk.toString().split('\n')) {

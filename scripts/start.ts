@@ -5,7 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import { ConfigError, loadConfig } from '../lib/config';
 import { ensureNamespaceSetup, startDevServer, temporalAnswers, type DevServer } from '../lib/dev-server';
 import { spawnLabelled, stopProcess } from '../lib/processes';
-import { obtainTemporalCli, TemporalCliError } from '../lib/temporal-cli';
+import { obtainTemporalCli, userCacheDir, TemporalCliError } from '../lib/temporal-cli';
 import { workerReadyMarker } from '../worker/ready';
 
 const root = path.resolve(__dirname, '..');
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   if (await temporalAnswers(config.temporalAddress)) {
     say(`Using the Temporal server already answering at ${config.temporalAddress}.`);
   } else {
-    const cli = await obtainTemporalCli(path.join(root, '.cache'), say);
+    const cli = await obtainTemporalCli(userCacheDir(), say);
     say(`Starting the Temporal dev server (${cli.source}: ${cli.path}); data in ${path.join(config.dataDir, 'temporal')}`);
     server = await startDevServer({
       cli: cli.path,

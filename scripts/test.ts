@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { obtainTemporalCli, TemporalCliError } from '../lib/temporal-cli';
+import { obtainTemporalCli, userCacheDir, TemporalCliError } from '../lib/temporal-cli';
 
 const root = path.resolve(__dirname, '..');
 const say = (line: string) => console.log(`[test] ${line}`);
@@ -16,7 +16,7 @@ function run(label: string, command: string, args: string[], env: NodeJS.Process
 
 async function main(): Promise<void> {
   const jestArgs = process.argv.slice(2);
-  const cli = await obtainTemporalCli(path.join(root, '.cache'), say);
+  const cli = await obtainTemporalCli(userCacheDir(), say);
   say(`Temporal CLI: ${cli.path} (${cli.source})`);
   const bin = (name: string) => path.join(root, 'node_modules', '.bin', name);
   if (jestArgs.length === 0) {

@@ -20,7 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { freePort } from '../../lib/dev-server';
-import { obtainTemporalCli } from '../../lib/temporal-cli';
+import { obtainTemporalCli, userCacheDir } from '../../lib/temporal-cli';
 import { obtainTemporalServer, type ServerBuild } from '../../lib/temporal-server';
 import { searchAttributeNames } from '../../workflows/search-attributes';
 import { examModel, examModelCalls, examRoundOf } from '../../test/support/exam-script';
@@ -35,7 +35,7 @@ const say = (line: string) => console.log(`[topology] ${line}`);
 const apiKey = `topology-${randomBytes(12).toString('hex')}`;
 const databases = { temporal: 'skillflow_topology_temporal', visibility: 'skillflow_topology_visibility', store: 'skillflow_topology_store' };
 /** Where built binaries are cached: one root, so it can move (e.g. to a per-user cache) in one place. */
-const cacheDir = process.env.SKILLFLOW_CACHE_DIR || path.join(repoRoot, '.cache');
+const cacheDir = userCacheDir();
 const exams = Number(process.env.TOPOLOGY_EXAMS || 20);
 
 const stages: Array<{ name: string; seconds: number }> = [];

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { freePort, startDevServer, type DevServer } from '../../lib/dev-server';
-import { obtainTemporalCli } from '../../lib/temporal-cli';
+import { obtainTemporalCli, userCacheDir } from '../../lib/temporal-cli';
 import { workflowInterceptorModules, workflowsPath } from '../../worker/create-worker';
 
 /** History length at which the test server suggests continue-as-new. */
@@ -17,10 +17,9 @@ declare global {
 /** One in-memory Temporal dev server and one workflow bundle for the whole run; tests read both from the env. */
 export default async function globalSetup(): Promise<void> {
   if (process.env.SKILLFLOW_TEST_NO_TEMPORAL === '1') return;
-  const root = path.resolve(__dirname, '..', '..');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-test-'));
   globalThis.skillflowTestDir = dir;
-  const cli = await obtainTemporalCli(path.join(root, '.cache'), (line) => console.log(line));
+  const cli = await obtainTemporalCli(userCacheDir(), (line) => console.log(line));
   const address = `127.0.0.1:${await freePort()}`;
   globalThis.skillflowDevServer = await startDevServer({
     cli: cli.path,
