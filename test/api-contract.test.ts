@@ -2,6 +2,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { turnEventSchemas } from '../core/schemas/events';
@@ -107,4 +108,31 @@ describe('API contract for clients', () => {
     const { stdout: output } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(dir, 'program.ts'), url, aliceKey], { cwd: root, encoding: 'utf8' });
     expect(JSON.parse(output.trim().split('\n').pop()!)).toEqual({ status: 'completed', output: 'Generated clients work.', answered: 'go', events: expect.arrayContaining(['checkpoint.requested', 'done']) });
   }, 90_000);
+
+  it('the package exports its typed client as skillflow/client (TypeScript source, run with tsx)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-client-user-'));
+    fs.mkdirSync(path.join(dir, 'node_modules'));
+    fs.symlinkSync(root, path.join(dir, 'node_modules', 'skillflow'), 'dir');
+    fs.writeFileSync(
+      path.join(dir, 'program.ts'),
+      `import { SkillflowClient, SkillflowApiError, type Turn, type StreamEvent } from 'skillflow/client';
+      const client = new SkillflowClient({ baseUrl: process.argv[2], apiKey: process.argv[3] });
+      const describe = (event: StreamEvent): string => (event.type === 'checkpoint.requested' ? event.checkpoint.summary : event.type);
+      async function main(): Promise<void> {
+        const session = await client.createSession({ idempotencyKey: 'package-export' });
+        const missing = await client.getTurn('turn-0123456789abcdef0123-1').catch((err: unknown) => err);
+        const turn: Turn | null = null;
+        console.log(JSON.stringify({ session: session.id.length, missing: missing instanceof SkillflowApiError ? missing.code : 'no', turn, describe: describe({ type: 'done', output: 'x' }) }));
+      }
+      void main();\n`,
+    );
+    execFileSync(
+      binary('tsc'),
+      ['--noEmit', '--strict', '--esModuleInterop', '--skipLibCheck', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--types', 'node', '--typeRoots', path.join(root, 'node_modules', '@types'), 'program.ts'],
+      { stdio: 'pipe', cwd: dir },
+    );
+    const url = app.server.listening ? `http://127.0.0.1:${(app.server.address() as { port: number }).port}` : await app.listen({ port: 0, host: '127.0.0.1' });
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', pathToFileURL(require.resolve('tsx')).href, 'program.ts', url, aliceKey], { cwd: dir, encoding: 'utf8' });
+    expect(JSON.parse(stdout)).toEqual({ session: 20, missing: 'not_found', turn: null, describe: 'done' });
+  }, 60_000);
 });
