@@ -212,7 +212,7 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     liveSocketPath: optional('SKILLFLOW_LIVE_SOCKET'),
     storeUrl: storeUrl(optional('SKILLFLOW_STORE_URL'), problems),
     storeRetentionHours: integer('SKILLFLOW_STORE_RETENTION_HOURS', 168, 1, 24 * 3650),
-    workerShutdownGraceMs: integer('SKILLFLOW_WORKER_SHUTDOWN_GRACE_MS', 50_000, 0, 3_600_000),
+    workerShutdownGraceMs: duration('SKILLFLOW_WORKER_SHUTDOWN_GRACE_MS', 50_000, 0, 3_600_000),
     logRequests: oneOf('SKILLFLOW_LOG_REQUESTS', ['0', '1'] as const, '0') === '1',
     workerLogLevel: oneOf('SKILLFLOW_WORKER_LOG_LEVEL', ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const, 'WARN'),
     apiMetricsPort: port('SKILLFLOW_API_METRICS_PORT'),
@@ -238,12 +238,14 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
   return config;
 }
 
+const settingPrefix = 'SKILLFLOW_';
+
 /** A SKILLFLOW_* variable nothing reads is almost always a typo (SKILLFLOW_MAX_ROUND): say so, with the likely name. */
 function unknownSettings(env: Env, known: Set<string>): string[] {
   const names = [...known];
   const lowered = names.map((name) => name.toLowerCase());
   return Object.keys(env)
-    .filter((name) => name.startsWith('SKILLFLOW_') && !name.startsWith('SKILLFLOW_TEST_') && !known.has(name))
+    .filter((name) => name.startsWith(settingPrefix) && !name.startsWith(`${settingPrefix}TEST_`) && !known.has(name))
     .sort()
     .map((name) => {
       const match = closest(name, lowered);

@@ -51,11 +51,11 @@ const namedVolumeAt = (svc: Service, target: string) =>
 
 /** Variable names lib/config.ts reads, taken from its source so a rename there shows up here. */
 const configSource = read('lib/config.ts');
-const configEnvNames = new Set([...configSource.matchAll(/\b[a-zA-Z]+\(\s*'((?:SKILLFLOW|TEMPORAL|ANTHROPIC)_[A-Z0-9_]+|PORT|HOST)'/g)].map((m) => m[1]));
+const configEnvNames = new Set([...configSource.matchAll(/\b[a-zA-Z]+\(\s*'((?:SKILLFLOW|TEMPORAL|ANTHROPIC|OTEL)_[A-Z0-9_]+|PORT|HOST)'/g)].map((m) => m[1]));
 /** Settings that make no sense in compose: the dev server's UI port, and the local live socket Redis replaces. */
 const notForCompose = ['SKILLFLOW_TEMPORAL_UI_PORT', 'SKILLFLOW_LIVE_SOCKET'];
 /** Variables the compose file may set that lib/config.ts does not read; each is documented in docs/deployment.md. */
-const documentedExtras = ['SKILLFLOW_REDIS_URL'];
+const documentedExtras = ['SKILLFLOW_REDIS_URL', 'OTEL_SERVICE_NAME'];
 
 const apiCommand = ['node', '--import', 'tsx', 'api/server.ts'];
 const workerCommand = ['node', '--import', 'tsx', 'worker/main.ts'];
