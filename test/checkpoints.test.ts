@@ -71,7 +71,7 @@ describe('human-in-the-loop checkpoints', () => {
     await api.pending(turnId);
     const unknownKey = await api.answer(turnId, 'cp-1', { action: 'modify', overrides: { essays: true } });
     expect(unknownKey.code).toBe(400);
-    expect(unknownKey.body.error).toEqual({ code: 'invalid_decision', message: 'overrides.essays is not a param of this checkpoint; its params are question_count, types, time_limit_min.' });
+    expect(unknownKey.body.error).toEqual({ code: 'invalid_decision', message: 'overrides.essays is not a param of this checkpoint; its params are question_count, types, time_limit_min.', requestId: expect.any(String) });
     const wrongType = await api.answer(turnId, 'cp-1', { action: 'modify', overrides: { question_count: '15' } });
     expect(wrongType.code).toBe(400);
     expect(wrongType.body.error.message).toBe('overrides.question_count must be of type number, like the param; got string.');

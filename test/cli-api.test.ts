@@ -204,6 +204,31 @@ describe('skillflow chat, inbox, answer and runs show against a running API', ()
     expect(json.events.map((e: { type: string }) => e.type)).toEqual(['status', 'message', 'tool.start', 'checkpoint.requested', 'status', 'checkpoint.resolved', 'status', 'tool.end', 'message', 'status', 'done']);
   });
 
+  it('chat --json prints every event as a JSON line on stdout, prompts on stderr; answer takes several --modify pairs', async () => {
+    fake.enqueue(
+      { content: [toolUse('request_human_approval', { checkpoint: 'size', summary: 'Size?', kind: 'approval', params: { width: 1, label: 'a' } })] },
+      { content: [text('Sized.')] },
+    );
+    const result = await cli(['chat', '--json'], aliceKey, 'make it\nm\nwidth=2 label=wide\n\n');
+    expect(result.code).toBe(0);
+    const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; action?: string; output?: string });
+    expect(events.filter((event) => event.type !== 'message.delta').map((event) => event.type)).toEqual([
+      'status', 'tool.start', 'checkpoint.requested', 'status', 'checkpoint.resolved', 'status', 'tool.end', 'message', 'status', 'done',
+    ]);
+    expect(events.find((event) => event.type === 'checkpoint.resolved')?.action).toBe('modify');
+    expect(result.stderr).toContain('approve? ([y]es, [m]odify, [c]ancel)> m\n');
+    const modified = JSON.stringify(fake.requests[1].body.messages.at(-1));
+    expect(modified).toContain('\\"width\\":2');
+    expect(modified).toContain('\\"label\\":\\"wide\\"');
+
+    fake.enqueue({ content: [toolUse('request_human_approval', { checkpoint: 'size', summary: 'Size?', kind: 'approval', params: { width: 1, label: 'a' } })] }, { content: [text('ok')] });
+    const turnId = await api.startTurn('again');
+    await api.pending(turnId);
+    expect(await cli(['answer', turnId, 'cp-1', '--modify', 'width=3', 'label=x'])).toMatchObject({ code: 0, stdout: `Answered cp-1 of ${turnId}: modify (by ops).\n` });
+    await api.finished(turnId);
+    expect(JSON.stringify(fake.requests.at(-1)!.body.messages.at(-1))).toContain('\\"width\\":3');
+  });
+
   it('every command has --help; usage errors exit 2', async () => {
     for (const command of ['chat', 'inbox', 'answer', 'runs', 'skills']) {
       const result = await cli([command, '--help']);
