@@ -1,9 +1,14 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { ApiMetrics, serveMetrics } from '../api/metrics';
 import { freePort } from '../lib/dev-server';
 import { createLogger } from '../lib/logging';
 import { serveWorkerHealth } from '../worker/health';
+import { workerReadyMarker } from '../worker/ready';
 import { installRuntime } from '../worker/runtime';
 import { authHeaders, buildTestApp, eventually } from './support/api';
 import { testDeps } from './support/deps';
@@ -12,6 +17,8 @@ import { ApiDriver } from './support/scenario';
 import { TemporalTestEnv } from './support/temporal';
 
 type LogLine = Record<string, unknown> & { level: string; msg: string };
+
+const root = path.resolve(__dirname, '..');
 
 /** A pino destination that keeps every JSON line. */
 function logCapture() {
@@ -141,6 +148,35 @@ describe('observability', () => {
     expect(body).toMatch(/temporal_workflow_task_execution_latency/);
     expect(body).toMatch(new RegExp(`task_queue="${taskQueue}"`));
   });
+
+  it('worker/main.ts at the default log level: JSON lines, and the ready line npm start waits for', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'worker', 'main.ts')], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH,
+        TEMPORAL_ADDRESS: env.address,
+        SKILLFLOW_TASK_QUEUE: env.newTaskQueue('main'),
+        SKILLFLOW_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'sf-worker-main-')),
+        SKILLFLOW_WORKER_HEALTH_PORT: String(port),
+        ANTHROPIC_BASE_URL: fake.url,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      await eventually(async () => output, (text) => text.includes(workerReadyMarker) || child.exitCode !== null, 90_000);
+      const lines = output.trim().split('\n').map((line) => JSON.parse(line) as LogLine);
+      expect(lines.find((line) => line.msg.startsWith(workerReadyMarker))).toMatchObject({ level: 'info', service: 'skillflow-worker' });
+      expect(await (await fetch(`http://127.0.0.1:${port}/readyz`)).json()).toMatchObject({ status: 'ready', worker: 'RUNNING', temporal: 'ok' });
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  }, 120_000);
 
   it('worker /healthz and /readyz: polling and connected', async () => {
     const port = await freePort();
