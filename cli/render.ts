@@ -64,8 +64,9 @@ export class EventPrinter {
 }
 
 /** How a pending checkpoint is shown before its prompt. */
-export function describeCheckpoint(checkpoint: PendingCheckpoint): string {
-  const lines = [`? ${checkpoint.summary}`, `  (${checkpoint.kind} ${checkpoint.name}, ${checkpoint.id}${checkpoint.expiresAt ? `, answer by ${checkpoint.expiresAt}` : ''})`];
+export function describeCheckpoint(checkpoint: PendingCheckpoint, now = Date.now()): string {
+  const deadline = checkpoint.expiresAt ? `, answer within ${formatAge(Date.parse(checkpoint.expiresAt) - now)}` : '';
+  const lines = [`? ${checkpoint.summary}`, `  (${checkpoint.kind} ${checkpoint.name}, ${checkpoint.id}${deadline})`];
   for (const [key, value] of Object.entries(checkpoint.params ?? {})) lines.push(`    ${key} = ${JSON.stringify(value)}`);
   (checkpoint.options ?? []).forEach((option, index) => lines.push(`    ${index + 1}) ${option}`));
   return `${lines.join('\n')}\n`;

@@ -45,7 +45,8 @@ function describe(event: LoggedEvent): string | null {
     case 'message':
       return `assistant  ${truncate(event.text, 100)}`;
     case 'tool.start':
-      return `tool       ${event.name}${compact(event.args)}`;
+      // A checkpoint's own line says what it asked.
+      return event.name === 'request_human_approval' ? null : `tool       ${event.name}${compact(event.args)}`;
     case 'tool.end':
       return event.isError ? `tool error ${event.name}: ${truncate(JSON.stringify(event.result), 90)}` : null;
     case 'checkpoint.requested':

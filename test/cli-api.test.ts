@@ -47,6 +47,9 @@ describe('skillflow chat, inbox, answer and runs show against a running API', ()
     await fake?.close();
     await live.close();
   });
+  beforeEach(() => {
+    fake.requests.length = 0;
+  });
   afterEach(() => {
     fake.respond(undefined);
     expect(fake.pending).toBe(0);
