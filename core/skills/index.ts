@@ -13,7 +13,6 @@ export * from './plan-parser';
 export * from './problems';
 export * from './resource-path';
 export * from './run-skill-tool';
-export * from './sanitize';
 export * from './sidecar';
 export * from './spec-frontmatter';
 export * from './engine-metadata';

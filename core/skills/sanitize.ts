@@ -1,103 +1,93 @@
+import { sanitizeUnit, type Piece } from './inline-html';
+import { neutralizeLinkDestinations } from './link-destinations';
+import { markdownUnits } from './markdown-blocks';
+
 /**
- * Skill text is untrusted input (seed 003): keep the markdown, drop HTML. Code (fenced blocks and inline spans) is
- * kept verbatim, since markdown shows it as text; everywhere else comments, script-like elements with their
- * content, and all other tags (keeping their text) are removed, and script URLs in links are neutralized.
+ * Skill text is untrusted input (seed 003): keep the markdown, drop HTML. Code (fenced and indented blocks, inline
+ * spans) is kept verbatim, since markdown shows it as text; everywhere else comments, script-like elements with their
+ * content, and all other tags (keeping their text) are removed, and links may point only at http(s), mailto and tel
+ * URLs or relative paths.
+ *
+ * Linear time: markdown-it's block parser finds the code and HTML blocks, and one memoized pass per block does the
+ * rest. The result is a fixed point (sanitizing it again changes nothing): when removing HTML changed the block
+ * structure so that a second pass would read code as prose, the whole text is sanitized as prose instead.
  */
-
-const fenceOpen = /^ {0,3}(`{3,}|~{3,})/;
-const droppedElements = ['script', 'style', 'iframe', 'object', 'embed', 'template', 'noscript', 'svg', 'math', 'textarea', 'title'];
-const droppedElement = new RegExp(`<(${droppedElements.join('|')})\\b[^>]*>[\\s\\S]*?(?:<\\/\\1\\s*>|$)`, 'gi');
-const comment = /<!--[\s\S]*?(?:-->|$)/g;
-const cdataOrDeclaration = /<!\[CDATA\[[\s\S]*?(?:\]\]>|$)|<![A-Za-z][^>]*>|<\?[\s\S]*?(?:\?>|$)/g;
-const tag = /<\/?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?\/?>/g;
-const scriptUrl = /(\]\(\s*<?)\s*(?:javascript|vbscript|data):(?:[^()\s>]|\([^()\s]*\))*/gi;
-const scriptReference = /^( {0,3}\[[^\]\n]+\]:\s*<?)\s*(?:javascript|vbscript|data):\S*/gim;
-
 export function sanitizeMarkdown(text: string): string {
   const normalized = text
     .replace(/^\uFEFF/, '')
     .replace(/\r\n?/g, '\n')
     .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, '');
-  const cleaned = splitFencedCode(normalized)
-    .map((segment) => (segment.code ? segment.text : cleanProse(segment.text)))
-    .join('');
-  return cleaned.replace(/[ \t]+$/gm, '').replace(/\n{3,}/g, '\n\n').trim();
+  const once = sanitizeBlocks(normalized);
+  if (sanitizeBlocks(once) === once) return once;
+  return tidy([{ code: false, text: neutralizeLinkDestinations(joinText(sanitizeUnit(normalized, 'flat'))) }]);
 }
 
-interface Segment {
-  code: boolean;
-  text: string;
-}
+/** A piece of output; `block` marks a code block, which tidying leaves exactly as written. */
+type Chunk = Piece & { block?: boolean };
 
-/** Splits on fenced code blocks; an unclosed fence runs to the end, as in CommonMark. */
-function splitFencedCode(text: string): Segment[] {
-  const segments: Segment[] = [];
+function sanitizeBlocks(text: string): string {
   const lines = text.split('\n');
-  let prose: string[] = [];
-  for (let i = 0; i < lines.length; i += 1) {
-    const open = fenceOpen.exec(lines[i]);
-    if (!open) {
-      prose.push(lines[i]);
+  const chunks: Chunk[] = [];
+  for (const unit of markdownUnits(text)) {
+    if (chunks.length > 0) chunks.push({ code: false, text: '\n' });
+    const source = lines.slice(unit.start, unit.end).join('\n');
+    if (unit.kind === 'code') {
+      chunks.push({ code: true, block: true, text: source });
       continue;
     }
-    const fence = open[1];
-    const close = new RegExp(`^ {0,3}${fence[0] === '`' ? '`' : '~'}{${fence.length},}[ \\t]*$`);
-    let end = i + 1;
-    while (end < lines.length && !close.test(lines[end])) end += 1;
-    if (prose.length > 0) segments.push({ code: false, text: prose.join('\n') + '\n' });
-    prose = [];
-    segments.push({ code: true, text: lines.slice(i, end + 1).join('\n') + (end + 1 < lines.length ? '\n' : '') });
-    i = end;
-  }
-  if (prose.length > 0) segments.push({ code: false, text: prose.join('\n') });
-  return segments;
-}
-
-/** Cleans prose around inline code spans, which stay as written. */
-function cleanProse(text: string): string {
-  let out = '';
-  let plain = '';
-  let i = 0;
-  while (i < text.length) {
-    if (text[i] !== '`') {
-      plain += text[i];
-      i += 1;
-      continue;
+    const pieces = sanitizeUnit(source, unit.kind === 'html' ? 'html' : 'prose');
+    for (const piece of pieces) chunks.push(piece);
+    // What is left of an HTML block must not run into the next line, which markdown read as a block of its own.
+    const next = lines[unit.end];
+    if (unit.kind === 'html' && next !== undefined && next.trim() !== '' && joinText(pieces).trim() !== '') {
+      chunks.push({ code: false, text: '\n' });
     }
-    let run = 1;
-    while (text[i + run] === '`') run += 1;
-    const closing = findClosingRun(text, i + run, run);
-    if (closing === -1) {
-      plain += text.slice(i, i + run);
-      i += run;
-      continue;
+  }
+  return tidy(neutralize(chunks));
+}
+
+/** Link destinations are checked in the prose between code, across lines (a definition's URL may be on the next). */
+function neutralize(chunks: Chunk[]): Chunk[] {
+  const out: Chunk[] = [];
+  let run: Chunk[] = [];
+  const flush = () => {
+    if (run.length === 1) out.push({ code: false, text: neutralizeLinkDestinations(run[0].text) });
+    else if (run.length > 1) out.push({ code: false, text: neutralizeLinkDestinations(run.map((chunk) => chunk.text).join('')) });
+    run = [];
+  };
+  for (const chunk of chunks) {
+    if (chunk.code) {
+      flush();
+      out.push(chunk);
+    } else {
+      run.push(chunk);
     }
-    out += stripHtml(plain) + text.slice(i, closing + run);
-    plain = '';
-    i = closing + run;
   }
-  return out + stripHtml(plain);
+  flush();
+  return out;
 }
 
-/** Index of the next run of exactly `length` backticks before a blank line, or -1. */
-function findClosingRun(text: string, from: number, length: number): number {
-  for (let i = from; i < text.length; i += 1) {
-    if (text[i] === '\n' && /^[ \t]*\n/.test(text.slice(i + 1))) return -1;
-    if (text[i] !== '`') continue;
-    let run = 1;
-    while (text[i + run] === '`') run += 1;
-    if (run === length) return i;
-    i += run - 1;
+/** Trailing spaces and runs of blank lines go, outside code blocks; so do blank lines at the start and the end. */
+function tidy(chunks: Chunk[]): string {
+  const parts: string[] = [];
+  let text: string[] = [];
+  const flush = () => {
+    if (text.length > 0) parts.push(text.join('').replace(/[ \t]+$/gm, '').replace(/\n{3,}/g, '\n\n'));
+    text = [];
+  };
+  for (const chunk of chunks) {
+    if (chunk.block) {
+      flush();
+      parts.push(chunk.text);
+    } else {
+      text.push(chunk.text);
+    }
   }
-  return -1;
+  flush();
+  const joined = parts.join('').replace(/^(?:[ \t]*\n)+/, '');
+  return chunks.at(-1)?.block === true ? joined.replace(/\n+$/, '') : joined.trimEnd();
 }
 
-function stripHtml(text: string): string {
-  return text
-    .replace(comment, '')
-    .replace(droppedElement, '')
-    .replace(cdataOrDeclaration, '')
-    .replace(tag, '')
-    .replace(scriptUrl, '$1#')
-    .replace(scriptReference, '$1#');
+function joinText(pieces: Piece[]): string {
+  return pieces.map((piece) => piece.text).join('');
 }

@@ -2,13 +2,13 @@ import path from 'node:path';
 import {
   formatBytes,
   ProblemList,
-  sanitizeMarkdown,
   sidecarFileName,
   skillFileName,
   subskillFolder,
   type SkillManifest,
   type SubskillContent,
 } from '../../core/skills';
+import { sanitizeMarkdown } from '../../core/skills/sanitize';
 import { listSkillFolder } from './folder-listing';
 import { FrontmatterError, hasFrontmatter, parseFrontmatter } from './frontmatter';
 import { hashSkillFiles, type SkillFile } from './hash';
