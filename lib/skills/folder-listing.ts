@@ -12,7 +12,7 @@ import {
   type ProblemList,
   type SkillSizeLimits,
 } from '../../core/skills';
-import { isInside } from './reader';
+import { isInside, readFailure } from './reader';
 
 export interface FolderEntry {
   /** Path relative to the skill folder, with / separators. */
@@ -40,16 +40,25 @@ interface Found {
 
 /** Lists a skill folder and reports layout problems (nested SKILL.md, bad subskill files, size caps, symlinks). */
 export async function listSkillFolder(root: string, problems: ProblemList, limits: SkillSizeLimits): Promise<SkillFolderListing> {
-  const realRoot = await fsp.realpath(root);
   const fingerprint = createHash('sha256');
   const files: Found[] = [];
+  const listing: SkillFolderListing = { skillFile: null, sidecar: null, subskills: [], resources: [], fingerprint: '' };
+  let realRoot: string;
+  try {
+    realRoot = await fsp.realpath(root);
+  } catch (error) {
+    problems.error('', '-', `the skill folder cannot be read (${readFailure(error)})`, 'check that it exists and that skillflow may read it.');
+    listing.fingerprint = fingerprint.update(`unreadable\t${readFailure(error)}`).digest('hex');
+    return listing;
+  }
 
   const visit = async (relDir: string, depth: number): Promise<void> => {
     let entries: Dirent[];
     try {
       entries = await fsp.readdir(path.join(root, relDir), { withFileTypes: true });
     } catch (error) {
-      problems.error(relDir, '-', `the folder cannot be listed: ${(error as Error).message}`, 'check its permissions.');
+      problems.error(relDir, '-', `the folder cannot be listed (${readFailure(error)})`, 'check its permissions.');
+      fingerprint.update(`${relDir}\tunlistable\n`);
       return;
     }
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
@@ -72,7 +81,6 @@ export async function listSkillFolder(root: string, problems: ProblemList, limit
   };
   await visit('', 0);
 
-  const listing: SkillFolderListing = { skillFile: null, sidecar: null, subskills: [], resources: [], fingerprint: '' };
   for (const file of files) classify(file, listing, problems, limits);
   if (listing.subskills.length > limits.subskillCount) {
     problems.error(subskillFolder, '-', `the skill has ${listing.subskills.length} subskills; the limit is ${limits.subskillCount}`, 'merge subskills or split the skill.');
@@ -86,7 +94,15 @@ export async function listSkillFolder(root: string, problems: ProblemList, limit
 
 /** Follows a symlink only when it resolves to a file inside the skill folder. */
 async function resolveEntry(rel: string, abs: string, realRoot: string, problems: ProblemList): Promise<Found | null> {
-  const stat = await fsp.lstat(abs);
+  let stat: Stats;
+  try {
+    stat = await fsp.lstat(abs);
+  } catch (error) {
+    // Permissions, or a file removed while it was listed (an editor saving it): reported, and the rest goes on.
+    const severity = path.posix.basename(rel) === skillFileName || rel === sidecarFileName ? 'error' : 'warning';
+    problems.add(severity, rel, '-', `cannot be read (${readFailure(error)})`, 'check that the file exists and that skillflow may read it.');
+    return null;
+  }
   if (!stat.isSymbolicLink()) return stat.isFile() || stat.isDirectory() ? { rel, abs, stat } : null;
   let target: string;
   try {
@@ -99,7 +115,13 @@ async function resolveEntry(rel: string, abs: string, realRoot: string, problems
     problems.warning(rel, '-', 'the symlink leads outside the skill folder, so it is never served', 'copy the file into the skill folder instead of linking to it.');
     return null;
   }
-  const targetStat = await fsp.stat(target);
+  let targetStat: Stats;
+  try {
+    targetStat = await fsp.stat(target);
+  } catch (error) {
+    problems.warning(rel, '-', `the symlink's target cannot be read (${readFailure(error)})`, 'remove it or fix its target.');
+    return null;
+  }
   if (!targetStat.isFile()) {
     problems.warning(rel, '-', 'symlinked folders are not followed', 'move the files into the skill folder.');
     return null;

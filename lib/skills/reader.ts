@@ -20,6 +20,20 @@ export class FileTooLargeError extends Error {
   override name = 'FileTooLargeError';
 }
 
+/**
+ * Why a file could not be read, for a skill problem: the error code and its meaning (`EACCES: permission denied`),
+ * never the absolute path Node puts in its messages. Problems reach the CLI, the API's logs and the model.
+ */
+export function readFailure(error: unknown): string {
+  const { code, message } = error as NodeJS.ErrnoException;
+  if (error instanceof OutsideSkillFolderError || error instanceof FileTooLargeError) return message;
+  if (typeof code === 'string') {
+    const meaning = /^[A-Z0-9_]+: ([^,]+)/.exec(message ?? '')?.[1];
+    return meaning ? `${code}: ${meaning}` : code;
+  }
+  return error instanceof Error ? error.name : 'unknown error';
+}
+
 const chunkBytes = 4096;
 
 /** Offset just past the line closing the front matter (`---` alone on a line, after the first line), or -1. */
@@ -61,12 +75,13 @@ export const nodeSkillFileReader: SkillFileReader = {
   async readFile(file, root, maxBytes) {
     const realRoot = await fsp.realpath(root);
     const real = await fsp.realpath(file);
-    if (!isInside(realRoot, real)) throw new OutsideSkillFolderError(`${file} leads outside the skill folder`);
+    const name = path.relative(root, file).split(path.sep).join('/');
+    if (!isInside(realRoot, real)) throw new OutsideSkillFolderError(`${name} leads outside the skill folder`);
     const handle = await fsp.open(real, constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
       const stat = await handle.stat();
-      if (!stat.isFile()) throw new OutsideSkillFolderError(`${file} is not a regular file`);
-      if (stat.size > maxBytes) throw new FileTooLargeError(`${file} is ${stat.size} bytes; the limit is ${maxBytes}`);
+      if (!stat.isFile()) throw new OutsideSkillFolderError(`${name} is not a regular file`);
+      if (stat.size > maxBytes) throw new FileTooLargeError(`${name} is ${stat.size} bytes; the limit is ${maxBytes}`);
       return await handle.readFile();
     } finally {
       await handle.close();

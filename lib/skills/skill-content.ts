@@ -9,10 +9,10 @@ import {
   type SubskillContent,
 } from '../../core/skills';
 import { sanitizeMarkdown } from '../../core/skills/sanitize';
-import { listSkillFolder } from './folder-listing';
 import { FrontmatterError, hasFrontmatter, parseFrontmatter } from './frontmatter';
 import { hashSkillFiles, type SkillFile } from './hash';
-import { manifestOf, readSidecar, type ScanDeps } from './scan-skill';
+import { readFailure } from './reader';
+import { scanSkill, type ScanDeps } from './scan-skill';
 
 /** One version of a skill read in full: validated, sanitized and hashed. */
 export interface SkillContent {
@@ -27,38 +27,40 @@ export interface SkillContent {
   problems: ProblemList;
 }
 
-/** Reads a whole skill folder: what load_skill pins and what `skillflow skills validate` checks. */
+/**
+ * Reads a whole skill folder: what load_skill pins and what `skillflow skills validate` checks. It starts with the
+ * registry's own scan (listing, front matter within its limit, sidecar, manifest), so a skill the catalog refuses is
+ * refused here for the same reason, then reads and checks the body, the subskills and the resources.
+ */
 export async function readSkillContent(folder: string, deps: ScanDeps): Promise<SkillContent> {
+  const scan = await scanSkill(folder, deps);
+  const { problems, listing } = scan;
   const root = path.join(deps.skillsDir, folder);
-  const problems = new ProblemList(folder);
-  const listing = await listSkillFolder(root, problems, deps.limits);
   const content: SkillContent = { folder, manifest: null, body: '', subskills: [], files: [], hash: '', fingerprint: listing.fingerprint, problems };
-  if (!listing.skillFile) {
-    problems.error(skillFileName, '-', 'SKILL.md is missing', 'add SKILL.md with name and description front matter.');
-    return content;
-  }
+  if (!listing.skillFile || scan.head === undefined || !scan.manifest) return content;
   const read = async (rel: string, abs: string, maxBytes: number): Promise<Buffer | null> => {
     try {
       const bytes = await deps.reader.readFile(abs, root, maxBytes);
       content.files.push({ rel, bytes });
       return bytes;
     } catch (error) {
-      problems.error(rel, '-', `cannot be read: ${(error as Error).message}`, 'keep the file a regular file inside the skill folder, within the size limit.');
+      problems.error(rel, '-', `cannot be read (${readFailure(error)})`, 'keep the file a regular file inside the skill folder, within the size limit.');
       return null;
     }
   };
 
   const skillBytes = await read(skillFileName, listing.skillFile.abs, deps.limits.skillFileBytes);
-  const sidecar = await readSidecar(root, listing, deps, problems);
-  if (sidecar?.bytes) content.files.push({ rel: sidecarFileName, bytes: sidecar.bytes });
-  if (skillBytes === null || sidecar === null) return content;
+  if (scan.sidecarBytes) content.files.push({ rel: sidecarFileName, bytes: scan.sidecarBytes });
+  if (skillBytes === null) return content;
+  const text = skillBytes.toString('utf8');
+  if (!text.startsWith(scan.head)) {
+    problems.error(skillFileName, '-', 'the file changed while it was being read', 'try again once it is saved.');
+    return content;
+  }
 
-  let frontmatter: unknown;
   let rawBody = '';
   try {
-    const parsed = parseFrontmatter(skillBytes.toString('utf8'));
-    frontmatter = parsed.data;
-    rawBody = parsed.body;
+    rawBody = parseFrontmatter(text).body;
   } catch (error) {
     if (!(error instanceof FrontmatterError)) throw error;
     problems.error(skillFileName, '-', error.message, error.fix);
@@ -89,7 +91,7 @@ export async function readSkillContent(folder: string, deps: ScanDeps): Promise<
   }
   for (const resource of listing.resources) await read(resource.rel, resource.abs, deps.limits.resourceBytes);
 
-  content.manifest = manifestOf(folder, frontmatter, sidecar.data, listing, problems);
+  content.manifest = problems.hasErrors ? null : scan.manifest;
   content.hash = hashSkillFiles(folder, content.files);
   return content;
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { settleLibrary, skillLimits, type SkillManifest, type SkillProblem } from '../../core/skills';
-import { nodeSkillFileReader } from './reader';
+import { nodeSkillFileReader, type SkillFileReader } from './reader';
 import { readSkillContent } from './skill-content';
 import { findSkillFolders } from './skill-folders';
 
@@ -11,10 +11,13 @@ export interface LibraryReport {
   problems: SkillProblem[];
 }
 
-/** Full validation of a skills directory: everything the registry checks, plus bodies, subskills and resources. */
-export async function validateSkillLibrary(skillsDir: string): Promise<LibraryReport> {
+/**
+ * Full validation of a skills directory: the registry's own scan of each skill (so both judge a skill alike), plus
+ * bodies, subskills and resources.
+ */
+export async function validateSkillLibrary(skillsDir: string, options: { reader?: SkillFileReader } = {}): Promise<LibraryReport> {
   const dir = path.resolve(skillsDir);
-  const deps = { skillsDir: dir, reader: nodeSkillFileReader, limits: { ...skillLimits } };
+  const deps = { skillsDir: dir, reader: options.reader ?? nodeSkillFileReader, limits: { ...skillLimits } };
   const { folders, problems } = await findSkillFolders(dir);
   const contents = [];
   for (const folder of folders) contents.push(await readSkillContent(folder, deps));
