@@ -5,14 +5,17 @@ import websocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Tracer } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
+import type Redis from 'ioredis';
 import type { ApiKey, Config } from '../lib/config';
 import { InProcessChannel, type LiveChannel } from '../lib/live';
 import { installAuth } from './auth';
 import type { ApiContext, SkillCatalogSource } from './context';
 import { PageCursors } from './cursors';
 import { installErrorHandling } from './errors';
-import { installCors, installRateLimit } from './limits';
+import { createRateLimits, installAddressLimits, installCors, installKeyLimit } from './limits';
+import { requestForLog } from './log-redaction';
 import type { ApiMetrics } from './metrics';
+import { closeRedis, connectApiRedis } from './redis';
 import { installRequestIds, requestIdHeader, requestIdOf } from './request-ids';
 import { checkpointRoutes } from './routes/checkpoints';
 import { healthRoutes } from './routes/health';
@@ -33,21 +36,29 @@ export interface AppOptions {
   live?: LiveChannel;
   /** Default: no skill routes data (503), and no check of `skill` when a turn starts. */
   skills?: SkillCatalogSource;
-  /** Signs stream tokens and page cursors. Default: a secret of this process only (neither survives a restart). */
+  /** Signs stream tokens and page cursors (at least 32 bytes). Default: a secret of this process only (neither survives a restart). */
   streamTokenSecret?: Buffer;
-  /** Structured logs (lib/logging.ts); every 5xx is logged with its cause, requests too with SKILLFLOW_LOG_REQUESTS=1. Default: none. */
+  /** Structured logs (lib/logging.ts); every 5xx is logged with its cause, requests too with SKILLFLOW_LOG_REQUESTS=1. Default: none. Stream tokens in URLs are redacted. */
   logger?: FastifyBaseLogger;
   /** Request metrics (SKILLFLOW_API_METRICS_PORT); default none. */
   metrics?: ApiMetrics;
   /** A span per request (lib/tracing.ts); default none. */
   tracer?: Tracer;
+  /**
+   * Where rate-limit windows and quota records are shared between API processes; the caller owns and closes it.
+   * Default: a connection to SKILLFLOW_REDIS_URL when it is set (the app closes it), else this process's memory.
+   */
+  redis?: Redis;
+  /** Operational messages (Redis coming and going). Default: the log at warn level. */
+  log?: (line: string) => void;
 }
 
 /** Wires the API; `server.ts` only listens, tests use `app.inject`. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { client, config } = options;
   const app = Fastify({
-    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    // Stream tokens (`?token=`) are credentials: the request line is logged with them redacted.
+    ...(options.logger ? { loggerInstance: options.logger.child({}, { serializers: { req: requestForLog } }) } : { logger: false }),
     logController: new LogController({ disableRequestLogging: !config.logRequests, requestIdLogLabel: 'requestId' }),
     genReqId: (request) => requestIdOf(request.headers[requestIdHeader]),
     bodyLimit: config.bodyLimitBytes,
@@ -60,17 +71,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (options.tracer) installHttpTracing(app, options.tracer);
   installErrorHandling(app);
 
+  const log = options.log ?? ((line: string) => app.log.warn(line));
   const secret = options.streamTokenSecret ?? randomBytes(32);
   const live = options.live ?? new InProcessChannel();
   const closing = new AbortController();
   if (!options.live) app.addHook('onClose', async () => live.close());
+  const redis = options.redis ?? (config.redisUrl ? await connectApiRedis(config.redisUrl, log) : undefined);
+  if (redis && !options.redis) app.addHook('onClose', async () => closeRedis(redis));
+  const limits = createRateLimits(config, redis, () => undefined);
   const context: ApiContext = {
     client,
     config,
     live,
     tokens: new StreamTokens(secret, config.streamTokenTtlMs),
     cursors: new PageCursors(secret),
-    streams: new OpenStreams(),
+    streams: new OpenStreams({ perKey: config.maxStreamsPerKey, total: config.maxStreams }),
+    limits,
     skills: options.skills,
     closing: closing.signal,
   };
@@ -87,8 +103,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Before auth, so an upgrade refused with 401 or 404 still has its socket closed by the plugin.
   await app.register(websocket, { options: { maxPayload: config.bodyLimitBytes } });
   await installCors(app, config);
+  installAddressLimits(app, limits);
   installAuth(app, options.apiKeys, config.authEnabled, context.tokens);
-  await installRateLimit(app, config);
+  installKeyLimit(app, limits);
 
   await app.register(swagger, {
     openapi: {

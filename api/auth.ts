@@ -1,9 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { ApiKey, Config } from '../lib/config';
+import { ConfigError, minSecretBytes, type ApiKey, type Config } from '../lib/config';
 import { HttpError } from './errors';
+import { readOrCreateSecretFile } from './secret-files';
 import type { StreamTokens } from './stream-tokens';
 
 export interface Caller {
@@ -11,6 +11,8 @@ export interface Caller {
   operator: boolean;
   /** What rate limits count against: a fingerprint of the API key, or the user of a stream token. */
   keyId?: string;
+  /** Set when the caller came with a stream token (`?token=`) rather than an API key. */
+  token?: { scope: 'read' | 'write'; expiresAt: number };
 }
 
 declare module 'fastify' {
@@ -29,21 +31,19 @@ const localCaller: Caller = { id: 'local', operator: true, keyId: 'local' };
 
 /**
  * The keys the API accepts: SKILLFLOW_API_KEYS, else one generated on first start and kept in the data dir, so the
- * API is never silently open. SKILLFLOW_AUTH=off is the explicit opt-out.
+ * API is never silently open. SKILLFLOW_AUTH=off is the explicit opt-out. A generated key is printed once, when it
+ * is created; later starts print its fingerprint, so the key itself does not pile up in container logs.
  */
 export function resolveApiKeys(config: Config, announce: (line: string) => void): ApiKey[] {
   if (!config.authEnabled) return [];
   if (config.apiKeys.length > 0) return config.apiKeys;
   const file = path.join(config.dataDir, 'api-key');
-  let key: string;
-  if (fs.existsSync(file)) {
-    key = fs.readFileSync(file, 'utf8').trim();
-  } else {
-    key = `sk-sf-${randomBytes(24).toString('base64url')}`;
-    fs.mkdirSync(config.dataDir, { recursive: true });
-    fs.writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  const { value: key, created } = readOrCreateSecretFile(file, () => `sk-sf-${randomBytes(minSecretBytes).toString('base64url')}`);
+  if (key.length < minSecretBytes) {
+    throw new ConfigError(`${file} holds a key of ${key.length} characters; it must have at least ${minSecretBytes}. Delete the file to generate a new key.`);
   }
-  announce(`API key (generated, kept in ${file}): ${key}`);
+  if (created) announce(`API key (generated and kept in ${file}; shown this once): ${key}`);
+  else announce(`API key: the one kept in ${file} (fingerprint ${fingerprint(key)})`);
   return [{ key, user: 'local', operator: true }];
 }
 
@@ -53,7 +53,8 @@ function matches(expected: string, given: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-const fingerprint = (key: string) => createHash('sha256').update(key).digest('base64url').slice(0, 16);
+/** What rate limits and logs name a key by: a hash prefix, never the key. */
+export const fingerprint = (key: string) => createHash('sha256').update(key).digest('base64url').slice(0, 16);
 
 export function isPublicRoute(request: FastifyRequest): boolean {
   const route = request.routeOptions.url;
@@ -75,7 +76,8 @@ export function installAuth(app: FastifyInstance, keys: ApiKey[], enabled: boole
       request.caller = tokens.verify(token, (request.params as { id?: string }).id ?? '');
       return;
     }
-    const given = header?.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : undefined;
+    // The scheme is case-insensitive (RFC 9110 section 11.1): "bearer", "BEARER" and "Bearer" alike.
+    const given = header ? /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header)?.[1] : undefined;
     if (!given) throw new HttpError(401, 'unauthorized', 'Send your API key as "Authorization: Bearer <key>".');
     const key = keys.find((candidate) => matches(candidate.key, given));
     if (!key) throw new HttpError(401, 'unauthorized', 'That API key is not valid.');

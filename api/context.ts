@@ -3,6 +3,7 @@ import type { SkillCatalog } from '../core/skills/types';
 import type { Config } from '../lib/config';
 import type { LiveChannel } from '../lib/live';
 import type { PageCursors } from './cursors';
+import type { RateLimits } from './limits';
 import type { StreamTokens } from './stream-tokens';
 import type { OpenStreams } from './streams/open-streams';
 
@@ -19,6 +20,7 @@ export interface ApiContext {
   tokens: StreamTokens;
   cursors: PageCursors;
   streams: OpenStreams;
+  limits: RateLimits;
   skills?: SkillCatalogSource;
   /** Aborted when the app starts closing: whatever waits on a turn stops waiting and answers. */
   closing: AbortSignal;

@@ -7,6 +7,8 @@ export class HttpError extends Error {
     readonly statusCode: number,
     readonly code: string,
     message: string,
+    /** Sent as `retry-after` (a 429 or 503 the client may retry). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'HttpError';
@@ -41,6 +43,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     const { status, body, unexpected } = errorReply(error);
     // At error level whatever the request-logging setting: the answer tells the caller it was logged.
     if (unexpected || status >= 500) request.log.error({ err: error, status, code: body.error.code }, 'request failed');
+    if (error instanceof HttpError && error.retryAfterSeconds !== undefined) void reply.header('retry-after', String(error.retryAfterSeconds));
     return reply.code(status).send({ error: { ...body.error, requestId: request.id } });
   });
 }

@@ -21,7 +21,10 @@ async function main(): Promise<void> {
   const client = new Client({ connection, namespace: config.temporalNamespace, interceptors });
   const metrics = config.apiMetricsPort > 0 ? new ApiMetrics({ processMetrics: true }) : undefined;
   const apiKeys = resolveApiKeys(config, (line) => logger.info(line));
-  if (!config.authEnabled) logger.warn('SKILLFLOW_AUTH=off: the API accepts every request without a key.');
+  if (!config.authEnabled) {
+    const reach = config.unauthenticatedNetwork ? `from the network (HOST=${config.host}, SKILLFLOW_UNAUTHENTICATED_NETWORK=allow)` : 'from this machine';
+    logger.warn(`SKILLFLOW_AUTH=off: the API accepts every request ${reach} without a key, as an operator.`);
+  }
   const live = await createApiLiveChannel(config, (line) => logger.info(line));
   const skills = new SkillRegistry({ skillsDir: config.skillsDir, storeDir: path.join(config.dataDir, 'skill-store') });
   const app = await buildApp({
@@ -34,6 +37,7 @@ async function main(): Promise<void> {
     logger,
     metrics,
     tracer: tracing?.tracer,
+    log: (line) => logger.warn(line),
   });
   const metricsServer = metrics ? await serveMetrics(metrics.registry, config.apiMetricsPort, config.host) : undefined;
   app.addHook('onClose', async () => {

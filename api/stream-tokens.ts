@@ -1,9 +1,13 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../lib/config';
+import { ConfigError, minSecretBytes, type Config } from '../lib/config';
 import type { Caller } from './auth';
 import { HttpError } from './errors';
+import { readOrCreateSecretFile } from './secret-files';
+
+/** What a stream token allows: following the turn, or also answering its checkpoints and cancelling it (WebSocket). */
+export const streamTokenScopes = ['read', 'write'] as const;
+export type StreamTokenScope = (typeof streamTokenScopes)[number];
 
 interface TokenClaims {
   /** user */
@@ -14,25 +18,30 @@ interface TokenClaims {
   t: string;
   /** expiry, ms since the epoch */
   e: number;
+  /** scope: "w" may answer and cancel; anything else reads only */
+  s?: 'r' | 'w';
 }
 
 const prefix = 'st1';
 
 /**
  * Short-lived, HMAC-signed tokens that let a browser open a turn's SSE or WebSocket stream with `?token=` (neither
- * EventSource nor the browser WebSocket can send an Authorization header). A token names its user and one turn.
+ * EventSource nor the browser WebSocket can send an Authorization header). A token names its user, one turn, and its
+ * scope: read-only unless `write` was asked for, which lets a WebSocket answer checkpoints and cancel the turn.
  */
 export class StreamTokens {
   constructor(
     private readonly secret: Buffer,
     readonly ttlMs: number,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    if (secret.length < minSecretBytes) throw new ConfigError(`The stream token secret has ${secret.length} bytes; it needs at least ${minSecretBytes}.`);
+  }
 
-  issue(caller: Caller, turnId: string): { token: string; expiresAt: string } {
-    const claims: TokenClaims = { u: caller.id, o: caller.operator, t: turnId, e: this.now() + this.ttlMs };
+  issue(caller: Caller, turnId: string, scope: StreamTokenScope = 'read'): { token: string; expiresAt: string; scope: StreamTokenScope } {
+    const claims: TokenClaims = { u: caller.id, o: caller.operator, t: turnId, e: this.now() + this.ttlMs, s: scope === 'write' ? 'w' : 'r' };
     const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
-    return { token: `${prefix}.${payload}.${this.sign(payload)}`, expiresAt: new Date(claims.e).toISOString() };
+    return { token: `${prefix}.${payload}.${this.sign(payload)}`, expiresAt: new Date(claims.e).toISOString(), scope };
   }
 
   /** The caller the token stands for; 401 when it is forged, expired, or for another turn. */
@@ -51,7 +60,12 @@ export class StreamTokens {
     if (!(claims.e > this.now())) {
       throw new HttpError(401, 'token_expired', 'That stream token has expired; get a new one from POST /v1/stream-tokens.');
     }
-    return { id: claims.u, operator: claims.o === true, keyId: `token:${claims.u}` };
+    return {
+      id: claims.u,
+      operator: claims.o === true,
+      keyId: `token:${claims.u}`,
+      token: { scope: claims.s === 'w' ? 'write' : 'read', expiresAt: claims.e },
+    };
   }
 
   private sign(payload: string): string {
@@ -65,15 +79,18 @@ export class StreamTokens {
   }
 }
 
-/** SKILLFLOW_STREAM_TOKEN_SECRET, else a secret generated once into the data dir (shared by API processes using it). */
+/**
+ * SKILLFLOW_STREAM_TOKEN_SECRET (at least 32 bytes, checked with the configuration), else a secret generated once
+ * into the data dir (shared by the API processes using it): created exclusively and readable by its owner only, and
+ * refused when it is shorter than 32 bytes (an empty file would make every token forgeable) or others may read it.
+ */
 export function resolveStreamTokenSecret(config: Pick<Config, 'streamTokenSecret' | 'dataDir'>): Buffer {
   if (config.streamTokenSecret) return Buffer.from(config.streamTokenSecret);
   const file = path.join(config.dataDir, 'stream-token-secret');
-  fs.mkdirSync(config.dataDir, { recursive: true });
-  try {
-    fs.writeFileSync(file, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  const { value } = readOrCreateSecretFile(file, () => randomBytes(minSecretBytes).toString('base64url'));
+  const secret = Buffer.from(value, 'base64url');
+  if (secret.length < minSecretBytes) {
+    throw new ConfigError(`${file} holds ${secret.length} bytes of secret; at least ${minSecretBytes} are needed. Delete it to generate a new one.`);
   }
-  return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64url');
+  return secret;
 }

@@ -44,16 +44,29 @@ export interface Config {
   requestTimeoutMs: number;
   /** How long `POST /v1/sessions/:id/turns?wait=true` holds the request before answering 202. */
   waitTimeoutMs: number;
-  /** Requests per minute per API key; 0 turns rate limiting off. */
+  /** Requests per minute per API key (WebSocket frames included); 0 turns rate limiting off. */
   rateLimitPerMinute: number;
+  /** Per client address and minute: failed authentications and readiness probes (429 beyond); 0 turns it off. */
+  addressRateLimitPerMinute: number;
+  /** Open SSE and WebSocket streams per API key (or stream token user), and per API process; 429 beyond. */
+  maxStreamsPerKey: number;
+  maxStreams: number;
+  /** A session nobody used for this long is closed and removed; 0 keeps sessions until they are deleted. */
+  sessionIdleMs: number;
+  /** Open sessions per user (429 beyond); 0 is no limit. */
+  maxSessionsPerUser: number;
+  /** Model tokens per user per UTC day (input, output and cache); 0 is no limit. */
+  userDailyTokens: number;
   /** Origins allowed to call the API from a browser; `*` allows any; empty allows none. */
   corsOrigins: string[];
   /** How long a stream token (for EventSource and WebSocket query strings) stays valid. */
   streamTokenTtlMs: number;
   /** HMAC secret of stream tokens; unset: generated once into the data dir, so API processes sharing it agree. */
   streamTokenSecret?: string;
-  /** Live events (message deltas) across processes through Redis pub/sub; unset: the API hosts a local socket. */
+  /** Live events, rate limits and quotas shared across processes through Redis; unset: the API hosts a local socket. */
   redisUrl?: string;
+  /** Prefix of every Redis key and channel, so deployments sharing a Redis stay apart. */
+  redisPrefix: string;
   /** The local live socket's path; unset: `live.sock` in the data dir (or a short path in the temp dir). */
   liveSocketPath?: string;
   /** Where workers share turn transcripts (redis://, postgres://, file:///dir); unset: files under the data dir. */
@@ -74,7 +87,12 @@ export interface Config {
   otlpEndpoint?: string;
   /** SKILLFLOW_* variables set in the environment that nothing reads (typos), each with what to do. */
   warnings: string[];
+  /** SKILLFLOW_AUTH=off on a non-loopback HOST, allowed on purpose by SKILLFLOW_UNAUTHENTICATED_NETWORK=allow. */
+  unauthenticatedNetwork: boolean;
 }
+
+/** A secret used as an HMAC key must carry at least this many bytes. */
+export const minSecretBytes = 32;
 
 export interface ApiKey {
   key: string;
@@ -205,10 +223,17 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     requestTimeoutMs: duration('SKILLFLOW_REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000),
     waitTimeoutMs: duration('SKILLFLOW_WAIT_TIMEOUT_MS', 60_000, 100, 3_600_000),
     rateLimitPerMinute: integer('SKILLFLOW_RATE_LIMIT', 60_000, 0, 100_000_000),
+    addressRateLimitPerMinute: integer('SKILLFLOW_ADDRESS_RATE_LIMIT', 120, 0, 100_000_000),
+    maxStreamsPerKey: integer('SKILLFLOW_MAX_STREAMS_PER_KEY', 32, 1, 1_000_000),
+    maxStreams: integer('SKILLFLOW_MAX_STREAMS', 1000, 1, 1_000_000),
+    sessionIdleMs: duration('SKILLFLOW_SESSION_IDLE_MS', 30 * 24 * 3600_000, 0, 10 * 365 * 24 * 3600_000),
+    maxSessionsPerUser: integer('SKILLFLOW_MAX_SESSIONS_PER_USER', 100, 0, 1_000_000),
+    userDailyTokens: integer('SKILLFLOW_USER_DAILY_TOKENS', 5_000_000, 0, Number.MAX_SAFE_INTEGER),
     corsOrigins: parseCorsOrigins(optional('SKILLFLOW_CORS_ORIGINS'), problems),
     streamTokenTtlMs: duration('SKILLFLOW_STREAM_TOKEN_TTL_MS', 300_000, 1_000, 24 * 3600_000),
-    streamTokenSecret: optional('SKILLFLOW_STREAM_TOKEN_SECRET'),
+    streamTokenSecret: secret('SKILLFLOW_STREAM_TOKEN_SECRET', optional('SKILLFLOW_STREAM_TOKEN_SECRET'), problems),
     redisUrl: redisUrl(optional('SKILLFLOW_REDIS_URL'), problems),
+    redisPrefix: redisPrefix(optional('SKILLFLOW_REDIS_PREFIX'), text('TEMPORAL_NAMESPACE', 'default'), problems),
     liveSocketPath: optional('SKILLFLOW_LIVE_SOCKET'),
     storeUrl: storeUrl(optional('SKILLFLOW_STORE_URL'), problems),
     storeRetentionHours: integer('SKILLFLOW_STORE_RETENTION_HOURS', 168, 1, 24 * 3650),
@@ -220,6 +245,7 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     workerHealthPort: port('SKILLFLOW_WORKER_HEALTH_PORT'),
     otlpEndpoint: url('OTEL_EXPORTER_OTLP_ENDPOINT', 'unset it to turn tracing off'),
     warnings: [],
+    unauthenticatedNetwork: false,
   };
   if (config.thinkingBudgetTokens > 0 && (config.thinkingBudgetTokens < 1024 || config.thinkingBudgetTokens >= config.modelMaxTokens)) {
     problems.push(
@@ -231,6 +257,15 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
   if (auth !== 'on' && auth !== 'off') problems.push(`SKILLFLOW_AUTH=${JSON.stringify(auth)} must be "on" or "off".`);
   config.apiKeys = apiKeys;
   config.authEnabled = auth !== 'off';
+  const network = text('SKILLFLOW_UNAUTHENTICATED_NETWORK', 'refuse');
+  if (network !== 'allow' && network !== 'refuse') problems.push(`SKILLFLOW_UNAUTHENTICATED_NETWORK=${JSON.stringify(network)} must be "allow" or "refuse".`);
+  config.unauthenticatedNetwork = network === 'allow';
+  if (!config.authEnabled && !isLoopbackHost(config.host) && !config.unauthenticatedNetwork) {
+    problems.push(
+      `SKILLFLOW_AUTH=off with HOST=${config.host} would let anyone who can reach this address act as an operator. ` +
+        'Listen on a loopback address (HOST=127.0.0.1), turn auth on, or set SKILLFLOW_UNAUTHENTICATED_NETWORK=allow if that is what you want.',
+    );
+  }
   config.warnings = unknownSettings(env, read);
   if (problems.length > 0) {
     throw new ConfigError(`Invalid configuration (see .env.example):\n  - ${problems.join('\n  - ')}`);
@@ -287,6 +322,31 @@ function parseCorsOrigins(raw: string | undefined, problems: string[]): string[]
     }
   }
   return origins;
+}
+
+/** 127.0.0.0/8, ::1 and localhost: addresses only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127(?:\.\d{1,3}){3}$/.test(bare) || bare === '::ffff:127.0.0.1';
+}
+
+/** A secret for an HMAC key: at least `minSecretBytes` bytes (UTF-8), so tokens and cursors cannot be forged. */
+function secret(name: string, raw: string | undefined, problems: string[]): string | undefined {
+  if (raw === undefined) return undefined;
+  if (Buffer.byteLength(raw) < minSecretBytes) {
+    problems.push(`${name} is ${Buffer.byteLength(raw)} bytes; it must be at least ${minSecretBytes} (generate one with: openssl rand -base64 48), or unset it to generate one into the data dir.`);
+    return undefined;
+  }
+  return raw;
+}
+
+function redisPrefix(raw: string | undefined, namespace: string, problems: string[]): string {
+  if (raw === undefined) return `skillflow:${namespace}:`;
+  if (!/^[A-Za-z0-9:._-]{1,100}$/.test(raw)) {
+    problems.push(`SKILLFLOW_REDIS_PREFIX=${JSON.stringify(raw)} must be 1-100 letters, digits and : . _ -, for example skillflow:prod:.`);
+    return `skillflow:${namespace}:`;
+  }
+  return raw;
 }
 
 function redisUrl(raw: string | undefined, problems: string[]): string | undefined {

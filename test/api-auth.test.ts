@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { resolveApiKeys } from '../api/auth';
+import { fingerprint, resolveApiKeys } from '../api/auth';
 import { loadConfig } from '../lib/config';
 import { turnEventsQuery } from '../workflows/definitions';
 import { aliceKey, authHeaders, bobKey, buildTestApp, eventually, operatorKey } from './support/api';
@@ -144,14 +144,27 @@ describe('API auth', () => {
       const { turnId } = await aliceWaiting('token_turn');
       const issued = await as(aliceKey, 'POST', '/v1/stream-tokens', { turnId });
       expect(issued.statusCode).toBe(201);
-      const { token, expiresAt } = issued.json();
+      const { token, expiresAt, scope } = issued.json();
+      expect(scope).toBe('read');
       expect(Date.parse(expiresAt) - Date.now()).toBeGreaterThan(500);
       expect(Date.parse(expiresAt) - Date.now()).toBeLessThanOrEqual(1500);
 
       const stream = await SseClient.open(`${base}/v1/turns/${turnId}/events?token=${token}`);
       await stream.waitFor((event) => event.type === 'checkpoint.requested');
       stream.close();
-      const socket = await WsClient.open(`${base.replace('http', 'ws')}/v1/turns/${turnId}/ws?token=${token}`);
+      // A read-only token follows the turn but may not act on it.
+      const reader = await WsClient.open(`${base.replace('http', 'ws')}/v1/turns/${turnId}/ws?token=${token}`);
+      await reader.waitForEvent((event) => event.type === 'checkpoint.requested');
+      reader.send({ type: 'checkpoint', requestId: 'read-only', checkpointId: 'cp-1', action: 'cancel' });
+      reader.send({ type: 'cancel', requestId: 'read-only-cancel' });
+      expect(await reader.waitForReply('read-only')).toMatchObject({ type: 'error', status: 403, error: { code: 'forbidden' } });
+      expect(await reader.waitForReply('read-only-cancel')).toMatchObject({ type: 'error', status: 403, error: { code: 'forbidden' } });
+      reader.close();
+      expect((await api.turn(turnId)).body).toMatchObject({ status: 'waiting', pendingCheckpoint: { id: 'cp-1' } });
+
+      const writer = (await as(aliceKey, 'POST', '/v1/stream-tokens', { turnId, scope: 'write' })).json();
+      expect(writer.scope).toBe('write');
+      const socket = await WsClient.open(`${base.replace('http', 'ws')}/v1/turns/${turnId}/ws?token=${writer.token}`);
       await socket.waitForEvent((event) => event.type === 'checkpoint.requested');
       fake.enqueue({ content: [text('answered through a token socket')] });
       socket.send({ type: 'checkpoint', requestId: 1, checkpointId: 'cp-1', action: 'approve' });
@@ -180,28 +193,42 @@ describe('API auth', () => {
       await expect(WsClient.open(`${base.replace('http', 'ws')}/v1/turns/${turnId}/ws?token=${token}`)).rejects.toMatchObject({ status: 401 });
     });
 
+    it('a WebSocket opened with a token closes when the token expires, even while the turn goes on', async () => {
+      const { turnId } = await aliceWaiting('outlives_its_token');
+      const { token } = (await as(aliceKey, 'POST', '/v1/stream-tokens', { turnId, scope: 'write' })).json();
+      const socket = await WsClient.open(`${base.replace('http', 'ws')}/v1/turns/${turnId}/ws?token=${token}`);
+      await socket.waitForEvent((event) => event.type === 'checkpoint.requested');
+      expect(await socket.closed).toEqual({ code: 1008, reason: 'stream token expired' });
+      expect((await api.turn(turnId)).body.status).toBe('waiting');
+      await finish(turnId);
+    });
+
     it('are signed by the API\'s secret: another API process with another secret refuses them', async () => {
       fake.enqueue({ content: [text('signed')] });
       const turnId = await api.startTurn('secret');
       await api.finished(turnId);
       const { token } = (await as(aliceKey, 'POST', '/v1/stream-tokens', { turnId })).json();
-      const { app: stranger } = await buildTestApp(env.client, taskQueue, {}, { streamTokenSecret: Buffer.from('another secret') });
+      const { app: stranger } = await buildTestApp(env.client, taskQueue, {}, { streamTokenSecret: Buffer.from('another secret, of at least thirty-two bytes') });
       others.push(stranger);
       expect(errorOf(await stranger.inject({ method: 'GET', url: `/v1/turns/${turnId}/events?token=${token}` }))).toEqual([401, 'invalid_token']);
     });
   });
 
   describe('without SKILLFLOW_API_KEYS', () => {
-    it('generates a key on first start, keeps it in the data dir (0600), prints it, and reuses it', () => {
+    it('generates a key on first start, keeps it in the data dir (0600), prints it once, then its fingerprint', () => {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-auth-'));
       const printed: string[] = [];
       const keys = resolveApiKeys(loadConfig({ SKILLFLOW_DATA_DIR: dataDir }), (line) => printed.push(line));
-      expect(keys).toEqual([{ key: expect.stringMatching(/^sk-sf-[A-Za-z0-9_-]{32}$/), user: 'local', operator: true }]);
+      expect(keys).toEqual([{ key: expect.stringMatching(/^sk-sf-[A-Za-z0-9_-]{43}$/), user: 'local', operator: true }]);
       const file = path.join(dataDir, 'api-key');
       expect(fs.readFileSync(file, 'utf8').trim()).toBe(keys[0].key);
       expect((fs.statSync(file).mode & 0o777).toString(8)).toBe('600');
-      expect(printed.join('\n')).toContain(keys[0].key);
-      expect(resolveApiKeys(loadConfig({ SKILLFLOW_DATA_DIR: dataDir }), () => undefined)).toEqual(keys);
+      expect(printed).toHaveLength(1);
+      expect(printed[0]).toContain(keys[0].key);
+      const later: string[] = [];
+      expect(resolveApiKeys(loadConfig({ SKILLFLOW_DATA_DIR: dataDir }), (line) => later.push(line))).toEqual(keys);
+      expect(later).toEqual([`API key: the one kept in ${file} (fingerprint ${fingerprint(keys[0].key)})`]);
+      expect(later.join('')).not.toContain(keys[0].key);
     });
 
     it('SKILLFLOW_AUTH=off is the explicit opt-out: no key needed, everyone is the local operator', async () => {

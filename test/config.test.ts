@@ -48,6 +48,37 @@ describe('configuration', () => {
     expect(loadConfig({ SKILLFLOW_THINKING_BUDGET_TOKENS: '4096' }).thinkingBudgetTokens).toBe(4096);
   });
 
+  it('refuses SKILLFLOW_AUTH=off on a non-loopback HOST unless SKILLFLOW_UNAUTHENTICATED_NETWORK=allow says so', () => {
+    for (const host of ['0.0.0.0', '::', '192.168.1.10', 'api.example.com']) {
+      expect(() => loadConfig({ SKILLFLOW_AUTH: 'off', HOST: host })).toThrow(/SKILLFLOW_AUTH=off with HOST=.* would let anyone who can reach this address act as an operator/);
+      expect(loadConfig({ SKILLFLOW_AUTH: 'off', HOST: host, SKILLFLOW_UNAUTHENTICATED_NETWORK: 'allow' })).toMatchObject({ authEnabled: false, unauthenticatedNetwork: true });
+    }
+    for (const host of ['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]']) {
+      expect(loadConfig({ SKILLFLOW_AUTH: 'off', HOST: host }).authEnabled).toBe(false);
+    }
+    expect(loadConfig({ HOST: '0.0.0.0' }).authEnabled).toBe(true);
+    expect(() => loadConfig({ SKILLFLOW_UNAUTHENTICATED_NETWORK: 'yes' })).toThrow(/must be "allow" or "refuse"/);
+  });
+
+  it('has documented defaults for the limits and quotas, and checks them', () => {
+    expect(loadConfig({})).toMatchObject({
+      addressRateLimitPerMinute: 120,
+      maxStreamsPerKey: 32,
+      maxStreams: 1000,
+      sessionIdleMs: 30 * 24 * 3600_000,
+      maxSessionsPerUser: 100,
+      userDailyTokens: 5_000_000,
+      redisPrefix: 'skillflow:default:',
+    });
+    expect(loadConfig({ TEMPORAL_NAMESPACE: 'prod' }).redisPrefix).toBe('skillflow:prod:');
+    expect(loadConfig({ SKILLFLOW_REDIS_PREFIX: 'team-a:' }).redisPrefix).toBe('team-a:');
+    const load = () => loadConfig({ SKILLFLOW_MAX_STREAMS_PER_KEY: '0', SKILLFLOW_SESSION_IDLE_MS: '-1', SKILLFLOW_REDIS_PREFIX: 'no spaces', SKILLFLOW_USER_DAILY_TOKENS: 'lots' });
+    expect(load).toThrow(/SKILLFLOW_MAX_STREAMS_PER_KEY="0" is not a whole number from 1/);
+    expect(load).toThrow(/SKILLFLOW_SESSION_IDLE_MS="-1"/);
+    expect(load).toThrow(/SKILLFLOW_REDIS_PREFIX="no spaces" must be/);
+    expect(load).toThrow(/SKILLFLOW_USER_DAILY_TOKENS="lots"/);
+  });
+
   it('turns SKILLFLOW_AUTH=off into an explicit opt-out and trims a base URL', () => {
     const config = loadConfig({ SKILLFLOW_AUTH: 'off', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9999/' });
     expect(config.authEnabled).toBe(false);

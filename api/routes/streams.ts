@@ -1,15 +1,37 @@
 import type { Static } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Caller } from '../auth';
 import type { ApiContext } from '../context';
 import { HttpError } from '../errors';
 import { EventsHeaders, EventsQuery, StreamToken, StreamTokenBody, TurnParams, WsQuery, errorResponses } from '../schemas';
 import { TurnFollower } from '../streams/follow-turn';
+import type { StreamLease } from '../streams/open-streams';
 import { SseResponse } from '../streams/sse';
 import { runWsSession } from '../streams/ws-session';
 import { describeVisibleTurn } from '../turn-view';
 
+/** Streams are capped per API key, or per user for stream tokens. */
+const streamKeyOf = (caller: Caller) => caller.keyId ?? caller.id;
+
+/** A lease taken for an upgrade that never completes is given back. */
+function leaseUntilAttached(lease: StreamLease): StreamLease {
+  const timer = setTimeout(() => lease.release(), 10_000);
+  timer.unref();
+  return {
+    attach: (close) => {
+      clearTimeout(timer);
+      lease.attach(close);
+    },
+    release: () => {
+      clearTimeout(timer);
+      lease.release();
+    },
+  };
+}
+
 export async function streamRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
   const { client, live, streams, tokens } = context;
+  const leases = new WeakMap<FastifyRequest, StreamLease>();
 
   app.post<{ Body: Static<typeof StreamTokenBody> }>(
     '/v1/stream-tokens',
@@ -17,15 +39,19 @@ export async function streamRoutes(app: FastifyInstance, context: ApiContext): P
       schema: {
         operationId: 'createStreamToken',
         summary: 'Get a short-lived token to open a turn\'s event stream from a browser',
-        description: `Pass it as ?token= to /v1/turns/{id}/events or /v1/turns/{id}/ws. Valid for one turn, ${tokens.ttlMs / 1000} s.`,
+        description:
+          `Pass it as ?token= to /v1/turns/{id}/events or /v1/turns/{id}/ws. Valid for one turn, ${tokens.ttlMs / 1000} s. ` +
+          'Read-only unless scope is "write", which lets a WebSocket answer checkpoints and cancel; a socket opened with a ' +
+          'token closes when the token expires.',
         tags: ['streams'],
         body: StreamTokenBody,
         response: { 201: StreamToken, ...errorResponses(400, 401, 404, 429) },
       },
     },
     async (request, reply) => {
+      if (request.caller.token) throw new HttpError(403, 'forbidden', 'A stream token cannot issue stream tokens; use your API key.');
       await describeVisibleTurn(client, request.caller, request.body.turnId);
-      return reply.code(201).send(tokens.issue(request.caller, request.body.turnId));
+      return reply.code(201).send(tokens.issue(request.caller, request.body.turnId, request.body.scope));
     },
   );
 
@@ -55,12 +81,13 @@ export async function streamRoutes(app: FastifyInstance, context: ApiContext): P
     async (request, reply) => {
       const turnId = request.params.id;
       await describeVisibleTurn(client, request.caller, turnId);
+      const lease = streams.lease(streamKeyOf(request.caller));
       const lastEventId = request.headers['last-event-id'];
       const after = lastEventId !== undefined ? Number(lastEventId) : (request.query.after ?? 0);
       const sse = new SseResponse(reply);
       const abort = new AbortController();
       reply.raw.on('close', () => abort.abort());
-      const unregister = streams.add(() => {
+      lease.attach(() => {
         sse.comment('server shutting down');
         abort.abort();
         sse.end();
@@ -70,7 +97,7 @@ export async function streamRoutes(app: FastifyInstance, context: ApiContext): P
         .run()
         .catch((err: unknown) => request.log.error({ err }, 'event stream failed'))
         .finally(() => {
-          unregister();
+          lease.release();
           sse.end();
         });
     },
@@ -98,17 +125,26 @@ export async function streamRoutes(app: FastifyInstance, context: ApiContext): P
     },
     preHandler: async (request) => {
       await describeVisibleTurn(client, request.caller, request.params.id);
+      // Taken before the upgrade, so the socket beyond a cap is refused with a 429 the client can read.
+      if (request.ws) leases.set(request, leaseUntilAttached(streams.lease(streamKeyOf(request.caller))));
     },
     handler: async () => {
       throw new HttpError(426, 'upgrade_required', 'This route speaks WebSocket: connect with a WebSocket client.');
     },
     wsHandler: (socket, request) => {
+      const lease = leases.get(request);
+      leases.delete(request);
+      if (!lease) {
+        socket.close(1011, 'not admitted');
+        return;
+      }
       runWsSession({
         context,
         caller: request.caller,
         turnId: request.params.id,
         after: request.query.after ?? 0,
         socket,
+        lease,
         onUnexpected: (err) => request.log.error({ err }, 'websocket request failed'),
       });
     },

@@ -1,11 +1,18 @@
 import { Type } from '@sinclair/typebox';
+import { streamTokenScopes } from '../stream-tokens';
 import { Timestamp, TurnId } from './common';
 
-export const StreamTokenBody = Type.Object({ turnId: TurnId }, { additionalProperties: false });
+const Scope = Type.Union(
+  streamTokenScopes.map((scope) => Type.Literal(scope)),
+  { description: 'read: follow the turn (the default); write: also answer checkpoints and cancel over the WebSocket' },
+);
+
+export const StreamTokenBody = Type.Object({ turnId: TurnId, scope: Type.Optional(Scope) }, { additionalProperties: false });
 
 export const StreamToken = Type.Object({
   token: Type.String({ description: 'Pass as ?token= to GET /v1/turns/{id}/events or /ws; valid for this turn only' }),
   expiresAt: Timestamp,
+  scope: Scope,
 });
 
 export const WsQuery = Type.Object({

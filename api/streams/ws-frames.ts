@@ -14,7 +14,7 @@ export type ClientFrame =
 export type ServerFrame =
   | { type: 'event'; event: StreamItem }
   | ({ type: 'ack'; requestId: RequestId } & Record<string, unknown>)
-  | { type: 'error'; requestId?: RequestId; status: number; error: { code: string; message: string } };
+  | { type: 'error'; requestId?: RequestId; status: number; error: { code: string; message: string }; retryAfter?: number };
 
 const checkpointFrame = TypeCompiler.Compile(CheckpointFrame);
 const checkpointAnswer = TypeCompiler.Compile(CheckpointAnswer);

@@ -1,9 +1,11 @@
 import type { WebSocket } from 'ws';
 import type { Caller } from '../auth';
 import type { ApiContext } from '../context';
-import { errorReply } from '../errors';
+import { errorReply, HttpError } from '../errors';
+import { keyBucket, rateLimited } from '../limits';
 import { answerCheckpoint, cancelTurn } from '../turn-actions';
 import { TurnFollower } from './follow-turn';
+import { maxBufferedStreamBytes, type StreamLease } from './open-streams';
 import { parseClientFrame, type ClientFrame, type ServerFrame } from './ws-frames';
 
 export interface WsSessionOptions {
@@ -12,38 +14,50 @@ export interface WsSessionOptions {
   turnId: string;
   after: number;
   socket: WebSocket;
+  /** The socket's place within the stream caps, given back when it closes. */
+  lease: StreamLease;
   onUnexpected: (err: unknown) => void;
 }
 
-/** Above this many unsent bytes the client is not reading: it is disconnected rather than buffered without bound. */
-const maxBufferedBytes = 8 * 1024 * 1024;
 /** Requests one socket may have in flight; more are refused with 429 rather than queued. */
 export const maxPendingRequests = 8;
 
 /**
  * One client on a turn's WebSocket: the turn's events as `event` frames (like SSE), and checkpoint decisions and
- * cancels from the client, each answered by an `ack` or an `error` with the HTTP route's status and code. The socket
- * closes (1000) after the terminal event and any requests still being answered.
+ * cancels from the client, each answered by an `ack` or an `error` with the HTTP route's status and code. Every frame
+ * the client sends counts against its API key's rate limit, like a request. A socket opened with a stream token may
+ * answer and cancel only with a `write` token, and closes (1008) when the token expires. The socket closes (1000)
+ * after the terminal event and any requests still being answered.
  */
-export function runWsSession({ context, caller, turnId, after, socket, onUnexpected }: WsSessionOptions): void {
+export function runWsSession({ context, caller, turnId, after, socket, lease, onUnexpected }: WsSessionOptions): void {
   const abort = new AbortController();
   let pending = 0;
   let turnOver = false;
   const send = (frame: ServerFrame) => {
     if (socket.readyState !== socket.OPEN) return;
-    if (socket.bufferedAmount > maxBufferedBytes) {
+    if (socket.bufferedAmount > maxBufferedStreamBytes) {
       socket.close(1008, 'client too slow');
       return;
     }
     socket.send(JSON.stringify(frame));
   };
+  const sendError = (error: HttpError, requestId?: string | number) =>
+    send({
+      type: 'error',
+      ...(requestId !== undefined ? { requestId } : {}),
+      status: error.statusCode,
+      error: { code: error.code, message: error.message },
+      ...(error.retryAfterSeconds !== undefined ? { retryAfter: error.retryAfterSeconds } : {}),
+    });
   const closeIfDone = () => {
     if (turnOver && pending === 0 && socket.readyState === socket.OPEN) socket.close(1000, 'turn ended');
   };
-  const unregister = context.streams.add(() => socket.close(1001, 'server shutting down'));
+  lease.attach(() => socket.close(1001, 'server shutting down'));
+  const expiry = caller.token ? setTimeout(() => socket.close(1008, 'stream token expired'), Math.max(0, caller.token.expiresAt - Date.now())) : undefined;
   socket.on('close', () => {
     abort.abort();
-    unregister();
+    clearTimeout(expiry);
+    lease.release();
   });
 
   const follower = new TurnFollower({
@@ -74,37 +88,45 @@ export function runWsSession({ context, caller, turnId, after, socket, onUnexpec
     return { type: 'ack', requestId: frame.requestId, ...accepted };
   };
 
-  socket.on('message', (data, isBinary) => {
-    if (isBinary) {
-      send({ type: 'error', status: 400, error: { code: 'invalid_request', message: 'Send text frames of JSON.' } });
-      return;
-    }
-    const frame = parseClientFrame(data.toString());
-    if ('invalid' in frame) {
-      send({ type: 'error', requestId: frame.requestId, status: 400, error: { code: frame.invalid.code, message: frame.invalid.message } });
-      return;
+  /** The frame's charge against the key's rate limit; null when it is within the limit (or there is none). */
+  const overLimit = async (): Promise<HttpError | null> => {
+    const limiter = context.limits.perKey;
+    if (!limiter || !caller.keyId) return null;
+    const decision = await limiter.take(keyBucket(caller.keyId));
+    return decision.allowed ? null : rateLimited(decision, 'per API key (WebSocket frames count as requests)');
+  };
+
+  const receive = async (data: string, isBinary: boolean): Promise<void> => {
+    const limited = await overLimit();
+    if (limited) return sendError(limited);
+    if (isBinary) return sendError(new HttpError(400, 'invalid_request', 'Send text frames of JSON.'));
+    const frame = parseClientFrame(data);
+    if ('invalid' in frame) return sendError(frame.invalid, frame.requestId);
+    if (caller.token && caller.token.scope !== 'write') {
+      return sendError(
+        new HttpError(403, 'forbidden', 'This socket was opened with a read-only stream token; ask POST /v1/stream-tokens for {"scope": "write"} to answer checkpoints or cancel.'),
+        frame.requestId,
+      );
     }
     if (pending >= maxPendingRequests) {
       const message = `At most ${maxPendingRequests} requests may be in flight on one socket; wait for their replies.`;
-      send({ type: 'error', requestId: frame.requestId, status: 429, error: { code: 'rate_limited', message } });
-      return;
+      return sendError(new HttpError(429, 'rate_limited', message), frame.requestId);
     }
     pending += 1;
-    handle(frame)
-      .then(
-        (ack) => {
-          send(ack);
-          follower.poke();
-        },
-        (err: unknown) => {
-          const { status, body, unexpected } = errorReply(err);
-          if (unexpected) onUnexpected(err);
-          send({ type: 'error', requestId: frame.requestId, status, error: body.error });
-        },
-      )
-      .finally(() => {
-        pending -= 1;
-        closeIfDone();
-      });
+    try {
+      send(await handle(frame));
+      follower.poke();
+    } catch (err) {
+      const { status, body, unexpected } = errorReply(err);
+      if (unexpected) onUnexpected(err);
+      send({ type: 'error', requestId: frame.requestId, status, error: body.error });
+    } finally {
+      pending -= 1;
+      closeIfDone();
+    }
+  };
+
+  socket.on('message', (data, isBinary) => {
+    receive(isBinary ? '' : data.toString(), isBinary).catch((err: unknown) => onUnexpected(err));
   });
 }

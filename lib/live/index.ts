@@ -13,7 +13,7 @@ export { SocketBroker, LiveSocketInUseError } from './socket-broker';
 export { SocketPublisher } from './socket-publisher';
 export { liveSocketPath } from './socket-path';
 
-type LiveConfig = Pick<Config, 'redisUrl' | 'dataDir' | 'liveSocketPath' | 'temporalNamespace'>;
+type LiveConfig = Pick<Config, 'redisUrl' | 'redisPrefix' | 'dataDir' | 'liveSocketPath'>;
 
 export function describeLiveChannel(config: LiveConfig): string {
   return config.redisUrl
@@ -43,7 +43,7 @@ export function createWorkerLiveChannel(config: LiveConfig, log: (line: string) 
 }
 
 function redisPrefix(config: LiveConfig): string {
-  return `skillflow:${config.temporalNamespace}:live:`;
+  return `${config.redisPrefix}live:`;
 }
 
 function redactUrl(url: string): string {

@@ -57,7 +57,7 @@ export class SseClient {
         if (response.statusCode !== 200) {
           let body = '';
           response.on('data', (chunk) => (body += chunk));
-          response.on('end', () => reject(Object.assign(new Error(`SSE ${response.statusCode}: ${body}`), { status: response.statusCode, body })));
+          response.on('end', () => reject(Object.assign(new Error(`SSE ${response.statusCode}: ${body}`), { status: response.statusCode, body, headers: response.headers })));
           return;
         }
         const client = new SseClient(response.statusCode, response.headers, response);
@@ -112,7 +112,7 @@ export class WsClient {
         response.on('data', (chunk) => (body += chunk));
         response.on('end', () => {
           request.destroy();
-          reject(Object.assign(new Error(`WS ${response.statusCode}: ${body}`), { status: response.statusCode, body }));
+          reject(Object.assign(new Error(`WS ${response.statusCode}: ${body}`), { status: response.statusCode, body, headers: response.headers }));
         });
       });
       socket.once('error', reject);
