@@ -54,12 +54,63 @@ describe('live channel', () => {
       for (const closer of closers.splice(0)) await closer.close();
     });
 
-    it('lives in the data dir, or in the temp dir when that path would be too long for a socket', () => {
+    it('lives in the data dir, or in a directory of this user\'s own in the temp dir when that path would be too long', () => {
       expect(liveSocketPath('/srv/skillflow')).toBe('/srv/skillflow/live.sock');
       const long = `/tmp/${'x'.repeat(120)}`;
-      expect(liveSocketPath(long)).toMatch(new RegExp(`^${os.tmpdir()}/skillflow-live-[0-9a-f]{16}\\.sock$`));
+      expect(liveSocketPath(long)).toMatch(new RegExp(`^${os.tmpdir()}/skillflow-${process.getuid!()}/live-[0-9a-f]{16}\\.sock$`));
       expect(liveSocketPath(long)).toBe(liveSocketPath(`${long}/`));
       expect(liveSocketPath('/srv/skillflow', '/run/sf.sock')).toBe('/run/sf.sock');
+    });
+
+    describe('in the temp dir (issue 13.5)', () => {
+      // A temp dir of this test's own: the real one's skillflow-<uid> is shared with other processes of this user.
+      let tmp: string;
+      beforeEach(() => {
+        tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-tmpdir-'));
+      });
+      afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
+      const longDataDir = `/srv/${'x'.repeat(120)}`;
+
+      it('the broker makes the socket\'s directory private (0700) and the socket 0600', async () => {
+        const socketPath = liveSocketPath(longDataDir, undefined, tmp);
+        expect(path.dirname(socketPath)).toBe(path.join(tmp, `skillflow-${process.getuid!()}`));
+        track(await SocketBroker.listen(socketPath));
+        expect((fs.statSync(path.dirname(socketPath)).mode & 0o777).toString(8)).toBe('700');
+        expect((fs.statSync(socketPath).mode & 0o777).toString(8)).toBe('600');
+      });
+
+      it('a directory there that others may enter, or a symlink, is refused', async () => {
+        const socketPath = liveSocketPath(longDataDir, undefined, tmp);
+        fs.mkdirSync(path.dirname(socketPath), { mode: 0o777 });
+        fs.chmodSync(path.dirname(socketPath), 0o777);
+        await expect(SocketBroker.listen(socketPath)).rejects.toThrow(/must be a directory of this user .* with mode 0700; it is owned by uid \d+ with mode 777/);
+        fs.rmSync(path.dirname(socketPath), { recursive: true });
+        fs.symlinkSync(tmp, path.dirname(socketPath));
+        await expect(SocketBroker.listen(socketPath)).rejects.toThrow(/it is not a directory/);
+      });
+    });
+
+    // Only root can give a socket to another user; CI and the development machines run as root.
+    (process.getuid?.() === 0 ? it : it.skip)('a worker does not connect to a socket another user owns (needs root)', async () => {
+      const socketPath = path.join(dir, 'live.sock');
+      const impostor = net.createServer();
+      const connections: net.Socket[] = [];
+      impostor.on('connection', (socket) => connections.push(socket));
+      await new Promise<void>((resolve) => impostor.listen(socketPath, resolve));
+      try {
+        fs.chownSync(socketPath, 65534, 65534);
+        const lines: string[] = [];
+        const publisher = track(new SocketPublisher(socketPath, { minReconnectMs: 20, maxReconnectMs: 50, log: (line) => lines.push(line) }));
+        publisher.publish('turn-x', delta('secret'));
+        await eventually(async () => lines, (logged) => logged.length > 0, 5_000);
+        expect(lines[0]).toMatch(/not connecting: .*live\.sock belongs to uid 65534, not to this process's user \(uid 0\)/);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(publisher.isConnected).toBe(false);
+        expect(connections).toHaveLength(0);
+      } finally {
+        for (const connection of connections) connection.destroy();
+        await new Promise<void>((resolve) => impostor.close(() => resolve()));
+      }
     });
 
     it('a publisher drops events while no API listens, never throws, and connects once one does', async () => {

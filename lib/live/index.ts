@@ -11,7 +11,7 @@ export { InProcessChannel } from './in-process';
 export { RedisChannel } from './redis';
 export { SocketBroker, LiveSocketInUseError } from './socket-broker';
 export { SocketPublisher } from './socket-publisher';
-export { liveSocketPath } from './socket-path';
+export { liveSocketPath, LiveSocketPathError } from './socket-path';
 
 type LiveConfig = Pick<Config, 'redisUrl' | 'redisPrefix' | 'dataDir' | 'liveSocketPath'>;
 

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import type { LiveChannel, LiveEvent, LiveListener } from './channel';
 import { decodeFrame, LineSplitter } from './frames';
 import { InProcessChannel } from './in-process';
+import { prepareSocketDir } from './socket-path';
 
 export class LiveSocketInUseError extends Error {
   override name = 'LiveSocketInUseError';
@@ -26,7 +26,7 @@ export class SocketBroker implements LiveChannel {
 
   static async listen(socketPath: string): Promise<SocketBroker> {
     const server = net.createServer();
-    if (process.platform !== 'win32') fs.mkdirSync(path.dirname(socketPath), { recursive: true });
+    prepareSocketDir(socketPath);
     await listenReplacingStale(server, socketPath);
     if (process.platform !== 'win32') fs.chmodSync(socketPath, 0o600);
     return new SocketBroker(server, socketPath);

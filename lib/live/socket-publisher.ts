@@ -2,6 +2,7 @@ import net from 'node:net';
 import type { LiveChannel, LiveEvent, LiveListener } from './channel';
 import { encodeFrame } from './frames';
 import { InProcessChannel } from './in-process';
+import { untrustedSocketReason } from './socket-path';
 
 export interface SocketPublisherOptions {
   /** Bytes queued on the socket beyond which events are dropped rather than buffered. */
@@ -14,6 +15,7 @@ export interface SocketPublisherOptions {
 /**
  * The worker's side of the local socket: writes each event to the API's broker while connected, drops it otherwise
  * (or when the socket backs up), and reconnects with backoff for as long as it lives. Nothing here waits or throws.
+ * It connects only to a socket its own user owns.
  */
 export class SocketPublisher implements LiveChannel {
   private readonly local = new InProcessChannel();
@@ -23,6 +25,7 @@ export class SocketPublisher implements LiveChannel {
   private retryMs: number;
   private retryTimer: NodeJS.Timeout | undefined;
   private reportedDown = false;
+  private reportedUntrusted = false;
   private readonly maxBufferedBytes: number;
   private readonly minReconnectMs: number;
   private readonly maxReconnectMs: number;
@@ -69,6 +72,14 @@ export class SocketPublisher implements LiveChannel {
 
   private connect(): void {
     if (this.closed) return;
+    const untrusted = untrustedSocketReason(this.socketPath);
+    if (untrusted) {
+      if (!this.reportedUntrusted) this.options.log?.(`live events: not connecting: ${untrusted}; deltas are dropped (retrying)`);
+      this.reportedUntrusted = true;
+      this.scheduleReconnect();
+      return;
+    }
+    this.reportedUntrusted = false;
     const socket = net.connect(this.socketPath);
     this.socket = socket;
     socket.unref();
