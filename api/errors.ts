@@ -1,4 +1,5 @@
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
+import { PayloadConverterError, ValueError } from '@temporalio/common';
 import type { FastifyError, FastifyInstance } from 'fastify';
 
 /** An error the API answers with as `{error: {code, message, requestId}}`; anything else becomes a 500 without internals. */
@@ -29,6 +30,10 @@ export function errorReply(error: unknown): ErrorReply & { unexpected: boolean }
   const fastifyError = error as Partial<FastifyError> & { code?: unknown };
   if (fastifyError?.validation) return reply(400, 'invalid_request', String(fastifyError.message));
   if (fastifyError?.code === 'FST_ERR_HANDLER_TIMEOUT') return reply(503, 'timeout', 'The request took too long; try again.');
+  // A value the payload converter cannot encode came from the request: the client's to fix, not a server fault.
+  if (error instanceof PayloadConverterError || error instanceof ValueError) {
+    return reply(400, 'invalid_request', 'The request holds a value that cannot be passed on (too deep, too large or not JSON); simplify it.');
+  }
   if (isTemporalUnavailable(error)) return reply(503, 'unavailable', 'Temporal is not reachable right now; try again shortly.');
   const status = fastifyError?.statusCode ?? 500;
   if (status >= 400 && status < 500) return reply(status, fastifyCode(fastifyError as FastifyError), String(fastifyError.message));

@@ -2,8 +2,10 @@ import { WorkflowUpdateFailedError, isGrpcServiceError, ServiceError, type Clien
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { CheckpointErrorType } from '../core/checkpoints';
 import { answerCheckpointUpdate } from '../workflows/definitions';
+import type { Config } from '../lib/config';
 import type { Caller } from './auth';
 import { HttpError } from './errors';
+import { checkedAnswer } from './input-limits';
 import type { CheckpointAccepted, CheckpointAnswer } from './schemas';
 import { describeVisibleTurn } from './turn-view';
 
@@ -17,8 +19,10 @@ export async function answerCheckpoint(
   caller: Caller,
   turnId: string,
   checkpointId: string,
-  answer: CheckpointAnswer,
+  given: CheckpointAnswer,
+  limits: Pick<Config, 'maxMessageChars'>,
 ): Promise<CheckpointAccepted> {
+  const answer = checkedAnswer(given, limits);
   const description = await describeVisibleTurn(client, caller, turnId);
   if (description.status.name !== 'RUNNING') {
     throw new HttpError(409, 'checkpoint_not_pending', `Turn ${turnId} has ended; its checkpoints can no longer be answered.`);

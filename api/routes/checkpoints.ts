@@ -3,7 +3,7 @@ import type { ApiContext } from '../context';
 import { CheckpointAccepted, CheckpointAnswer, CheckpointParams, errorResponses } from '../schemas';
 import { answerCheckpoint } from '../turn-actions';
 
-export async function checkpointRoutes(app: FastifyInstance, { client }: ApiContext): Promise<void> {
+export async function checkpointRoutes(app: FastifyInstance, { client, config }: ApiContext): Promise<void> {
   app.post<{ Params: { id: string; checkpointId: string }; Body: CheckpointAnswer }>(
     '/v1/turns/:id/checkpoints/:checkpointId',
     {
@@ -17,6 +17,6 @@ export async function checkpointRoutes(app: FastifyInstance, { client }: ApiCont
         response: { 200: CheckpointAccepted, ...errorResponses(400, 401, 404, 409, 429) },
       },
     },
-    async (request) => answerCheckpoint(client, request.caller, request.params.id, request.params.checkpointId, request.body),
+    async (request) => answerCheckpoint(client, request.caller, request.params.id, request.params.checkpointId, request.body, config),
   );
 }

@@ -10,6 +10,7 @@ import { searchAttributes } from '../../workflows/search-attributes';
 import { SessionErrorType } from '../../workflows/session-types';
 import type { ApiContext } from '../context';
 import { HttpError, notFound } from '../errors';
+import { checkedMessage } from '../input-limits';
 import {
   CreatedSession,
   CreateSessionHeaders,
@@ -129,10 +130,8 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
     },
     async (request, reply) => {
       const sessionId = request.params.id;
-      const { message, skill } = request.body;
-      if (message.length > config.maxMessageChars) {
-        throw new HttpError(400, 'message_too_long', `message is ${message.length} characters; the limit is ${config.maxMessageChars}.`);
-      }
+      const { skill } = request.body;
+      const message = checkedMessage(request.body.message, config);
       await describeVisibleSession(client, request.caller, sessionId);
       if (skill && skills) {
         const catalog = await skills.catalog();
@@ -144,7 +143,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
       try {
         const started = await client.workflow
           .getHandle(sessionWorkflowId(sessionId))
-          .executeUpdate(startTurnUpdate, { args: [{ ...request.body, requestId: request.id }] });
+          .executeUpdate(startTurnUpdate, { args: [{ ...request.body, message, requestId: request.id }] });
         turnId = started.turnId;
       } catch (err) {
         throw mapSessionError(err, sessionId);

@@ -84,7 +84,7 @@ export function runWsSession({ context, caller, turnId, after, socket, lease, on
       await cancelTurn(context.client, caller, turnId);
       return { type: 'ack', requestId: frame.requestId, cancelRequested: true };
     }
-    const accepted = await answerCheckpoint(context.client, caller, turnId, frame.checkpointId, frame.answer);
+    const accepted = await answerCheckpoint(context.client, caller, turnId, frame.checkpointId, frame.answer, context.config);
     return { type: 'ack', requestId: frame.requestId, ...accepted };
   };
 

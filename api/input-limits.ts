@@ -1,0 +1,72 @@
+import type { Config } from '../lib/config';
+import { HttpError } from './errors';
+import type { CheckpointAnswer } from './schemas';
+
+/** How deep a checkpoint's `overrides` may nest, and how large they may be as JSON. */
+export const maxOverrideDepth = 16;
+export const maxOverrideBytes = 64 * 1024;
+/** A `choice` names one of a checkpoint's options. */
+export const maxChoiceChars = 1_000;
+
+/** Bidirectional embeddings, overrides and isolates: they make text read differently from what it says. */
+const bidiControls = /[\u202A-\u202E\u2066-\u2069]/g;
+/** C0 controls other than tab, line feed and carriage return, and DEL. */
+const controls = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g;
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const loneSurrogates = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * Text a user sends, as the model and the records get it: lone surrogates (not Unicode; JSON lets `\ud800` through)
+ * become U+FFFD, NUL and the other control characters go (tab and line breaks stay), and so do the bidirectional
+ * controls that can make a message show one thing and say another.
+ */
+export function normalizeText(text: string): string {
+  return text.replace(loneSurrogates, '\uFFFD').replace(controls, '').replace(bidiControls, '');
+}
+
+/** The message of a new turn, normalized and within SKILLFLOW_MAX_MESSAGE_CHARS (400 otherwise). */
+export function checkedMessage(message: string, config: Pick<Config, 'maxMessageChars'>): string {
+  const text = normalizeText(message);
+  if (text.length > config.maxMessageChars) {
+    throw new HttpError(400, 'message_too_long', `message is ${text.length} characters; the limit is ${config.maxMessageChars}.`);
+  }
+  if (text.trim() === '') throw new HttpError(400, 'invalid_request', 'message is empty once control characters are removed.');
+  return text;
+}
+
+/**
+ * A checkpoint decision within bounds, its text normalized like a message: `answer` within SKILLFLOW_MAX_MESSAGE_CHARS,
+ * `choice` within 1,000 characters, `overrides` at most 16 levels deep and 64 KiB as JSON. Anything else is a 400
+ * naming the field, before Temporal sees it.
+ */
+export function checkedAnswer(answer: CheckpointAnswer, config: Pick<Config, 'maxMessageChars'>): CheckpointAnswer {
+  const checked: CheckpointAnswer = { ...answer };
+  if (answer.answer !== undefined) {
+    checked.answer = normalizeText(answer.answer);
+    if (checked.answer.length > config.maxMessageChars) {
+      throw new HttpError(400, 'answer_too_long', `answer is ${checked.answer.length} characters; the limit is ${config.maxMessageChars}.`);
+    }
+  }
+  if (answer.choice !== undefined) {
+    checked.choice = normalizeText(answer.choice);
+    if (checked.choice.length > maxChoiceChars) {
+      throw new HttpError(400, 'invalid_request', `choice is ${checked.choice.length} characters; the limit is ${maxChoiceChars}.`);
+    }
+  }
+  if (answer.overrides !== undefined) {
+    checked.overrides = normalizedValue(answer.overrides, 1) as Record<string, unknown>;
+    const bytes = Buffer.byteLength(JSON.stringify(checked.overrides));
+    if (bytes > maxOverrideBytes) throw new HttpError(400, 'invalid_request', `overrides are ${bytes} bytes as JSON; the limit is ${maxOverrideBytes}.`);
+  }
+  return checked;
+}
+
+function normalizedValue(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return normalizeText(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > maxOverrideDepth) {
+    throw new HttpError(400, 'invalid_request', `overrides nest deeper than ${maxOverrideDepth} levels; send plain values for the checkpoint's parameters.`);
+  }
+  if (Array.isArray(value)) return value.map((item) => normalizedValue(item, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [normalizeText(key), normalizedValue(item, depth + 1)]));
+}
