@@ -18,7 +18,7 @@ COPY . .
 # /data is SKILLFLOW_DATA_DIR in compose: a volume shared by the worker and the API. Creating it here, owned by the
 # app user, gives a new named volume the same owner. /app/skills (SKILLFLOW_SKILLS_DIR) exists even when the
 # checkout has no skills yet (git keeps no empty folders); mount your own library over it if you like.
-RUN mkdir -p /data /app/skills && chown node:node /data
+RUN mkdir -p /data /secrets /app/skills && chown node:node /data /secrets && chmod 700 /secrets
 
 # The official node image's unprivileged user (uid 1000).
 USER node

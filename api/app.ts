@@ -14,8 +14,11 @@ import { PageCursors } from './cursors';
 import { installErrorHandling } from './errors';
 import { createRateLimits, installAddressLimits, installCors, installKeyLimit } from './limits';
 import { requestForLog } from './log-redaction';
+import { MemoryQuotaStore, RedisQuotaStore } from './quota-store';
+import { Quotas } from './quotas';
 import type { ApiMetrics } from './metrics';
 import { closeRedis, connectApiRedis } from './redis';
+import { SessionSweeper } from './session-sweeper';
 import { installRequestIds, requestIdHeader, requestIdOf } from './request-ids';
 import { checkpointRoutes } from './routes/checkpoints';
 import { healthRoutes } from './routes/health';
@@ -79,6 +82,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const redis = options.redis ?? (config.redisUrl ? await connectApiRedis(config.redisUrl, log) : undefined);
   if (redis && !options.redis) app.addHook('onClose', async () => closeRedis(redis));
   const limits = createRateLimits(config, redis, () => undefined);
+  const quotaStore = redis ? new RedisQuotaStore(redis, config.redisPrefix) : new MemoryQuotaStore();
+  const quotas = new Quotas(client, config, quotaStore);
+  const sweeper = new SessionSweeper(client, config, quotaStore, quotas, log);
+  sweeper.start();
+  app.addHook('onClose', async () => sweeper.stop());
   const context: ApiContext = {
     client,
     config,
@@ -87,6 +95,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     cursors: new PageCursors(secret),
     streams: new OpenStreams({ perKey: config.maxStreamsPerKey, total: config.maxStreams }),
     limits,
+    quotas,
     skills: options.skills,
     closing: closing.signal,
   };

@@ -37,7 +37,7 @@ const localCaller: Caller = { id: 'local', operator: true, keyId: 'local' };
 export function resolveApiKeys(config: Config, announce: (line: string) => void): ApiKey[] {
   if (!config.authEnabled) return [];
   if (config.apiKeys.length > 0) return config.apiKeys;
-  const file = path.join(config.dataDir, 'api-key');
+  const file = path.join(config.secretsDir, 'api-key');
   const { value: key, created } = readOrCreateSecretFile(file, () => `sk-sf-${randomBytes(minSecretBytes).toString('base64url')}`);
   if (key.length < minSecretBytes) {
     throw new ConfigError(`${file} holds a key of ${key.length} characters; it must have at least ${minSecretBytes}. Delete the file to generate a new key.`);

@@ -4,6 +4,7 @@ import type { Config } from '../lib/config';
 import type { LiveChannel } from '../lib/live';
 import type { PageCursors } from './cursors';
 import type { RateLimits } from './limits';
+import type { Quotas } from './quotas';
 import type { StreamTokens } from './stream-tokens';
 import type { OpenStreams } from './streams/open-streams';
 
@@ -21,6 +22,7 @@ export interface ApiContext {
   cursors: PageCursors;
   streams: OpenStreams;
   limits: RateLimits;
+  quotas: Quotas;
   skills?: SkillCatalogSource;
   /** Aborted when the app starts closing: whatever waits on a turn stops waiting and answers. */
   closing: AbortSignal;

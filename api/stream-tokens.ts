@@ -81,12 +81,12 @@ export class StreamTokens {
 
 /**
  * SKILLFLOW_STREAM_TOKEN_SECRET (at least 32 bytes, checked with the configuration), else a secret generated once
- * into the data dir (shared by the API processes using it): created exclusively and readable by its owner only, and
+ * into the secrets dir (SKILLFLOW_SECRETS_DIR, by default the data dir; shared by the API processes using it): created exclusively and readable by its owner only, and
  * refused when it is shorter than 32 bytes (an empty file would make every token forgeable) or others may read it.
  */
-export function resolveStreamTokenSecret(config: Pick<Config, 'streamTokenSecret' | 'dataDir'>): Buffer {
+export function resolveStreamTokenSecret(config: Pick<Config, 'streamTokenSecret' | 'secretsDir'>): Buffer {
   if (config.streamTokenSecret) return Buffer.from(config.streamTokenSecret);
-  const file = path.join(config.dataDir, 'stream-token-secret');
+  const file = path.join(config.secretsDir, 'stream-token-secret');
   const { value } = readOrCreateSecretFile(file, () => randomBytes(minSecretBytes).toString('base64url'));
   const secret = Buffer.from(value, 'base64url');
   if (secret.length < minSecretBytes) {

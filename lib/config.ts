@@ -61,8 +61,10 @@ export interface Config {
   corsOrigins: string[];
   /** How long a stream token (for EventSource and WebSocket query strings) stays valid. */
   streamTokenTtlMs: number;
-  /** HMAC secret of stream tokens; unset: generated once into the data dir, so API processes sharing it agree. */
+  /** HMAC secret of stream tokens; unset: generated once into the secrets dir, so API processes sharing it agree. */
   streamTokenSecret?: string;
+  /** Where the API keeps the secrets it generates (the API key, the stream-token secret); default: the data dir. */
+  secretsDir: string;
   /** Live events, rate limits and quotas shared across processes through Redis; unset: the API hosts a local socket. */
   redisUrl?: string;
   /** Prefix of every Redis key and channel, so deployments sharing a Redis stay apart. */
@@ -232,6 +234,7 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     corsOrigins: parseCorsOrigins(optional('SKILLFLOW_CORS_ORIGINS'), problems),
     streamTokenTtlMs: duration('SKILLFLOW_STREAM_TOKEN_TTL_MS', 300_000, 1_000, 24 * 3600_000),
     streamTokenSecret: secret('SKILLFLOW_STREAM_TOKEN_SECRET', optional('SKILLFLOW_STREAM_TOKEN_SECRET'), problems),
+    secretsDir: path.resolve(text('SKILLFLOW_SECRETS_DIR', text('SKILLFLOW_DATA_DIR', './.data'))),
     redisUrl: redisUrl(optional('SKILLFLOW_REDIS_URL'), problems),
     redisPrefix: redisPrefix(optional('SKILLFLOW_REDIS_PREFIX'), text('TEMPORAL_NAMESPACE', 'default'), problems),
     liveSocketPath: optional('SKILLFLOW_LIVE_SOCKET'),

@@ -32,7 +32,8 @@ interface Compose {
   volumes: Record<string, unknown>;
 }
 
-const compose = parse(read('docker-compose.yml')) as Compose;
+// Merge keys (`<<: *skillflow-common`) as docker compose reads them.
+const compose = parse(read('docker-compose.yml'), { merge: true }) as Compose;
 const services = compose.services;
 const service = (name: string): Service => {
   const found = services[name];
@@ -54,6 +55,27 @@ const configSource = read('lib/config.ts');
 const configEnvNames = new Set([...configSource.matchAll(/\b[a-zA-Z]+\(\s*'((?:SKILLFLOW|TEMPORAL|ANTHROPIC|OTEL)_[A-Z0-9_]+|PORT|HOST)'/g)].map((m) => m[1]));
 /** Settings that make no sense in compose: the dev server's UI port, and the local live socket Redis replaces. */
 const notForCompose = ['SKILLFLOW_TEMPORAL_UI_PORT', 'SKILLFLOW_LIVE_SOCKET'];
+/**
+ * Who reads what (issue 13.13: each service gets only the settings, and above all the secrets, it needs). The API reads
+ * its keys, limits and quotas, and the settings it creates sessions with; the worker the model, its key and the store.
+ * Everything else (Temporal, the data dir, Redis, timeouts both use) reaches both.
+ */
+const apiOnly = [
+  'PORT', 'SKILLFLOW_API_KEYS', 'SKILLFLOW_AUTH', 'SKILLFLOW_UNAUTHENTICATED_NETWORK', 'SKILLFLOW_STREAM_TOKEN_SECRET', 'SKILLFLOW_SECRETS_DIR',
+  'SKILLFLOW_STREAM_TOKEN_TTL_MS', 'SKILLFLOW_MAX_MESSAGE_CHARS', 'SKILLFLOW_LOG_REQUESTS', 'SKILLFLOW_CORS_ORIGINS', 'SKILLFLOW_RATE_LIMIT',
+  'SKILLFLOW_ADDRESS_RATE_LIMIT', 'SKILLFLOW_MAX_STREAMS_PER_KEY', 'SKILLFLOW_MAX_STREAMS', 'SKILLFLOW_BODY_LIMIT_BYTES',
+  'SKILLFLOW_REQUEST_TIMEOUT_MS', 'SKILLFLOW_WAIT_TIMEOUT_MS', 'SKILLFLOW_SESSION_IDLE_MS', 'SKILLFLOW_MAX_SESSIONS_PER_USER',
+  'SKILLFLOW_USER_DAILY_TOKENS', 'SKILLFLOW_MODEL_MAX_ATTEMPTS', 'SKILLFLOW_HISTORY_WINDOW', 'SKILLFLOW_MAX_ROUNDS',
+  'SKILLFLOW_MAX_EMPTY_RETRIES', 'SKILLFLOW_MAX_CONTINUATIONS', 'SKILLFLOW_CONTEXT_WINDOW_TOKENS', 'SKILLFLOW_CONTEXT_BUDGET',
+  'SKILLFLOW_THINKING_BUDGET_TOKENS', 'SKILLFLOW_CHECKPOINT_TTL_MS', 'SKILLFLOW_CHECKPOINT_ON_TIMEOUT', 'SKILLFLOW_MAX_PLAN_VIOLATIONS',
+  'SKILLFLOW_API_METRICS_PORT',
+];
+const workerOnly = [
+  'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'SKILLFLOW_MODEL', 'SKILLFLOW_WORKER_LOG_LEVEL', 'SKILLFLOW_STORE_URL',
+  'SKILLFLOW_STORE_RETENTION_HOURS', 'SKILLFLOW_WORKER_SHUTDOWN_GRACE_MS', 'SKILLFLOW_WORKER_METRICS_PORT', 'SKILLFLOW_WORKER_HEALTH_PORT',
+];
+/** The secrets among them, and the one service each belongs to. */
+const secrets = { ANTHROPIC_API_KEY: 'worker', SKILLFLOW_STORE_URL: 'worker', SKILLFLOW_API_KEYS: 'api', SKILLFLOW_STREAM_TOKEN_SECRET: 'api' } as const;
 /** Variables the compose file may set that lib/config.ts does not read; each is documented in docs/deployment.md. */
 const documentedExtras = ['SKILLFLOW_REDIS_URL', 'OTEL_SERVICE_NAME'];
 
@@ -204,21 +226,38 @@ describe('worker and api', () => {
     expect(env(name).TEMPORAL_ADDRESS).toBe(`temporal:${temporalGrpcPort()}`);
   });
 
-  test('worker and api get the same environment, with the values the containers need', () => {
-    expect(env('worker')).toEqual(env('api'));
-    expect(env('api')).toMatchObject({
-      TEMPORAL_NAMESPACE: '${TEMPORAL_NAMESPACE:-default}',
-      SKILLFLOW_TASK_QUEUE: '${SKILLFLOW_TASK_QUEUE:-skillflow}',
-      SKILLFLOW_DATA_DIR: '/data',
-      SKILLFLOW_SKILLS_DIR: '/app/skills',
-      SKILLFLOW_REDIS_URL: 'redis://redis:6379',
-      HOST: '0.0.0.0',
-      PORT: '3000',
-    });
+  test('worker and api get the common settings alike, with the values the containers need', () => {
+    for (const name of ['worker', 'api']) {
+      expect(env(name)).toMatchObject({
+        TEMPORAL_NAMESPACE: '${TEMPORAL_NAMESPACE:-default}',
+        SKILLFLOW_TASK_QUEUE: '${SKILLFLOW_TASK_QUEUE:-skillflow}',
+        SKILLFLOW_DATA_DIR: '/data',
+        SKILLFLOW_SKILLS_DIR: '/app/skills',
+        SKILLFLOW_REDIS_URL: 'redis://redis:6379',
+        HOST: '0.0.0.0',
+      });
+    }
+    const shared = Object.keys(env('api')).filter((key) => key in env('worker'));
+    for (const key of shared) expect({ key, worker: env('worker')[key] }).toEqual({ key, worker: env('api')[key] });
+    expect(env('api').PORT).toBe('3000');
     // Passed through from the host: no value in the file, so an unset host variable stays unset in the container.
     for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'SKILLFLOW_MODEL']) {
-      expect({ name, value: env('api')[name] }).toEqual({ name, value: null });
+      expect({ name, value: env('worker')[name] }).toEqual({ name, value: null });
     }
+  });
+
+  test('each secret reaches only the service that uses it; the API keeps its generated secrets in a volume of its own', () => {
+    for (const [secret, owner] of Object.entries(secrets)) {
+      const other = owner === 'api' ? 'worker' : 'api';
+      expect({ secret, in: owner, present: secret in env(owner) }).toEqual({ secret, in: owner, present: true });
+      expect({ secret, in: other, present: secret in env(other) }).toEqual({ secret, in: other, present: false });
+    }
+    const secretsDir = env('api').SKILLFLOW_SECRETS_DIR!;
+    expect(secretsDir).toBe('/secrets');
+    expect(namedVolumeAt(service('api'), secretsDir)).toBe('skillflow-api-secrets');
+    expect(Object.keys(compose.volumes)).toContain('skillflow-api-secrets');
+    expect((service('worker').volumes ?? []).some((spec) => spec.startsWith('skillflow-api-secrets:'))).toBe(false);
+    expect(read('Dockerfile')).toContain('chown node:node /data /secrets && chmod 700 /secrets');
   });
 
   test('every variable set for worker/api is read by lib/config.ts or documented as an extra', () => {
@@ -233,11 +272,15 @@ describe('worker and api', () => {
     for (const extra of documentedExtras) expect(docs).toContain(extra);
   });
 
-  test('every setting lib/config.ts reads reaches worker and api, except the few that make no sense in compose', () => {
+  test('every setting lib/config.ts reads reaches the services that read it, and no other; except the few that make no sense in compose', () => {
     expect(configEnvNames.size).toBeGreaterThan(30);
+    for (const key of [...apiOnly, ...workerOnly]) expect({ key, readByConfig: configEnvNames.has(key) }).toEqual({ key, readByConfig: true });
+    const readers = (key: string) => (apiOnly.includes(key) ? ['api'] : workerOnly.includes(key) ? ['worker'] : ['worker', 'api']);
     for (const name of ['worker', 'api']) {
-      const missing = [...configEnvNames].filter((key) => !(key in env(name)) && !notForCompose.includes(key));
+      const missing = [...configEnvNames].filter((key) => readers(key).includes(name) && !(key in env(name)) && !notForCompose.includes(key));
       expect({ service: name, missing }).toEqual({ service: name, missing: [] });
+      const strays = Object.keys(env(name)).filter((key) => !readers(key).includes(name));
+      expect({ service: name, strays }).toEqual({ service: name, strays: [] });
     }
   });
 

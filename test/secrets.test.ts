@@ -20,7 +20,7 @@ describe('secrets', () => {
 
   const secretFile = () => path.join(dataDir, 'stream-token-secret');
   const keyFile = () => path.join(dataDir, 'api-key');
-  const resolveSecret = () => resolveStreamTokenSecret({ dataDir, streamTokenSecret: undefined });
+  const resolveSecret = () => resolveStreamTokenSecret({ secretsDir: dataDir, streamTokenSecret: undefined });
 
   it('SKILLFLOW_STREAM_TOKEN_SECRET must have at least 32 bytes', () => {
     expect(() => loadConfig({ SKILLFLOW_STREAM_TOKEN_SECRET: 'x' })).toThrow(ConfigError);
@@ -70,7 +70,7 @@ describe('secrets', () => {
   });
 
   it('processes starting together agree on one secret: the file is created exclusively, never half-written', async () => {
-    const script = `const { resolveStreamTokenSecret } = require('./api/stream-tokens'); process.stdout.write(resolveStreamTokenSecret({ dataDir: ${JSON.stringify(dataDir)} }).toString('hex'));`;
+    const script = `const { resolveStreamTokenSecret } = require('./api/stream-tokens'); process.stdout.write(resolveStreamTokenSecret({ secretsDir: ${JSON.stringify(dataDir)} }).toString('hex'));`;
     const runs = await Promise.all(Array.from({ length: 4 }, () => run(process.execPath, ['--import', 'tsx', '-e', script], { cwd: root })));
     const secrets = new Set(runs.map((result) => result.stdout));
     expect(secrets.size).toBe(1);

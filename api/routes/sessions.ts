@@ -28,7 +28,7 @@ import {
 import { deleteSession, describeVisibleSession, listSessions, readSession } from '../sessions';
 import { waitForTurnToSettle } from '../turn-wait';
 
-export async function sessionRoutes(app: FastifyInstance, { client, config, skills, cursors, closing }: ApiContext): Promise<void> {
+export async function sessionRoutes(app: FastifyInstance, { client, config, skills, cursors, closing, quotas }: ApiContext): Promise<void> {
   app.post<{ Headers: Static<typeof CreateSessionHeaders> }>(
     '/v1/sessions',
     {
@@ -47,15 +47,17 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
       const key = request.headers['idempotency-key'];
       const id = key === undefined ? randomBytes(10).toString('hex') : idempotentSessionId(request.caller.id, key);
       try {
-        await client.workflow.start('sessionWorkflow', {
-          workflowId: sessionWorkflowId(id),
-          taskQueue: config.taskQueue,
-          args: [{ sessionId: id, userId: request.caller.id, createdAt: new Date().toISOString(), settings: turnSettingsFrom(config) }],
-          typedSearchAttributes: [
-            { key: searchAttributes.session, value: id },
-            { key: searchAttributes.user, value: request.caller.id },
-          ],
-        });
+        await quotas.createSession(request.caller.id, id, () =>
+          client.workflow.start('sessionWorkflow', {
+            workflowId: sessionWorkflowId(id),
+            taskQueue: config.taskQueue,
+            args: [{ sessionId: id, userId: request.caller.id, createdAt: new Date().toISOString(), settings: turnSettingsFrom(config) }],
+            typedSearchAttributes: [
+              { key: searchAttributes.session, value: id },
+              { key: searchAttributes.user, value: request.caller.id },
+            ],
+          }),
+        );
       } catch (err) {
         // The key's session exists (or existed): the first request's answer stands. Temporal keeps the id taken.
         if (key === undefined || !(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -106,6 +108,9 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
       },
     },
     async (request, reply) => {
+      const description = await describeVisibleSession(client, request.caller, request.params.id);
+      const owner = description.typedSearchAttributes.get(searchAttributes.user);
+      if (owner) await quotas.rememberSpending(owner, request.params.id);
       await deleteSession(client, request.caller, request.params.id);
       return reply.code(204).send();
     },
@@ -133,6 +138,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
       const { skill } = request.body;
       const message = checkedMessage(request.body.message, config);
       await describeVisibleSession(client, request.caller, sessionId);
+      await quotas.checkTokenBudget(request.caller.id);
       if (skill && skills) {
         const catalog = await skills.catalog();
         if (!catalog.skills.some((entry) => entry.name === skill)) {

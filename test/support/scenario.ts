@@ -30,8 +30,8 @@ export class ApiDriver {
     return { code: response.statusCode, body: response.json() };
   }
 
-  async waitFor(id: string, done: (turn: Json) => boolean, timeoutMs?: number) {
-    return (await eventually(() => this.turn(id), (view) => view.code === 200 && done(view.body), timeoutMs)).body;
+  async waitFor(id: string, done: (turn: Json) => boolean, timeoutMs?: number, key?: string) {
+    return (await eventually(() => this.turn(id, key), (view) => view.code === 200 && done(view.body), timeoutMs)).body;
   }
 
   /** Waits until the turn waits at a checkpoint other than `after`, and returns that checkpoint. */
@@ -40,8 +40,8 @@ export class ApiDriver {
     return turn.pendingCheckpoint as PendingCheckpoint;
   }
 
-  async finished(id: string, timeoutMs?: number) {
-    return this.waitFor(id, (t) => ['completed', 'failed', 'cancelled'].includes(t.status), timeoutMs);
+  async finished(id: string, timeoutMs?: number, key?: string) {
+    return this.waitFor(id, (t) => ['completed', 'failed', 'cancelled'].includes(t.status), timeoutMs, key);
   }
 
   async answer(turnId: string, checkpointId: string, body: Record<string, unknown>, key?: string) {

@@ -1,0 +1,137 @@
+import type { Client } from '@temporalio/client';
+import type { Usage } from '../core/model';
+import type { TurnResult } from '../core/turn';
+import type { Config } from '../lib/config';
+import { turnStateQuery } from '../workflows/definitions';
+import { HttpError } from './errors';
+import type { QuotaStore } from './quota-store';
+import { listAll, quoted } from './visibility';
+
+type QuotaConfig = Pick<Config, 'maxSessionsPerUser' | 'userDailyTokens' | 'taskQueue'>;
+
+const queryDeadlineMs = 5_000;
+/** Closed turns' usage never changes: kept, up to this many, so each is read from Temporal once per process. */
+const maxCachedTurns = 50_000;
+
+/** All the tokens a model call processed: what a daily budget is counted in. */
+export const tokensOf = (usage: Usage | undefined): number =>
+  usage ? usage.inputTokens + usage.outputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens : 0;
+
+/** The UTC day of a time, as YYYY-MM-DD. */
+export const utcDay = (at: number): string => new Date(at).toISOString().slice(0, 10);
+
+/**
+ * Sessions per user and model tokens per user per UTC day. Temporal is the ledger: the open sessions are those its
+ * visibility lists, and a day's tokens are the usage each of the user's turns of that day reports (its state while it
+ * runs, its result once closed). The store adds what Temporal cannot know yet or any more: sessions created in the
+ * last minute, and the tokens of deleted sessions. So several API processes agree without a ledger of their own to
+ * keep in step, and a quota counts turns that were started before it was set.
+ */
+export class Quotas {
+  private readonly closedTurnTokens = new Map<string, number>();
+
+  constructor(
+    private readonly client: Client,
+    private readonly config: QuotaConfig,
+    private readonly store: QuotaStore,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Creates a session unless the user has SKILLFLOW_MAX_SESSIONS_PER_USER open ones (429 `too_many_sessions`). Counting
+   * and creating hold the user's lock, so two requests at once cannot both take the last place. `sessionId` already
+   * open (an idempotent retry) is not a new session.
+   */
+  async createSession<T>(user: string, sessionId: string, create: () => Promise<T>): Promise<T> {
+    const max = this.config.maxSessionsPerUser;
+    if (max <= 0) return create();
+    return this.store.withLock(`sessions:${user}`, async () => {
+      const open = new Set(await this.openSessionIds(user, max + 1));
+      for (const recent of await this.store.recentSessions(user)) open.add(recent);
+      if (!open.has(sessionId) && open.size >= max) {
+        throw new HttpError(429, 'too_many_sessions', `${user} has ${open.size} open sessions; the limit is ${max}. Delete one (DELETE /v1/sessions/{id}) first.`, 60);
+      }
+      const created = await create();
+      await this.store.addRecentSession(user, sessionId);
+      return created;
+    });
+  }
+
+  /** 429 `token_budget_exhausted` (retry-after: the next UTC midnight) once the user's tokens of today reach the budget. */
+  async checkTokenBudget(user: string): Promise<void> {
+    const budget = this.config.userDailyTokens;
+    if (budget <= 0) return;
+    const used = await this.tokensToday(user);
+    if (used < budget) return;
+    const now = this.now();
+    const midnight = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), new Date(now).getUTCDate() + 1);
+    const seconds = Math.ceil((midnight - now) / 1000);
+    throw new HttpError(
+      429,
+      'token_budget_exhausted',
+      `${user} has used ${used.toLocaleString('en-US')} of ${budget.toLocaleString('en-US')} model tokens today (UTC); the budget renews at 00:00 UTC, in ${formatWait(seconds)}.`,
+      seconds,
+    );
+  }
+
+  /** Model tokens of the user's turns started today (UTC), deleted sessions included. */
+  async tokensToday(user: string): Promise<number> {
+    const now = this.now();
+    const midnight = new Date(utcDay(now)).toISOString();
+    const turns = await listAll(
+      this.client,
+      `WorkflowType = 'turnWorkflow' AND TaskQueue = ${quoted(this.config.taskQueue)} AND SkillflowUser = ${quoted(user)} AND StartTime >= '${midnight}'`,
+    );
+    const counts = await Promise.all(turns.map((turn) => this.turnTokens(turn.workflowId, turn.runId, turn.status)));
+    return counts.reduce((sum, tokens) => sum + tokens, 0) + (await this.store.spentTokens(user, utcDay(now)));
+  }
+
+  /** Before a session is deleted: what its turns of today spent stays counted. */
+  async rememberSpending(user: string, sessionId: string): Promise<void> {
+    if (this.config.userDailyTokens <= 0) return;
+    const day = utcDay(this.now());
+    const turns = await listAll(
+      this.client,
+      `WorkflowType = 'turnWorkflow' AND SkillflowSession = ${quoted(sessionId)} AND StartTime >= '${new Date(day).toISOString()}'`,
+    );
+    const tokens = (await Promise.all(turns.map((turn) => this.turnTokens(turn.workflowId, turn.runId, turn.status)))).reduce((a, b) => a + b, 0);
+    if (tokens > 0) await this.store.addSpentTokens(user, day, tokens);
+    await this.store.forgetSession(user, sessionId);
+  }
+
+  private async openSessionIds(user: string, max: number): Promise<string[]> {
+    const sessions = await listAll(
+      this.client,
+      `WorkflowType = 'sessionWorkflow' AND ExecutionStatus = 'Running' AND TaskQueue = ${quoted(this.config.taskQueue)} AND SkillflowUser = ${quoted(user)}`,
+      max,
+    );
+    return sessions.map((session) => session.workflowId.slice('session-'.length));
+  }
+
+  private async turnTokens(workflowId: string, runId: string, status: string): Promise<number> {
+    const key = `${workflowId}/${runId}`;
+    const cached = this.closedTurnTokens.get(key);
+    if (cached !== undefined) return cached;
+    const handle = this.client.workflow.getHandle(workflowId, runId);
+    try {
+      if (status === 'RUNNING') {
+        const state = await this.client.connection.withDeadline(this.now() + queryDeadlineMs, () => handle.query(turnStateQuery));
+        return tokensOf(state.usage);
+      }
+      // A turn that failed or was terminated in Temporal has no result, and no usage to read.
+      const tokens = status === 'COMPLETED' ? tokensOf(((await handle.result()) as TurnResult).usage) : 0;
+      if (this.closedTurnTokens.size >= maxCachedTurns) this.closedTurnTokens.clear();
+      this.closedTurnTokens.set(key, tokens);
+      return tokens;
+    } catch {
+      // Gone, or not answering (no worker to run the query): counted as nothing rather than failing the request.
+      return 0;
+    }
+  }
+}
+
+function formatWait(seconds: number): string {
+  const hours = Math.floor(seconds / 3600);
+  const minutes = Math.ceil((seconds % 3600) / 60);
+  return hours > 0 ? `${hours} h ${minutes} min` : `${minutes} min`;
+}

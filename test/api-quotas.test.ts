@@ -1,0 +1,124 @@
+import type { FastifyInstance } from 'fastify';
+import Redis from 'ioredis';
+import { authHeaders, buildTestApp, eventually } from './support/api';
+import { text } from './support/fake-anthropic';
+import { useWorkerHarness } from './support/harness';
+import { ApiDriver } from './support/scenario';
+
+/** Keys of users of this file only, so no other test's sessions count against their quotas. */
+const users = ['carol', 'dave', 'erin', 'frank', 'grace', 'heidi'] as const;
+const keyOf = (user: string) => `${user}-key-0123456789abcdef`;
+const keys = users.map((user) => `${keyOf(user)}=${user}`).join(',');
+
+/** Issue 13.13: sessions per user, model tokens per user per day, and idle sessions closed and removed. */
+describe('quotas', () => {
+  const harness = useWorkerHarness('quotas');
+  const apps: FastifyInstance[] = [];
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+  });
+
+  async function appWith(env: Record<string, string>) {
+    const { app } = await buildTestApp(harness.env.client, harness.taskQueue, { SKILLFLOW_API_KEYS: keys, ...env });
+    apps.push(app);
+    return app;
+  }
+
+  const createSession = (app: FastifyInstance, user: string, headers: Record<string, string> = {}) =>
+    app.inject({ method: 'POST', url: '/v1/sessions', headers: { ...authHeaders(keyOf(user)), ...headers } });
+
+  describe('sessions per user', () => {
+    it('the session beyond SKILLFLOW_MAX_SESSIONS_PER_USER is a 429 until one is deleted; other users are not affected', async () => {
+      const app = await appWith({ SKILLFLOW_MAX_SESSIONS_PER_USER: '2' });
+      const first = await createSession(app, 'carol');
+      expect((await createSession(app, 'carol')).statusCode).toBe(201);
+      const refused = await createSession(app, 'carol');
+      expect([refused.statusCode, refused.json().error.code]).toEqual([429, 'too_many_sessions']);
+      expect(refused.json().error.message).toBe('carol has 2 open sessions; the limit is 2. Delete one (DELETE /v1/sessions/{id}) first.');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect((await createSession(app, 'dave')).statusCode).toBe(201);
+
+      const deleted = await app.inject({ method: 'DELETE', url: `/v1/sessions/${first.json().id}`, headers: authHeaders(keyOf('carol')) });
+      expect(deleted.statusCode).toBe(204);
+      expect((await createSession(app, 'carol')).statusCode).toBe(201);
+    });
+
+    it('an idempotent retry of a session that exists is not a new session, even at the limit', async () => {
+      const app = await appWith({ SKILLFLOW_MAX_SESSIONS_PER_USER: '1' });
+      const first = await createSession(app, 'erin', { 'idempotency-key': 'erin-first-session' });
+      expect(first.statusCode).toBe(201);
+      const retry = await createSession(app, 'erin', { 'idempotency-key': 'erin-first-session' });
+      expect([retry.statusCode, retry.json().id]).toEqual([201, first.json().id]);
+      expect((await createSession(app, 'erin')).statusCode).toBe(429);
+    });
+
+    it('two API processes sharing Redis never let requests at the same moment pass the limit together', async () => {
+      const prefix = `skillflow-test:hardening-quotas:${process.pid}-${Date.now()}:`;
+      const env = { SKILLFLOW_MAX_SESSIONS_PER_USER: '3', SKILLFLOW_REDIS_URL: 'redis://127.0.0.1:6379', SKILLFLOW_REDIS_PREFIX: prefix };
+      const [one, two] = [await appWith(env), await appWith(env)];
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => createSession(i % 2 === 0 ? one : two, 'frank')));
+      expect(answers.map((answer) => answer.statusCode).sort()).toEqual([201, 201, 201, 429, 429, 429, 429, 429]);
+      const redis = new Redis('redis://127.0.0.1:6379');
+      try {
+        const left = await redis.keys(`${prefix}*`);
+        if (left.length > 0) await redis.del(...left);
+      } finally {
+        await redis.quit();
+      }
+    });
+  });
+
+  describe('model tokens per user per day', () => {
+    it('once a user\'s turns of today used the budget, the next turn is a 429 until midnight UTC, deleting sessions or not', async () => {
+      const app = await appWith({ SKILLFLOW_USER_DAILY_TOKENS: '1000' });
+      const api = new ApiDriver(app);
+      harness.fake.enqueue({ content: [text('an expensive answer')], usage: { input_tokens: 900, output_tokens: 150 } });
+      const sessionId = await api.createSession(keyOf('grace'));
+      const turnId = (await api.sendMessage(sessionId, { message: 'spend' }, keyOf('grace'))).body.id;
+      expect(await api.finished(turnId, undefined, keyOf('grace'))).toMatchObject({ status: 'completed', usage: { inputTokens: 900, outputTokens: 150 } });
+
+      const refused = await api.sendMessage(sessionId, { message: 'more please' }, keyOf('grace'));
+      expect(refused.code).toBe(429);
+      expect(refused.body.error.code).toBe('token_budget_exhausted');
+      expect(refused.body.error.message).toMatch(/^grace has used 1,050 of 1,000 model tokens today \(UTC\); the budget renews at 00:00 UTC, in /);
+
+      // Deleting the session that spent them does not give them back.
+      expect((await app.inject({ method: 'DELETE', url: `/v1/sessions/${sessionId}`, headers: authHeaders(keyOf('grace')) })).statusCode).toBe(204);
+      const fresh = await api.createSession(keyOf('grace'));
+      expect((await api.sendMessage(fresh, { message: 'and now?' }, keyOf('grace'))).code).toBe(429);
+
+      // Another API process, and another user, see the same ledger.
+      const other = await appWith({ SKILLFLOW_USER_DAILY_TOKENS: '1000' });
+      expect((await new ApiDriver(other).sendMessage(fresh, { message: 'elsewhere?' }, keyOf('grace'))).code).toBe(429);
+      harness.fake.enqueue({ content: [text('cheap')] });
+      const heidi = await new ApiDriver(other).startTurn('hello', {}, keyOf('heidi'));
+      await new ApiDriver(other).finished(heidi, undefined, keyOf('heidi'));
+    });
+  });
+
+  describe('idle sessions', () => {
+    it('a session unused for SKILLFLOW_SESSION_IDLE_MS is closed and removed; one whose turn still runs is kept', async () => {
+      const app = await appWith({ SKILLFLOW_SESSION_IDLE_MS: '3000' });
+      const api = new ApiDriver(app);
+      harness.fake.enqueue({ content: [text('short')] });
+      const idle = await api.createSession(keyOf('carol'));
+      const done = (await api.sendMessage(idle, { message: 'hello' }, keyOf('carol'))).body.id;
+      await api.finished(done, undefined, keyOf('carol'));
+
+      // A turn that takes longer than the idle time: its session is in use all along.
+      harness.fake.enqueue({ content: [text('slow '), text('answer')], delayMs: 700 });
+      const busy = await api.createSession(keyOf('dave'));
+      const slow = (await api.sendMessage(busy, { message: 'take your time' }, keyOf('dave'))).body.id;
+
+      const gone = await eventually(
+        () => app.inject({ method: 'GET', url: `/v1/sessions/${idle}`, headers: authHeaders(keyOf('carol')) }),
+        (response) => response.statusCode === 404,
+        30_000,
+      );
+      expect(gone.json().error.code).toBe('not_found');
+      expect((await app.inject({ method: 'GET', url: `/v1/turns/${done}`, headers: authHeaders(keyOf('carol')) })).statusCode).toBe(404);
+      expect((await api.turn(slow, keyOf('dave'))).code).toBe(200);
+      await api.finished(slow, undefined, keyOf('dave'));
+    });
+  });
+});
