@@ -7,6 +7,7 @@ import { createLogger } from '../lib/logging';
 import { aliceKey, authHeaders, bobKey, buildTestApp, operatorKey } from './support/api';
 import { text, toolUse } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
+import { requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/services';
 import { ApiDriver } from './support/scenario';
 import { SseClient, WsClient, type Json } from './support/stream-clients';
 
@@ -88,8 +89,9 @@ describe('API hardening', () => {
   });
 
   describe('with Redis, several API processes share one budget per key', () => {
-    const prefix = `skillflow-test:hardening:${process.pid}-${Date.now()}:`;
-    const redis = new Redis('redis://127.0.0.1:6379', { lazyConnect: true, maxRetriesPerRequest: 1 });
+    const prefix = uniqueRedisPrefix('hardening-limits');
+    const redis = new Redis(testRedisUrl(), { lazyConnect: true, maxRetriesPerRequest: 1 });
+    beforeAll(() => requireRedis());
     afterAll(async () => {
       // Only this test's own keys: never a FLUSH on a shared Redis.
       const keys = await redis.keys(`${prefix}*`);
@@ -98,7 +100,7 @@ describe('API hardening', () => {
     });
 
     it('requests and failed logins counted by one process count in the other', async () => {
-      const env = { SKILLFLOW_REDIS_URL: 'redis://127.0.0.1:6379', SKILLFLOW_REDIS_PREFIX: prefix, SKILLFLOW_RATE_LIMIT: '4', SKILLFLOW_ADDRESS_RATE_LIMIT: '2' };
+      const env = { SKILLFLOW_REDIS_URL: testRedisUrl(), SKILLFLOW_REDIS_PREFIX: prefix, SKILLFLOW_RATE_LIMIT: '4', SKILLFLOW_ADDRESS_RATE_LIMIT: '2' };
       const [one, two] = [await appWith(env), await appWith(env)];
       const list = (app: FastifyInstance, key = aliceKey) => app.inject({ method: 'GET', url: '/v1/sessions', headers: authHeaders(key) });
       expect((await list(one)).statusCode).toBe(200);

@@ -4,6 +4,7 @@ import { authHeaders, buildTestApp, eventually } from './support/api';
 import { text } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
 import { ApiDriver } from './support/scenario';
+import { requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/services';
 
 /** Keys of users of this file only, so no other test's sessions count against their quotas. */
 const users = ['carol', 'dave', 'erin', 'frank', 'grace', 'heidi'] as const;
@@ -53,12 +54,13 @@ describe('quotas', () => {
     });
 
     it('two API processes sharing Redis never let requests at the same moment pass the limit together', async () => {
-      const prefix = `skillflow-test:hardening-quotas:${process.pid}-${Date.now()}:`;
-      const env = { SKILLFLOW_MAX_SESSIONS_PER_USER: '3', SKILLFLOW_REDIS_URL: 'redis://127.0.0.1:6379', SKILLFLOW_REDIS_PREFIX: prefix };
+      await requireRedis();
+      const prefix = uniqueRedisPrefix('hardening-quotas');
+      const env = { SKILLFLOW_MAX_SESSIONS_PER_USER: '3', SKILLFLOW_REDIS_URL: testRedisUrl(), SKILLFLOW_REDIS_PREFIX: prefix };
       const [one, two] = [await appWith(env), await appWith(env)];
       const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => createSession(i % 2 === 0 ? one : two, 'frank')));
       expect(answers.map((answer) => answer.statusCode).sort()).toEqual([201, 201, 201, 429, 429, 429, 429, 429]);
-      const redis = new Redis('redis://127.0.0.1:6379');
+      const redis = new Redis(testRedisUrl());
       try {
         const left = await redis.keys(`${prefix}*`);
         if (left.length > 0) await redis.del(...left);
