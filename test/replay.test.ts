@@ -1,13 +1,14 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
-import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
+import type { PendingCheckpoint } from '../core/checkpoints';
 import { defaultTurnSettings } from '../core/settings';
-import { startTurnUpdate } from '../workflows/definitions';
+import { answerCheckpointUpdate, sessionStateQuery, startTurnUpdate, turnStateQuery } from '../workflows/definitions';
 import type { sessionWorkflow } from '../workflows/session';
-import { text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
+import { text, toolUse, type FakeAnthropic, type ScriptedBlock } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
 import type { TemporalTestEnv } from './support/temporal';
 import { answerNext, startTurn } from './support/turns';
@@ -15,27 +16,121 @@ import { answerNext, startTurn } from './support/turns';
 /**
  * Replays recorded histories against the current workflow code: a change that would break turns already running
  * fails here. Histories recorded by this test are replayed at once; the committed ones in test/fixtures/histories
- * (recorded with SKILLFLOW_RECORD_HISTORIES=1) keep older turns honest across changes.
+ * keep turns of older code honest across changes (docs/operators.md, "Changing workflow code").
+ *
+ * `SKILLFLOW_RECORD_HISTORIES=1` also writes this run's histories to test/fixtures/histories/<commit>/, named by
+ * scenario, once they have replayed: do it with the outgoing code before changing workflow code. It refuses to
+ * write over a folder that exists (fixtures are never re-recorded) or to record from uncommitted workflow code.
  */
 const fixturesDir = path.resolve(__dirname, 'fixtures', 'histories');
+const recording = process.env.SKILLFLOW_RECORD_HISTORIES === '1';
+const run = promisify(execFile);
+
+interface Recorded {
+  name: string;
+  workflowId: string;
+  history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
+  /** The history as the Temporal CLI prints it, kept only when recording fixtures. */
+  json?: string;
+}
+
+const exam = 'exam-mode-tuner';
+const ask = (checkpoint: string, kind: 'approval' | 'question', extra: Record<string, unknown> = {}) =>
+  toolUse('request_human_approval', { checkpoint, summary: `About ${checkpoint}`, kind, ...extra });
+const loadSkill = (name = exam) => toolUse('load_skill', { name });
+const subskill = (name: string, skill = exam) => toolUse('load_subskill', { skill, subskill: name });
+const examParams = (params: Record<string, unknown> = {}) =>
+  ask('exam_params', 'approval', {
+    params: { question_count: 10, types: ['choice', 'fill_blank', 'short_answer'], difficulty: 'adaptive', time_limit_min: 35, concepts: ['arrays', 'trees'], ...params },
+  });
+const routing = () => ask('post_exam_routing', 'approval', { options: ['whatever the model offers'] });
+const stopHere = 'Stop here';
+const coachRoute = '→ memory-comprehension-coach (consolidate weak areas)';
+const reply = (...content: ScriptedBlock[]) => ({ content });
+
+function listAllJson(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return listAllJson(full);
+    return entry.name.endsWith('.json') ? [full] : [];
+  });
+}
 
 describe('replaying recorded histories', () => {
   const harness = useWorkerHarness('replay');
   let env: TemporalTestEnv;
   let fake: FakeAnthropic;
   let taskQueue: string;
-  const recorded: Array<{ workflowId: string; history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>> }> = [];
+  let client: Client;
+  const recorded: Recorded[] = [];
+  const stillRunning: WorkflowHandle[] = [];
 
-  beforeAll(() => ({ env, fake, taskQueue } = harness));
+  beforeAll(() => {
+    ({ env, fake, taskQueue } = harness);
+    client = env.client;
+  });
+  afterAll(async () => {
+    for (const handle of stillRunning) await handle.terminate('replay test done').catch(() => undefined);
+  });
 
-  const record = async (handle: WorkflowHandle) => {
-    await handle.result().catch(() => undefined);
-    recorded.push({ workflowId: handle.workflowId, history: await handle.fetchHistory() });
+  /** Keeps the history as it stands now: a finished workflow's whole history, or a waiting one's history so far. */
+  const keep = async (name: string, handle: WorkflowHandle, runId?: string) => {
+    const exact = runId ? client.workflow.getHandle(handle.workflowId, runId) : handle;
+    const entry: Recorded = { name, workflowId: handle.workflowId, history: await exact.fetchHistory() };
+    if (recording) {
+      const args = ['workflow', 'show', '--address', env.address, '--workflow-id', handle.workflowId, ...(runId ? ['--run-id', runId] : []), '--output', 'json'];
+      entry.json = (await run(process.env.SKILLFLOW_TEST_TEMPORAL_CLI!, args, { maxBuffer: 64 * 1024 * 1024 })).stdout;
+    }
+    recorded.push(entry);
   };
+  const keepFinished = async (name: string, handle: WorkflowHandle) => {
+    await handle.result().catch(() => undefined);
+    await keep(name, handle);
+  };
+
+  /** Waits until the turn waits at the named checkpoint and its history says so (the search attribute is recorded). */
+  async function waitingAt(handle: WorkflowHandle, name: string, afterId?: string): Promise<PendingCheckpoint> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const state = await handle.query(turnStateQuery).catch(() => null);
+      const pending = state?.pendingCheckpoint;
+      if (pending && pending.name === name && pending.id !== afterId) {
+        const attributes = (await handle.describe()).searchAttributes;
+        if (attributes.SkillflowCheckpoint?.[0] === name && attributes.SkillflowStatus?.[0] === 'waiting') return pending;
+      }
+      if (state && ['completed', 'failed', 'cancelled'].includes(state.status)) throw new Error(`${handle.workflowId} ended (${state.status}) before ${name}`);
+      if (Date.now() > deadline) throw new Error(`${handle.workflowId} never waited at ${name}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  const decide = (handle: WorkflowHandle, checkpointId: string, decision: Record<string, unknown>) =>
+    handle.executeUpdate(answerCheckpointUpdate, { args: [{ checkpointId, by: 'tester', ...decision } as never] });
+
+  async function newSession(): Promise<WorkflowHandle<typeof sessionWorkflow>> {
+    const sessionId = `replay${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    return client.workflow.start<typeof sessionWorkflow>('sessionWorkflow', {
+      workflowId: `session-${sessionId}`,
+      taskQueue,
+      args: [{ sessionId, userId: 'tester', createdAt: new Date().toISOString(), settings: { ...defaultTurnSettings, modelRetryInitialMs: 100 } }],
+    });
+  }
+  const send = async (session: WorkflowHandle, message: string) =>
+    client.workflow.getHandle((await session.executeUpdate(startTurnUpdate, { args: [{ message }] })).turnId);
+  /** Waits until the session has recorded the end of its turn `turnId` (and so holds whatever plan it carried). */
+  async function sessionRecorded(session: WorkflowHandle, turnId: string): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const state = await session.query(sessionStateQuery);
+      if (state.turns.find((turn) => turn.id === turnId)?.endedAt && !state.activeTurnId) return;
+      if (Date.now() > deadline) throw new Error(`session never recorded the end of ${turnId}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
 
   it('records turns that use every path: tools, checkpoints, plans, cancellation, errors, sessions', async () => {
     fake.enqueue({ content: [text('plain answer')] });
-    await record(await startTurn(env.client, taskQueue, 'hello'));
+    await keepFinished('plain-answer', await startTurn(client, taskQueue, 'hello'));
 
     fake.enqueue(
       { content: [toolUse('load_skill', { name: 'exam-mode-tuner' })] },
@@ -45,55 +140,189 @@ describe('replaying recorded histories', () => {
       { content: [toolUse('request_human_approval', { checkpoint: 'question_1', summary: 'q', kind: 'question' }), toolUse('no_such_tool', {})] },
       { content: [text('stopping here')] },
     );
-    const exam = await startTurn(env.client, taskQueue, 'exam');
-    const params = await answerNext(exam, { action: 'modify', overrides: { question_count: 2 } });
-    await answerNext(exam, { action: 'cancel' }, params.id);
-    await record(exam);
+    const examTurn = await startTurn(client, taskQueue, 'exam');
+    const params = await answerNext(examTurn, { action: 'modify', overrides: { question_count: 2 } });
+    await answerNext(examTurn, { action: 'cancel' }, params.id);
+    await keepFinished('exam-modified-then-cancelled', examTurn);
 
     fake.enqueue({ error: { status: 529, type: 'overloaded_error', message: 'busy' } }, { content: [text('after a retry')], stopReason: 'max_tokens' }, { content: [text(' and more')] });
-    await record(await startTurn(env.client, taskQueue, 'retry'));
+    await keepFinished('retry-and-continuation', await startTurn(client, taskQueue, 'retry'));
 
     fake.enqueue({ content: [text('slow '.repeat(50))], delayMs: 300 });
-    const cancelled = await startTurn(env.client, taskQueue, 'cancel me');
+    const cancelled = await startTurn(client, taskQueue, 'cancel me');
     const before = fake.requests.length;
     while (fake.requests.length === before) await new Promise((resolve) => setTimeout(resolve, 50));
     await cancelled.cancel();
-    await record(cancelled);
+    await keepFinished('cancelled-during-model-call', cancelled);
 
-    const session = await env.client.workflow.start<typeof sessionWorkflow>('sessionWorkflow', {
-      workflowId: `session-replay${Date.now().toString(36)}`,
-      taskQueue,
-      args: [{ sessionId: `replay${Date.now().toString(36)}`, userId: 'tester', createdAt: new Date().toISOString(), settings: defaultTurnSettings }],
-    });
+    const session = await newSession();
     fake.enqueue({ content: [text('first')] }, { content: [text('second')] });
-    for (const message of ['one', 'two']) {
-      const { turnId } = await session.executeUpdate(startTurnUpdate, { args: [{ message }] });
-      await record(env.client.workflow.getHandle(turnId));
+    for (const [index, message] of ['one', 'two'].entries()) {
+      await keepFinished(`session-turn-${index + 1}`, await send(session, message));
     }
     await session.terminate('replay test done');
-    recorded.push({ workflowId: session.workflowId, history: await session.fetchHistory() });
+    await keep('session-two-turns', session);
     expect(recorded).toHaveLength(7);
+  });
 
-    if (process.env.SKILLFLOW_RECORD_HISTORIES === '1') {
-      fs.mkdirSync(fixturesDir, { recursive: true });
-      for (const [index, { workflowId }] of recorded.entries()) {
-        const cli = process.env.SKILLFLOW_TEST_TEMPORAL_CLI!;
-        const { stdout } = await promisify(execFile)(cli, ['workflow', 'show', '--address', env.address, '--workflow-id', workflowId, '--output', 'json'], { maxBuffer: 64 * 1024 * 1024 });
-        fs.writeFileSync(path.join(fixturesDir, `history-${index + 1}.json`), stdout);
-      }
+  it('records turns in flight: waiting at checkpoints, plans and routes carried into the next turn, continue-as-new', async () => {
+    // An exam waiting for its parameters to be approved.
+    fake.enqueue(reply(loadSkill()), reply(text('Here is the exam I propose.'), examParams()));
+    const atParams = await startTurn(client, taskQueue, 'Give me a practice test on data structures.');
+    stillRunning.push(atParams);
+    await waitingAt(atParams, 'exam_params');
+    await keep('exam-waiting-at-params', atParams);
+
+    // An exam waiting at its second question, after the steps before it.
+    fake.enqueue(
+      reply(loadSkill()),
+      reply(examParams({ question_count: 2 })),
+      reply(subskill('question-generation')),
+      reply(text('Question 1: what is an array?'), ask('question_1', 'question', { params: { number: 1 } })),
+      reply(subskill('adaptive-difficulty')),
+      reply(text('Question 2: what is a tree?'), ask('question_2', 'question', { params: { number: 2 } })),
+    );
+    const atQuestion = await startTurn(client, taskQueue, 'exam me');
+    stillRunning.push(atQuestion);
+    const paramsCp = await waitingAt(atQuestion, 'exam_params');
+    await decide(atQuestion, paramsCp.id, { action: 'approve' });
+    const q1 = await waitingAt(atQuestion, 'question_1');
+    await decide(atQuestion, q1.id, { action: 'answer', answer: 'A contiguous block.' });
+    await waitingAt(atQuestion, 'question_2');
+    await keep('exam-waiting-at-question', atQuestion);
+
+    // Parameters no declared range allows, proposed by the model and waiting for a human.
+    fake.enqueue(reply(loadSkill()), reply(examParams({ question_count: 500, types: ['bogus', 42], time_limit_min: -5 })));
+    const badParams = await startTurn(client, taskQueue, 'a huge exam');
+    stillRunning.push(badParams);
+    await waitingAt(badParams, 'exam_params');
+    await keep('exam-waiting-at-out-of-range-params', badParams);
+
+    // Checkpoints requested out of order, more times than the violation limit, then the right one.
+    fake.enqueue(reply(loadSkill()), reply(routing()), reply(routing()), reply(routing()), reply(examParams()));
+    const refused = await startTurn(client, taskQueue, 'route me first', { settings: { maxPlanViolations: 2 } });
+    stillRunning.push(refused);
+    await waitingAt(refused, 'exam_params');
+    await keep('exam-refused-checkpoints-then-waiting', refused);
+
+    // A skill without a plan running more model rounds than its limits.max-iterations (code-review: 10).
+    fake.enqueue(reply(loadSkill('code-review')), ...Array.from({ length: 11 }, () => reply(toolUse('list_skills', {}))), reply(text('Review done.')));
+    await keepFinished('skill-rounds-beyond-max-iterations', await startTurn(client, taskQueue, 'review this code'));
+
+    // Routed to the coach in the same turn; the coach's plan waits at its first checkpoint.
+    fake.enqueue(
+      reply(loadSkill()),
+      reply(examParams({ question_count: 1 })),
+      reply(subskill('question-generation')),
+      reply(subskill('adaptive-difficulty')),
+      reply(subskill('performance-analytics')),
+      reply(routing()),
+      reply(loadSkill('memory-comprehension-coach')),
+      reply(ask('focus_areas', 'approval', { params: { concepts: ['trees'], session_minutes: 20, depth: 'deep' } })),
+    );
+    const routed = await startTurn(client, taskQueue, 'exam then coach');
+    stillRunning.push(routed);
+    const routedParams = await waitingAt(routed, 'exam_params');
+    await decide(routed, routedParams.id, { action: 'approve' });
+    const route = await waitingAt(routed, 'post_exam_routing');
+    await decide(routed, route.id, { action: 'choose', choice: coachRoute });
+    await waitingAt(routed, 'focus_areas');
+    await keep('exam-routed-to-coach-waiting', routed);
+
+    // A session: an exam answered "Stop here", then a new request in the next turn (which carries the route).
+    const stopSession = await newSession();
+    fake.enqueue(
+      reply(loadSkill()),
+      reply(examParams({ question_count: 1 })),
+      reply(subskill('question-generation')),
+      reply(ask('question_1', 'question')),
+      reply(subskill('adaptive-difficulty')),
+      reply(subskill('performance-analytics')),
+      reply(text('You scored 100%.'), routing()),
+      reply(text('Well done. Come back any time.')),
+    );
+    const stopExam = await send(stopSession, 'Give me a practice test on trees.');
+    const stopParams = await waitingAt(stopExam, 'exam_params');
+    await decide(stopExam, stopParams.id, { action: 'approve' });
+    const stopQ1 = await waitingAt(stopExam, 'question_1');
+    await decide(stopExam, stopQ1.id, { action: 'answer', answer: 'A tree has no cycles.' });
+    const stopRoute = await waitingAt(stopExam, 'post_exam_routing');
+    await decide(stopExam, stopRoute.id, { action: 'choose', choice: stopHere });
+    await keepFinished('exam-routing-answered-stop', stopExam);
+    await sessionRecorded(stopSession, stopExam.workflowId);
+    fake.enqueue(reply(loadSkill('simple-writing')), reply(text('Autumn leaves falling / quietly the pond listens / a frog breaks the calm')));
+    await keepFinished('turn-after-stop-here', await send(stopSession, 'Write me a haiku about autumn.'));
+    await stopSession.terminate('replay test done');
+    await keep('session-exam-stopped-then-new-request', stopSession);
+
+    // A session whose exam is cancelled mid-way: the plan is carried into the next turns and across continue-as-new.
+    const carrySession = await newSession();
+    const firstRunId = (await carrySession.describe()).runId;
+    fake.enqueue(reply(loadSkill()), reply(examParams({ question_count: 5 })), reply(subskill('question-generation')), reply(ask('question_1', 'question')));
+    const interrupted = await send(carrySession, 'exam on graphs');
+    const carryParams = await waitingAt(interrupted, 'exam_params');
+    await decide(interrupted, carryParams.id, { action: 'approve' });
+    await waitingAt(interrupted, 'question_1');
+    await interrupted.cancel();
+    await keepFinished('exam-cancelled-with-plan', interrupted);
+    await sessionRecorded(carrySession, interrupted.workflowId);
+
+    fake.enqueue(reply(loadSkill()), reply(text('Question 1 again: what is a graph?'), ask('question_1', 'question')));
+    const resumed = await send(carrySession, 'continue my exam');
+    await waitingAt(resumed, 'question_1');
+    await keep('turn-resuming-carried-plan-waiting', resumed);
+    await resumed.cancel();
+    await resumed.result().catch(() => undefined);
+    await sessionRecorded(carrySession, resumed.workflowId);
+
+    let number = 2;
+    while ((await carrySession.describe()).runId === firstRunId) {
+      if (number > 12) throw new Error('the session never continued as new');
+      number++;
+      fake.enqueue(reply(ask(`question_${number}`, 'question')));
+      const turn = await send(carrySession, `turn ${number}`);
+      await waitingAt(turn, `question_${number}`);
+      await turn.cancel();
+      await turn.result().catch(() => undefined);
+      await sessionRecorded(carrySession, turn.workflowId);
+      await new Promise((resolve) => setTimeout(resolve, 200));
     }
+    await keep('session-run-ending-in-continue-as-new', carrySession, firstRunId);
+
+    fake.enqueue(reply(loadSkill()), reply(ask('question_2', 'question')));
+    const afterContinue = await send(carrySession, 'and now?');
+    stillRunning.push(afterContinue, carrySession);
+    await waitingAt(afterContinue, 'question_2');
+    await keep('turn-after-continue-as-new-waiting', afterContinue);
+    await keep('session-continued-with-plan', carrySession);
   });
 
   it('replays the fresh and the committed histories without a determinism error', async () => {
-    const committed = fs.existsSync(fixturesDir)
-      ? fs.readdirSync(fixturesDir).filter((file) => file.endsWith('.json')).map((file) => ({ workflowId: file, history: JSON.parse(fs.readFileSync(path.join(fixturesDir, file), 'utf8')) }))
-      : [];
-    const histories: Array<{ workflowId: string; history: unknown }> = [...recorded, ...committed];
+    const committed = listAllJson(fixturesDir).map((file) => ({ workflowId: path.relative(fixturesDir, file), history: JSON.parse(fs.readFileSync(file, 'utf8')) }));
+    const histories: Array<{ workflowId: string; history: unknown }> = [
+      ...recorded.map(({ name, history }) => ({ workflowId: `fresh:${name}`, history })),
+      ...committed,
+    ];
     expect(histories.length).toBeGreaterThanOrEqual(7);
     const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! } }, histories)) {
+    const sinks = { live: { logAppended: { fn: () => undefined, callDuringReplay: false } } };
+    for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! }, sinks }, histories)) {
       if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
     }
     expect(failures).toEqual([]);
+    if (recording) await writeFixtures(recorded);
   });
 });
+
+/** Writes this run's histories under the commit of the workflow code that made them; never over existing ones. */
+async function writeFixtures(recorded: Recorded[]): Promise<void> {
+  const root = path.resolve(__dirname, '..');
+  const git = async (...args: string[]) => (await run('git', args, { cwd: root })).stdout.trim();
+  if ((await git('status', '--porcelain', '--', 'workflows', 'core')) !== '') {
+    throw new Error('Commit the workflow code first: fixtures are named after the commit that recorded them.');
+  }
+  const dir = path.join(fixturesDir, await git('rev-parse', '--short', 'HEAD'));
+  if (fs.existsSync(dir)) throw new Error(`${path.relative(root, dir)} exists: fixtures are never re-recorded.`);
+  fs.mkdirSync(dir, { recursive: true });
+  for (const { name, json } of recorded) fs.writeFileSync(path.join(dir, `${name}.json`), json!);
+}
