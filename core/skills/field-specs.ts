@@ -1,5 +1,7 @@
 import { isSnakeName } from './names';
 import { closest, describeValue, isPlainObject } from './problems';
+import { validateJson } from '../json-validator';
+import { fieldToJsonSchema } from './json-schema';
 import { fieldTypes, type FieldSpec, type FieldType, type ItemType, type JsonValue } from './types';
 
 export type Report = (field: string, message: string, fix: string) => void;
@@ -66,7 +68,7 @@ function checkField(name: string, spec: unknown, path: string, report: Report): 
     } else if (valueType !== 'string' && valueType !== 'number' && valueType !== 'integer') {
       fail(`${path}.enum`, `enum needs string, number or integer values, but the field's values are ${valueType ?? 'untyped'}`, fieldType === 'array' ? 'add items: string (or number, integer).' : 'remove enum.');
     } else {
-      const bad = spec.enum.find((entry) => !matchesType(entry, valueType));
+      const bad = spec.enum.find((entry) => valueProblem(entry, { type: valueType }) !== null);
       if (bad !== undefined) fail(`${path}.enum`, `enum value ${JSON.stringify(bad)} is not ${article(valueType)}`, `make every enum value ${article(valueType)}.`);
       else if (new Set(spec.enum).size !== spec.enum.length) fail(`${path}.enum`, 'enum lists a value twice', 'list each value once.');
       else enumValues = spec.enum as (string | number)[];
@@ -88,7 +90,7 @@ function checkField(name: string, spec: unknown, path: string, report: Report): 
   const hasDefault = spec.default !== undefined;
   if (hasDefault) {
     const problem = valueProblem(spec.default, { type: fieldType, items, enum: enumValues, ...bounds });
-    if (problem) fail(`${path}.default`, `default ${JSON.stringify(spec.default)} ${problem}`, 'make the default a valid value of the field, or remove it.');
+    if (problem) fail(`${path}.default`, `default ${problem}`, 'make the default a valid value of the field, or remove it.');
     if (spec.required === true) fail(`${path}.required`, 'a required field cannot have a default', 'remove the default, or write required: false.');
   }
   if (start.errors > 0) return null;
@@ -108,34 +110,8 @@ function article(type: string): string {
   return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
 }
 
-function matchesType(value: unknown, type: FieldType): boolean {
-  switch (type) {
-    case 'string':
-      return typeof value === 'string';
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'integer':
-      return Number.isInteger(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'array':
-      return Array.isArray(value);
-    case 'object':
-      return isPlainObject(value);
-  }
-}
-
-/** Why a value does not fit a field, or null when it does; also used to check values at run time. */
+/** Why a value does not fit a field (`"ten" is a string, not an integer`), or null when it does. */
 export function valueProblem(value: unknown, field: Pick<FieldSpec, 'type' | 'items' | 'enum' | 'minimum' | 'maximum'>): string | null {
-  if (!matchesType(value, field.type)) return `is ${describeValue(value)}, not ${article(field.type)}`;
-  const values = field.type === 'array' ? (value as unknown[]) : [value];
-  for (const entry of values) {
-    if (field.items && !matchesType(entry, field.items)) return `has an item ${JSON.stringify(entry)} that is not ${article(field.items)}`;
-    if (field.enum && !field.enum.includes(entry as string | number)) return `is not one of ${field.enum.map((e) => JSON.stringify(e)).join(', ')}`;
-  }
-  if (typeof value === 'number') {
-    if (field.minimum !== undefined && value < field.minimum) return `is below the minimum ${field.minimum}`;
-    if (field.maximum !== undefined && value > field.maximum) return `is above the maximum ${field.maximum}`;
-  }
-  return null;
+  const checked = validateJson(value, fieldToJsonSchema({ ...field, description: '' }), { path: JSON.stringify(value) });
+  return checked.ok ? null : checked.problems[0].message;
 }

@@ -1,0 +1,165 @@
+/**
+ * The one validator for values checked against a declared schema: checkpoint parameters and a human's overrides
+ * today, skill parameters and tool inputs next. It reads the JSON Schema subset that skillflow itself produces
+ * (core/skills/json-schema.ts): type (with integer), properties, required, additionalProperties, enum,
+ * minimum/maximum, items and default. Other keywords are ignored.
+ */
+export type JsonSchemaType = 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'object' | 'null';
+
+export interface JsonSchema {
+  type?: JsonSchemaType;
+  description?: string;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  additionalProperties?: boolean;
+  enum?: readonly unknown[];
+  minimum?: number;
+  maximum?: number;
+  items?: JsonSchema;
+  default?: unknown;
+}
+
+export type SchemaRule = 'type' | 'required' | 'additionalProperties' | 'enum' | 'minimum' | 'maximum' | 'depth';
+
+/** One thing wrong with a value: where (`overrides.types[1]`), which rule, what the rule allows, and in words. */
+export interface SchemaProblem {
+  path: string;
+  rule: SchemaRule;
+  /** The type, the enum values, `{minimum, maximum}`, or the property names allowed; absent for required and depth. */
+  allowed?: unknown;
+  message: string;
+}
+
+export interface ValidateOptions {
+  /** Where the value sits, prefixed to every path (e.g. `overrides`); '' for the root. */
+  path?: string;
+  /** Fill in the declared default of every missing property that has one (the returned value is a copy). */
+  applyDefaults?: boolean;
+  /** Nesting beyond this depth is a problem, not a stack overflow. */
+  maxDepth?: number;
+}
+
+export type Validation = { ok: true; value: unknown } | { ok: false; value: unknown; problems: SchemaProblem[] };
+
+export const defaultMaxDepth = 32;
+
+export function validateJson(value: unknown, schema: JsonSchema, options: ValidateOptions = {}): Validation {
+  const problems: SchemaProblem[] = [];
+  const context = { problems, applyDefaults: options.applyDefaults === true, maxDepth: options.maxDepth ?? defaultMaxDepth };
+  const checked = check(value, schema, options.path ?? '', 0, context);
+  return problems.length === 0 ? { ok: true, value: checked } : { ok: false, value: checked, problems };
+}
+
+interface Context {
+  problems: SchemaProblem[];
+  applyDefaults: boolean;
+  maxDepth: number;
+}
+
+function check(value: unknown, schema: JsonSchema, path: string, depth: number, context: Context): unknown {
+  const report = (rule: SchemaRule, predicate: string, allowed?: unknown) =>
+    context.problems.push({ path, rule, ...(allowed !== undefined ? { allowed } : {}), message: `${path || 'the value'} ${predicate}` });
+  if (depth > context.maxDepth) {
+    report('depth', `is nested more than ${context.maxDepth} levels deep`);
+    return value;
+  }
+  if (schema.type !== undefined && !hasType(value, schema.type)) {
+    report('type', `is ${describe(value)}, not ${article(schema.type)}`, schema.type);
+    return value;
+  }
+  if (schema.enum !== undefined && !schema.enum.some((allowed) => sameJson(allowed, value))) {
+    report('enum', `is ${JSON.stringify(value)}, not one of ${schema.enum.map((allowed) => JSON.stringify(allowed)).join(', ')}`, schema.enum);
+  }
+  if (typeof value === 'number') {
+    const bounds = { ...(schema.minimum !== undefined ? { minimum: schema.minimum } : {}), ...(schema.maximum !== undefined ? { maximum: schema.maximum } : {}) };
+    if (schema.minimum !== undefined && value < schema.minimum) report('minimum', `is ${value}, below the minimum ${schema.minimum}`, bounds);
+    if (schema.maximum !== undefined && value > schema.maximum) report('maximum', `is ${value}, above the maximum ${schema.maximum}`, bounds);
+  }
+  if (Array.isArray(value) && schema.items) {
+    const items = schema.items;
+    return value.map((item, index) => check(item, items, `${path}[${index}]`, depth + 1, context));
+  }
+  if (isPlainObject(value) && (schema.properties || schema.required || schema.additionalProperties === false)) {
+    return checkObject(value, schema, path, depth, context);
+  }
+  return value;
+}
+
+function checkObject(value: Record<string, unknown>, schema: JsonSchema, path: string, depth: number, context: Context): Record<string, unknown> {
+  const properties = schema.properties ?? {};
+  const result: Record<string, unknown> = {};
+  const at = (key: string) => (path ? `${path}.${key}` : key);
+  for (const [key, entry] of Object.entries(value)) {
+    const property = properties[key];
+    if (property) {
+      result[key] = check(entry, property, at(key), depth + 1, context);
+    } else {
+      result[key] = entry;
+      if (schema.additionalProperties === false) {
+        const names = Object.keys(properties);
+        context.problems.push({
+          path: at(key),
+          rule: 'additionalProperties',
+          allowed: names,
+          message: `${at(key)} is not allowed here; ${names.length > 0 ? `the allowed names are ${names.join(', ')}` : 'nothing may be set here'}`,
+        });
+      }
+    }
+  }
+  for (const key of new Set([...Object.keys(properties), ...(schema.required ?? [])])) {
+    if (value[key] !== undefined) continue;
+    const fallback = properties[key]?.default;
+    if (context.applyDefaults && fallback !== undefined) result[key] = JSON.parse(JSON.stringify(fallback));
+    else if (schema.required?.includes(key)) context.problems.push({ path: at(key), rule: 'required', message: `${at(key)} is required` });
+  }
+  return result;
+}
+
+function hasType(value: unknown, type: JsonSchemaType): boolean {
+  switch (type) {
+    case 'string':
+      return typeof value === 'string';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'integer':
+      return Number.isInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return isPlainObject(value);
+    case 'null':
+      return value === null;
+  }
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** "a string", "a list", "a map", "null": what a value is, in the words the problems use. */
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a map';
+  if (typeof value === 'number' && !Number.isInteger(value)) return 'a number with a fraction';
+  return `a ${typeof value}`;
+}
+
+function article(type: string): string {
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+/** A schema of just the keys and JSON types of the given values: what an undeclared set of params allows. */
+export function schemaOfValues(values: Record<string, unknown>): JsonSchema {
+  const properties: Record<string, JsonSchema> = {};
+  for (const [key, value] of Object.entries(values)) {
+    properties[key] = { type: value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value === 'object' ? 'object' : (typeof value as JsonSchemaType) };
+  }
+  return { type: 'object', properties, additionalProperties: false };
+}

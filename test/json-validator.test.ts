@@ -1,0 +1,83 @@
+import { schemaOfValues, validateJson, type JsonSchema } from '../core/json-validator';
+import { fieldsToJsonSchema } from '../core/skills';
+
+/** The one validator (core/json-validator.ts), rule by rule, on the schemas skillflow produces. */
+
+const examParams: JsonSchema = fieldsToJsonSchema([
+  { name: 'question_count', type: 'integer', description: 'How many', required: false, default: 10, minimum: 1, maximum: 50 },
+  { name: 'types', type: 'array', items: 'string', enum: ['choice', 'essay'], description: 'Types', required: false, default: ['choice'] },
+  { name: 'difficulty', type: 'string', enum: ['easy', 'hard'], description: 'Difficulty', required: true },
+  { name: 'ratio', type: 'number', description: 'Ratio', required: false },
+  { name: 'strict', type: 'boolean', description: 'Strict', required: false },
+  { name: 'extra', type: 'object', description: 'Extra', required: false },
+]);
+
+describe('the JSON validator', () => {
+  it.each([
+    ['a valid value', { difficulty: 'easy', question_count: 3, types: ['essay'], ratio: 0.5, strict: true, extra: { any: 1 } }, []],
+    ['an integer with a fraction', { difficulty: 'easy', question_count: 2.5 }, [['question_count', 'type', 'integer', 'question_count is a number with a fraction, not an integer']]],
+    ['a string for a number', { difficulty: 'easy', ratio: '1' }, [['ratio', 'type', 'number', 'ratio is a string, not a number']]],
+    ['a number for a boolean', { difficulty: 'easy', strict: 1 }, [['strict', 'type', 'boolean', 'strict is a number, not a boolean']]],
+    ['a list for an object', { difficulty: 'easy', extra: [] }, [['extra', 'type', 'object', 'extra is a list, not an object']]],
+    ['null for an array', { difficulty: 'easy', types: null }, [['types', 'type', 'array', 'types is null, not an array']]],
+    ['a map for a string', { difficulty: { level: 1 } }, [['difficulty', 'type', 'string', 'difficulty is a map, not a string']]],
+    ['a value not in the enum', { difficulty: 'medium' }, [['difficulty', 'enum', ['easy', 'hard'], 'difficulty is "medium", not one of "easy", "hard"']]],
+    [
+      'bad items, by index',
+      { difficulty: 'easy', types: ['bogus', 42] },
+      [
+        ['types[0]', 'enum', ['choice', 'essay'], 'types[0] is "bogus", not one of "choice", "essay"'],
+        ['types[1]', 'type', 'string', 'types[1] is a number, not a string'],
+      ],
+    ],
+    ['below the minimum', { difficulty: 'easy', question_count: -5 }, [['question_count', 'minimum', { minimum: 1, maximum: 50 }, 'question_count is -5, below the minimum 1']]],
+    ['above the maximum', { difficulty: 'easy', question_count: 500 }, [['question_count', 'maximum', { minimum: 1, maximum: 50 }, 'question_count is 500, above the maximum 50']]],
+    ['a missing required property', {}, [['difficulty', 'required', undefined, 'difficulty is required']]],
+    ['an unknown property', { difficulty: 'easy', essays: false }, [['essays', 'additionalProperties', ['question_count', 'types', 'difficulty', 'ratio', 'strict', 'extra'], 'essays is not allowed here; the allowed names are question_count, types, difficulty, ratio, strict, extra']]],
+    ['not an object at all', 'x', [['', 'type', 'object', 'the value is a string, not an object']]],
+  ])('%s', (_name, value, expected) => {
+    const result = validateJson(value, examParams);
+    const problems = result.ok ? [] : result.problems.map((p) => [p.path, p.rule, p.allowed, p.message]);
+    expect(problems).toEqual(expected);
+    expect(result.ok).toBe(expected.length === 0);
+  });
+
+  it('prefixes paths, and applies defaults to a copy when asked', () => {
+    const proposed = { difficulty: 'hard' };
+    const result = validateJson(proposed, examParams, { path: 'params', applyDefaults: true });
+    expect(result).toEqual({ ok: true, value: { difficulty: 'hard', question_count: 10, types: ['choice'] } });
+    expect(proposed).toEqual({ difficulty: 'hard' });
+    expect(validateJson({}, examParams, { path: 'params' })).toMatchObject({ ok: false, problems: [{ path: 'params.difficulty', message: 'params.difficulty is required' }] });
+  });
+
+  it('bounds the depth of nesting', () => {
+    const schema: JsonSchema = { type: 'array', items: { type: 'array', items: { type: 'array' } } };
+    expect(validateJson([[[1]]], schema, { maxDepth: 1 })).toMatchObject({ ok: false, problems: [{ path: '[0][0]', rule: 'depth', message: '[0][0] is nested more than 1 levels deep' }] });
+    let deep: unknown = 1;
+    const nested: JsonSchema = { type: 'array' };
+    let schemaDeep: JsonSchema = nested;
+    for (let i = 0; i < 40; i++) {
+      deep = [deep];
+      schemaDeep = { type: 'array', items: schemaDeep };
+    }
+    expect(validateJson(deep, schemaDeep)).toMatchObject({ ok: false, problems: [{ rule: 'depth' }] });
+  });
+
+  it('reads the null type, schemas without a type, and objects with no properties allowed', () => {
+    expect(validateJson(null, { type: 'null' }).ok).toBe(true);
+    expect(validateJson(7, {}).ok).toBe(true);
+    expect(validateJson({ a: { b: 1 } }, { type: 'object', properties: { a: { type: 'object' } } }).ok).toBe(true);
+    expect(validateJson({ a: 1 }, { type: 'object', additionalProperties: false })).toMatchObject({ problems: [{ message: 'a is not allowed here; nothing may be set here' }] });
+    expect(validateJson({}, { type: 'object', required: ['a'] })).toMatchObject({ problems: [{ path: 'a', rule: 'required' }] });
+    expect(validateJson({ a: 1 }, { type: 'object', properties: { a: { type: 'integer', maximum: 5 } } }).ok).toBe(true);
+    expect(validateJson({ a: 1, b: 2 }, { type: 'object', properties: { a: { type: 'integer' } } })).toEqual({ ok: true, value: { a: 1, b: 2 } });
+  });
+
+  it('derives the schema of values nobody declared: their keys and JSON types', () => {
+    expect(schemaOfValues({ s: 'x', n: 1, b: true, l: [], m: {}, z: null })).toEqual({
+      type: 'object',
+      properties: { s: { type: 'string' }, n: { type: 'number' }, b: { type: 'boolean' }, l: { type: 'array' }, m: { type: 'object' }, z: { type: 'null' } },
+      additionalProperties: false,
+    });
+  });
+});
