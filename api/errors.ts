@@ -2,7 +2,15 @@ import { isGrpcServiceError, ServiceError } from '@temporalio/client';
 import { PayloadConverterError, ValueError } from '@temporalio/common';
 import type { FastifyError, FastifyInstance } from 'fastify';
 
-/** An error the API answers with as `{error: {code, message, requestId}}`; anything else becomes a 500 without internals. */
+/** One problem of a request the API could not accept: where, which rule, what it allows, in words. */
+export interface ErrorDetail {
+  path: string;
+  rule: string;
+  allowed?: unknown;
+  message: string;
+}
+
+/** An error the API answers with as `{error: {code, message, requestId, details?}}`; anything else becomes a 500 without internals. */
 export class HttpError extends Error {
   constructor(
     readonly statusCode: number,
@@ -10,6 +18,8 @@ export class HttpError extends Error {
     message: string,
     /** Sent as `retry-after` (a 429 or 503 the client may retry). */
     readonly retryAfterSeconds?: number,
+    /** What exactly was wrong (invalid_decision: every problem, with path, rule and allowed values). */
+    readonly details?: ErrorDetail[],
   ) {
     super(message);
     this.name = 'HttpError';
@@ -20,13 +30,16 @@ export const notFound = (what: string) => new HttpError(404, 'not_found', `${wha
 
 export interface ErrorReply {
   status: number;
-  body: { error: { code: string; message: string } };
+  body: { error: { code: string; message: string; details?: ErrorDetail[] } };
 }
 
 /** The status and body for any error: HttpErrors as they are, Fastify's own client errors mapped, the rest hidden. */
 export function errorReply(error: unknown): ErrorReply & { unexpected: boolean } {
   const reply = (status: number, code: string, message: string, unexpected = false) => ({ status, body: { error: { code, message } }, unexpected });
-  if (error instanceof HttpError) return reply(error.statusCode, error.code, error.message);
+  if (error instanceof HttpError) {
+    const { body } = reply(error.statusCode, error.code, error.message);
+    return { status: error.statusCode, body: { error: { ...body.error, ...(error.details ? { details: error.details } : {}) } }, unexpected: false };
+  }
   const fastifyError = error as Partial<FastifyError> & { code?: unknown };
   if (fastifyError?.validation) return reply(400, 'invalid_request', String(fastifyError.message));
   if (fastifyError?.code === 'FST_ERR_HANDLER_TIMEOUT') return reply(503, 'timeout', 'The request took too long; try again.');

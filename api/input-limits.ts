@@ -47,6 +47,7 @@ export function checkedAnswer(answer: CheckpointAnswer, config: Pick<Config, 'ma
       throw new HttpError(400, 'answer_too_long', `answer is ${checked.answer.length} characters; the limit is ${config.maxMessageChars}.`);
     }
   }
+  if (answer.note !== undefined) checked.note = normalizeText(answer.note);
   if (answer.choice !== undefined) {
     checked.choice = normalizeText(answer.choice);
     if (checked.choice.length > maxChoiceChars) {

@@ -4,7 +4,7 @@ import { CheckpointErrorType } from '../core/checkpoints';
 import { answerCheckpointUpdate } from '../workflows/definitions';
 import type { Config } from '../lib/config';
 import type { Caller } from './auth';
-import { HttpError } from './errors';
+import { HttpError, type ErrorDetail } from './errors';
 import { checkedAnswer } from './input-limits';
 import type { CheckpointAccepted, CheckpointAnswer } from './schemas';
 import { describeVisibleTurn } from './turn-view';
@@ -56,6 +56,12 @@ function isAlreadyClosed(err: unknown): boolean {
   return isGrpcServiceError(grpc) && (grpc.code === 5 || grpc.code === 9);
 }
 
+/** The problems the turn listed (path, rule, allowed values, message), when it did. */
+function detailsOf(value: unknown): ErrorDetail[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  return value.filter((entry): entry is ErrorDetail => typeof entry?.path === 'string' && typeof entry?.rule === 'string' && typeof entry?.message === 'string');
+}
+
 function mapCheckpointError(err: unknown, turnId: string): unknown {
   if (err instanceof WorkflowNotFoundError) {
     return new HttpError(409, 'checkpoint_not_pending', `Turn ${turnId} has ended; its checkpoints can no longer be answered.`);
@@ -64,7 +70,7 @@ function mapCheckpointError(err: unknown, turnId: string): unknown {
     const { type, message } = err.cause;
     if (type === CheckpointErrorType.notFound) return new HttpError(404, 'not_found', message);
     if (type === CheckpointErrorType.notPending) return new HttpError(409, 'checkpoint_not_pending', message);
-    if (type === CheckpointErrorType.invalidDecision) return new HttpError(400, 'invalid_decision', message);
+    if (type === CheckpointErrorType.invalidDecision) return new HttpError(400, 'invalid_decision', message, undefined, detailsOf(err.cause.details?.[0]));
   }
   return err;
 }

@@ -25,7 +25,7 @@ const subskill = (name: string) => toolUse('load_subskill', { skill: exam, subsk
  */
 const examRounds: ScriptedBlock[][] = [
   [text('Loading the exam skill.'), toolUse('load_skill', { name: exam })],
-  [toolUse('request_human_approval', { checkpoint: 'exam_params', summary: 'Exam on data structures', kind: 'approval', params: { question_count: 2, time_limit_min: 35 } })],
+  [toolUse('request_human_approval', { checkpoint: 'exam_params', summary: 'Exam on data structures', kind: 'approval', params: { question_count: 2, time_limit_min: 35, concepts: ['arrays', 'trees'] } })],
   [subskill('question-generation')],
   [subskill('adaptive-difficulty')],
   [subskill('performance-analytics')],

@@ -1,6 +1,6 @@
 /** Human-in-the-loop checkpoints: the request the model makes, the decisions a human gives, and their results. */
+import { isPlainObject, schemaOfValues, validateJson } from './json-validator';
 import type { CheckpointAnswer, CheckpointKind, PendingCheckpoint } from './schemas/checkpoints';
-
 
 export const checkpointActions = ['approve', 'modify', 'cancel', 'choose', 'answer'] as const;
 export type CheckpointAction = (typeof checkpointActions)[number];
@@ -19,7 +19,7 @@ export interface CheckpointRequest {
 export type CheckpointDecision = CheckpointAnswer & { checkpointId: string; by?: string };
 
 export type CheckpointResult =
-  | { approved: true; overrides?: Record<string, unknown> }
+  | { approved: true; overrides?: Record<string, unknown>; note?: string }
   | { choice: string }
   | { answer: string }
   | { cancelled: true };
@@ -30,46 +30,70 @@ export const CheckpointErrorType = {
   invalidDecision: 'InvalidCheckpointDecision',
 } as const;
 
+export const maxNoteLength = 4000;
+
 export function allowedActions(checkpoint: Pick<PendingCheckpoint, 'kind' | 'options'>): CheckpointAction[] {
   const actions: CheckpointAction[] = checkpoint.kind === 'approval' ? ['approve', 'modify', 'cancel'] : ['answer', 'cancel'];
   if (checkpoint.options && checkpoint.options.length > 0) actions.push('choose');
   return actions;
 }
 
-const jsonType = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);
+type DecisionCheck = Pick<PendingCheckpoint, 'kind' | 'params' | 'paramsSchema' | 'options' | 'actions'>;
 
-/** Why a decision cannot be accepted for this checkpoint, or null when it can. */
-export function decisionProblem(checkpoint: PendingCheckpoint, decision: CheckpointDecision): string | null {
-  if (!decision || typeof decision !== 'object') return 'The decision must be an object.';
-  const allowed = allowedActions(checkpoint);
-  if (!allowed.includes(decision.action)) {
-    return `A ${checkpoint.kind} checkpoint${checkpoint.options ? ' with options' : ''} accepts ${allowed.join(', ')}; not ${JSON.stringify(decision.action)}.`;
+const problem = (path: string, rule: string, message: string, allowed?: unknown): DecisionProblem => ({ path, rule, message, ...(allowed !== undefined ? { allowed } : {}) });
+
+/** One reason a decision cannot be accepted: like a schema problem, with the decision's own rules too. */
+export interface DecisionProblem {
+  path: string;
+  rule: string;
+  allowed?: unknown;
+  message: string;
+}
+
+/** Why a decision cannot be accepted for this checkpoint; empty when it can. */
+export function decisionProblems(checkpoint: DecisionCheck, decision: CheckpointDecision): DecisionProblem[] {
+  if (!isPlainObject(decision)) return [problem('', 'type', 'The decision must be an object.')];
+  if (!checkpoint.actions.includes(decision.action)) {
+    return [
+      problem('action', 'enum', `${checkpoint.kind === 'approval' ? 'An approval' : 'A question'} checkpoint${checkpoint.options ? ' with options' : ''} accepts ${checkpoint.actions.join(', ')}; not ${JSON.stringify(decision.action)}.`, checkpoint.actions),
+    ];
   }
+  if (decision.note !== undefined && decision.action !== 'modify') return [problem('note', 'action', 'note goes with modify only.')];
   switch (decision.action) {
     case 'choose':
       if (typeof decision.choice !== 'string' || !checkpoint.options?.includes(decision.choice)) {
-        return `choice must be one of the options exactly as offered: ${JSON.stringify(checkpoint.options)}.`;
+        return [problem('choice', 'enum', `choice must be one of the options exactly as offered: ${JSON.stringify(checkpoint.options)}.`, checkpoint.options)];
       }
-      return null;
+      return [];
     case 'answer':
-      return typeof decision.answer === 'string' && decision.answer.trim() !== '' ? null : 'answer must be a non-empty string.';
-    case 'modify': {
-      const overrides = decision.overrides;
-      if (!overrides || typeof overrides !== 'object' || Array.isArray(overrides) || Object.keys(overrides).length === 0) {
-        return 'modify needs overrides: an object with at least one of the checkpoint\'s params.';
-      }
-      const params = checkpoint.params ?? {};
-      for (const [key, value] of Object.entries(overrides)) {
-        if (!(key in params)) return `overrides.${key} is not a param of this checkpoint; its params are ${Object.keys(params).join(', ') || 'none'}.`;
-        if (jsonType(value) !== jsonType(params[key])) {
-          return `overrides.${key} must be of type ${jsonType(params[key])}, like the param; got ${jsonType(value)}.`;
-        }
-      }
-      return null;
-    }
+      return typeof decision.answer === 'string' && decision.answer.trim() !== '' ? [] : [problem('answer', 'required', 'answer must be a non-empty string.')];
+    case 'modify':
+      return modifyProblems(checkpoint, decision);
     default:
-      return null;
+      return [];
   }
+}
+
+function modifyProblems(checkpoint: DecisionCheck, decision: CheckpointDecision): DecisionProblem[] {
+  const { overrides, note } = decision;
+  if (note !== undefined && (typeof note !== 'string' || note.trim() === '' || note.length > maxNoteLength)) {
+    return [problem('note', 'type', `note must be non-empty text of at most ${maxNoteLength} characters.`)];
+  }
+  if (overrides !== undefined && !isPlainObject(overrides)) return [problem('overrides', 'type', 'overrides must be an object of param names and values.')];
+  const count = overrides ? Object.keys(overrides).length : 0;
+  if (count === 0 && note === undefined) {
+    return [problem('overrides', 'required', "modify needs overrides (an object with at least one of the checkpoint's params), a note in words, or both.")];
+  }
+  if (count === 0) return [];
+  const schema = checkpoint.paramsSchema ?? schemaOfValues({});
+  const merged = { ...(checkpoint.params ?? {}), ...overrides };
+  const checked = validateJson(merged, schema);
+  if (checked.ok) return [];
+  return checked.problems.map((found) => {
+    const key = found.path.split(/[.[]/)[0];
+    const path = key in overrides! ? `overrides.${found.path}` : `params.${found.path}`;
+    return { ...found, path, message: `${path}${found.message.slice(found.path.length)}` };
+  });
 }
 
 export function decisionResult(decision: CheckpointDecision): CheckpointResult {
@@ -77,7 +101,7 @@ export function decisionResult(decision: CheckpointDecision): CheckpointResult {
     case 'approve':
       return { approved: true };
     case 'modify':
-      return { approved: true, overrides: decision.overrides };
+      return { approved: true, ...(decision.overrides && Object.keys(decision.overrides).length > 0 ? { overrides: decision.overrides } : {}), ...(decision.note ? { note: decision.note } : {}) };
     case 'choose':
       return { choice: decision.choice! };
     case 'answer':
@@ -97,9 +121,7 @@ export function parseCheckpointRequest(input: unknown): CheckpointRequest | stri
   if (typeof value.summary !== 'string' || value.summary.trim() === '') return 'summary must be a non-empty string telling the human what to decide.';
   const kind = value.kind ?? 'approval';
   if (kind !== 'approval' && kind !== 'question') return 'kind must be "approval" or "question".';
-  if (value.params !== undefined && (value.params === null || typeof value.params !== 'object' || Array.isArray(value.params))) {
-    return 'params must be an object.';
-  }
+  if (value.params !== undefined && !isPlainObject(value.params)) return 'params must be an object.';
   if (value.options !== undefined) {
     const options = value.options;
     if (!Array.isArray(options) || options.length === 0 || options.some((option) => typeof option !== 'string' || option.trim() === '')) {

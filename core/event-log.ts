@@ -16,8 +16,4 @@ export class EventLog {
   after(offset: number): TurnEvent[] {
     return this.events.slice(Math.max(0, offset));
   }
-
-  get size(): number {
-    return this.events.length;
-  }
 }

@@ -43,7 +43,7 @@ export const defaultTurnSettings: TurnSettings = {
   maxContinuations: 3,
   contextWindowTokens: 200_000,
   contextBudgetFraction: 0.5,
-  checkpointTtlMs: 24 * 3600_000,
+  checkpointTtlMs: null,
   checkpointOnTimeout: 'cancel',
   maxPlanViolations: 5,
 };

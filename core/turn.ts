@@ -1,7 +1,6 @@
 import type { Usage } from './model';
 import type { PendingCheckpoint } from './checkpoints';
-import type { OrchestratorState } from './orchestrator';
-import type { SkillSnapshot } from './skills/types';
+import type { PlanCarry } from './policy/types';
 import type { TurnSettings } from './settings';
 import type { TurnError, TurnRequest } from './schemas/turn';
 
@@ -27,18 +26,13 @@ export interface TurnInput {
   skill?: string;
   createdAt: string;
   settings: TurnSettings;
-  /** A plan left unfinished by the session's previous turn, to be continued. */
+  /** A plan left unfinished by the session's previous turn, to be continued (any shape skillflow wrote: migratePlanCarry). */
   resume?: PlanCarry;
   /** The id of the API request that started the turn (`x-request-id`); the turn's logs carry it. */
   requestId?: string;
 }
 
-/** What a turn hands the session when it ends with a plan in progress (or a routing choice still to act on). */
-export interface PlanCarry {
-  orchestrator: OrchestratorState;
-  /** The pinned skills the plan needs, so the next turn serves the same content. */
-  snapshots: SkillSnapshot[];
-}
+export type { PlanCarry } from './policy/types';
 
 export type { TurnError, TurnRequest };
 
@@ -55,6 +49,9 @@ export interface TurnResult {
   step?: string | null;
   plan?: PlanCarry;
 }
+
+/** How a turn ends, before the turn adds its id and usage. */
+export type TurnEnding = Omit<TurnResult, 'turnId' | 'usage'>;
 
 /** The live view of a turn, served by the turn workflow's query. */
 export interface TurnState {

@@ -30,6 +30,7 @@ export interface Config {
   contextWindowTokens: number;
   contextBudgetFraction: number;
   thinkingBudgetTokens: number;
+  /** How long a checkpoint waits unless its skill says otherwise; 0 waits until someone answers. */
   checkpointTtlMs: number;
   checkpointOnTimeout: 'cancel' | 'skip';
   maxPlanViolations: number;
@@ -214,7 +215,7 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     contextWindowTokens: integer('SKILLFLOW_CONTEXT_WINDOW_TOKENS', 200_000, 1_000, 10_000_000),
     contextBudgetFraction: fraction('SKILLFLOW_CONTEXT_BUDGET', 0.5),
     thinkingBudgetTokens: integer('SKILLFLOW_THINKING_BUDGET_TOKENS', 0, 0, 1_000_000),
-    checkpointTtlMs: duration('SKILLFLOW_CHECKPOINT_TTL_MS', 24 * 3600_000, 0, 365 * 24 * 3600_000),
+    checkpointTtlMs: duration('SKILLFLOW_CHECKPOINT_TTL_MS', 0, 0, 365 * 24 * 3600_000),
     maxPlanViolations: integer('SKILLFLOW_MAX_PLAN_VIOLATIONS', 5, 1, 1000),
     checkpointOnTimeout: oneOf('SKILLFLOW_CHECKPOINT_ON_TIMEOUT', ['CANCEL', 'SKIP'] as const, 'CANCEL').toLowerCase() as 'cancel' | 'skip',
     retentionDays: integer('SKILLFLOW_RETENTION_DAYS', 30, 1, 3650),

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { workflowsPath } from '../worker/create-worker';
+import { workflowInterceptorModules, workflowsPath } from '../worker/create-worker';
 
 /**
  * Freezes the workflow code of the current commit as a gzipped webpack bundle in test/fixtures/bundles/, for the
@@ -22,7 +22,13 @@ async function main(): Promise<void> {
   if (fs.existsSync(file)) throw new Error(`${path.relative(root, file)} exists: a frozen bundle is never rebuilt.`);
   const quiet = { log() {}, info() {}, warn() {}, error: console.error, debug() {}, trace() {} };
   // No source map: it would triple the size, and the bundle is only ever run, never debugged.
-  const bundle = await bundleWorkflowCode({ workflowsPath, logger: quiet, webpackConfigHook: (config) => ({ ...config, devtool: false }) });
+  // With the interceptor modules a production worker bundles (tracing off: it adds only spans, never commands).
+  const bundle = await bundleWorkflowCode({
+    workflowsPath,
+    workflowInterceptorModules: workflowInterceptorModules(false),
+    logger: quiet,
+    webpackConfigHook: (config) => ({ ...config, devtool: false }),
+  });
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, zlib.gzipSync(bundle.code, { level: 9 }));
   console.log(`${path.relative(root, file)}: workflow code of ${commit} (${git('log', '-1', '--format=%s', commit)})`);

@@ -15,7 +15,7 @@ import type { TemporalTestEnv } from './support/temporal';
 const exam = 'exam-mode-tuner';
 const ask = (checkpoint: string, extra: Record<string, unknown> = {}) =>
   toolUse('request_human_approval', { checkpoint, summary: `Decide ${checkpoint}`, kind: 'approval', ...extra });
-const examParams = () => ask('exam_params', { params: { question_count: 2, time_limit_min: 35 } });
+const examParams = () => ask('exam_params', { params: { question_count: 2, time_limit_min: 35, concepts: ['arrays'] } });
 const skillCatalog = () => new SkillRegistry({ skillsDir: bundledSkillsDir, storeDir: fs.mkdtempSync(path.join(os.tmpdir(), 'sf-store-')) });
 
 /** Every route through `app.inject`, with its success and error codes, in the one error shape. */

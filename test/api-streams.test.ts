@@ -100,7 +100,11 @@ describe('turn event streams over HTTP', () => {
       type: 'error',
       requestId: 'r1',
       status: 400,
-      error: { code: 'invalid_decision', message: 'A approval checkpoint accepts approve, modify, cancel; not "answer".' },
+      error: {
+        code: 'invalid_decision',
+        message: 'An approval checkpoint accepts approve, modify, cancel; not "answer".',
+        details: [{ path: 'action', rule: 'enum', allowed: ['approve', 'modify', 'cancel'], message: 'An approval checkpoint accepts approve, modify, cancel; not "answer".' }],
+      },
     });
     socket.send({ type: 'checkpoint', requestId: 'r2', checkpointId: 'cp-1', action: 'bogus' });
     expect(await socket.waitForReply('r2')).toMatchObject({ type: 'error', status: 400, error: { code: 'invalid_request' } });

@@ -71,10 +71,22 @@ describe('human-in-the-loop checkpoints', () => {
     await api.pending(turnId);
     const unknownKey = await api.answer(turnId, 'cp-1', { action: 'modify', overrides: { essays: true } });
     expect(unknownKey.code).toBe(400);
-    expect(unknownKey.body.error).toEqual({ code: 'invalid_decision', message: 'overrides.essays is not a param of this checkpoint; its params are question_count, types, time_limit_min.', requestId: expect.any(String) });
+    expect(unknownKey.body.error).toEqual({
+      code: 'invalid_decision',
+      message: 'overrides.essays is not allowed here; the allowed names are question_count, types, time_limit_min.',
+      details: [
+        {
+          path: 'overrides.essays',
+          rule: 'additionalProperties',
+          allowed: ['question_count', 'types', 'time_limit_min'],
+          message: 'overrides.essays is not allowed here; the allowed names are question_count, types, time_limit_min',
+        },
+      ],
+      requestId: expect.any(String),
+    });
     const wrongType = await api.answer(turnId, 'cp-1', { action: 'modify', overrides: { question_count: '15' } });
     expect(wrongType.code).toBe(400);
-    expect(wrongType.body.error.message).toBe('overrides.question_count must be of type number, like the param; got string.');
+    expect(wrongType.body.error.message).toBe('overrides.question_count is a string, not a number.');
     const empty = await api.answer(turnId, 'cp-1', { action: 'modify' });
     expect(empty.code).toBe(400);
     expect((await api.turn(turnId)).body).toMatchObject({ status: 'waiting', pendingCheckpoint: { id: 'cp-1' } });
@@ -103,7 +115,7 @@ describe('human-in-the-loop checkpoints', () => {
     await api.pending(second);
     const choose = await api.answer(second, 'cp-1', { action: 'choose', choice: 'anything' });
     expect(choose.code).toBe(400);
-    expect(choose.body.error.message).toBe('A approval checkpoint accepts approve, modify, cancel; not "choose".');
+    expect(choose.body.error.message).toBe('An approval checkpoint accepts approve, modify, cancel; not "choose".');
     fake.enqueue({ content: [text('bye')] });
     await api.answer(second, 'cp-1', { action: 'cancel' });
     await api.finished(second);

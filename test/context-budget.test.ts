@@ -16,7 +16,7 @@ const tokensOf = (body: MessagesRequestBody) => Math.ceil(JSON.stringify([body.s
 
 /**
  * The bundled exam with an adaptive-difficulty subskill of realistic production size (~12 KB, ~3k tokens): re-read
- * after every answer, 60 answers would need ~180k tokens of it alone.
+ * after every answer, 60 answers would need ~180k tokens of it alone. And up to 60 questions instead of 50.
  */
 function examWithLargeSubskill(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-budget-'));
@@ -25,6 +25,9 @@ function examWithLargeSubskill(): string {
   const original = fs.readFileSync(file, 'utf8');
   const rubric = Array.from({ length: 60 }, (_, i) => `- Rubric ${i + 1}: when the learner's answer shows pattern ${i + 1}, weigh it against the concept map and adjust by one level at most.`).join('\n');
   fs.writeFileSync(file, `${original}\n\n## Detailed rubric\n\n${rubric}\n`);
+  // The bundled exam allows at most 50 questions; this one is longer (its step limit is 60 already).
+  const sidecar = path.join(dir, 'exam-mode-tuner', 'skillflow.yaml');
+  fs.writeFileSync(sidecar, fs.readFileSync(sidecar, 'utf8').replace(/(question_count:\n(?: {8}.*\n)*? {8}maximum:) 50/, `$1 ${questions}`));
   return dir;
 }
 
@@ -48,7 +51,7 @@ describe('context budget: a 60-question exam stays within the window', () => {
           return reply([toolUse('load_skill', { name: 'exam-mode-tuner' })]);
         case 'params':
           phase = 'generate';
-          return reply([toolUse('request_human_approval', { checkpoint: 'exam_params', summary: '60 questions', kind: 'approval', params: { question_count: questions, time_limit_min: 240 } })]);
+          return reply([toolUse('request_human_approval', { checkpoint: 'exam_params', summary: '60 questions', kind: 'approval', params: { question_count: questions, time_limit_min: 240, concepts: ['algorithms'] } })]);
         case 'generate':
           phase = 'ask';
           return reply([toolUse('load_subskill', { skill: 'exam-mode-tuner', subskill: 'question-generation' })]);

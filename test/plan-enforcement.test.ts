@@ -15,7 +15,7 @@ const loadSkill = (name = exam) => toolUse('load_skill', { name });
 const subskill = (name: string, skill = exam) => toolUse('load_subskill', { skill, subskill: name });
 const ask = (checkpoint: string, kind: 'approval' | 'question', extra: Record<string, unknown> = {}) =>
   toolUse('request_human_approval', { checkpoint, summary: `About ${checkpoint}`, kind, ...extra });
-const examParams = (params: Record<string, unknown> = {}) => ask('exam_params', 'approval', { params: { question_count: 2, time_limit_min: 35, ...params } });
+const examParams = (params: Record<string, unknown> = {}) => ask('exam_params', 'approval', { params: { question_count: 2, time_limit_min: 35, concepts: ['arrays', 'linked lists'], ...params } });
 const routing = () => ask('post_exam_routing', 'approval', { options: ['whatever the model offers'] });
 const routes = {
   coach: '→ memory-comprehension-coach (consolidate weak areas)',

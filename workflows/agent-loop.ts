@@ -1,65 +1,38 @@
 import { compactMessages, estimateTokens } from '../core/compaction';
-import {
-  contextExceededMessage,
-  continueGuidance,
-  emptyRecoveryAnswer,
-  emptyResponseGuidance,
-  refusalMessage,
-  roundBudgetGuidance,
-  cancelledGuidance,
-} from '../core/guidance';
+import { contextExceededMessage, continueGuidance, emptyRecoveryAnswer, emptyResponseGuidance, refusalMessage } from '../core/guidance';
 import { textOf, toolUsesOf, type ChatMessage, type ContentBlock, type TextBlock, type ToolDefinition } from '../core/messages';
+import { protectedToolUseIds, type End } from '../core/policy';
 import { completeBlocksOf, responseKind } from '../core/response-kind';
 import type { TurnResult } from '../core/turn';
 import { callModel } from './model-call';
 import { dispatchToolCalls } from './tool-dispatch';
 import type { TurnTool } from './tool-types';
-import type { TurnEnding, TurnRun } from './turn-run';
-
-/** What the step orchestrator (or nothing) says at the loop's decision points. */
-export interface LoopGuard {
-  /** A message that refuses the final answer and keeps the loop going, or an ending, or undefined to accept it. */
-  reviewFinal(text: string): string | TurnEnding | undefined;
-  /** The ending when the round budget runs out; undefined lets the loop give a final answer without tools. */
-  onRoundBudgetExhausted(): TurnEnding | undefined;
-  /** Tool results compaction must keep whole (the current step's instructions). */
-  protectedToolUseIds(): ReadonlySet<string>;
-  /** A note for the model before the next call (a plan deadline that passed), or undefined. */
-  beforeRound?(): string | undefined;
-}
-
-export const noGuard: LoopGuard = {
-  reviewFinal: () => undefined,
-  onRoundBudgetExhausted: () => undefined,
-  protectedToolUseIds: () => new Set(),
-};
+import type { TurnRun } from './turn-run';
 
 export interface LoopContext {
   run: TurnRun;
   system: TextBlock[];
   tools: Map<string, TurnTool>;
-  guard: LoopGuard;
 }
 
 /**
- * The agent loop: call the model, answer its tool calls in order, again, until it answers without tools. Every
- * stop reason ends in a deliberate state; the model's errors are the caller's to map.
+ * The agent loop: call the model, answer its tool calls in order, again, until it answers without tools. The policy
+ * (run.decide) rules each round, each tool call and the final answer; every stop reason ends in a deliberate state;
+ * the model's errors are the caller's to map.
  */
 export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
   const { run } = context;
   const definitions = [...context.tools.values()].map((tool) => tool.definition);
-  let roundsSinceHuman = 0;
   let emptyRetries = 0;
   let continuations = 0;
   const answerParts: string[] = [];
 
   for (;;) {
-    if (roundsSinceHuman >= run.settings.maxRounds) return await roundBudgetExhausted(context, definitions);
-    const note = context.guard.beforeRound?.();
-    if (note) appendUserText(run.messages, note);
+    const round = run.decide({ type: 'round.starting', at: Date.now() });
+    if (round.kind === 'end') return await endTurn(context, definitions, round);
+    if (round.kind === 'allow' && round.note) appendUserText(run.messages, round.note);
     compactIfNeeded(context, definitions);
-    const response = await callModel(run, { system: context.system, tools: definitions, purpose: `round ${roundsSinceHuman + 1}` });
-    roundsSinceHuman++;
+    const response = await callModel(run, { system: context.system, tools: definitions, purpose: `round ${run.policy.roundsSinceHuman}` });
     const kind = responseKind(response);
 
     if (kind === 'refused') {
@@ -100,18 +73,16 @@ export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
       if (text.trim()) run.emit({ type: 'message', text });
       const dispatched = await dispatchToolCalls(toolUsesOf(response.content), context.tools, run);
       run.messages.push({ role: 'user', content: dispatched.results });
-      if (dispatched.humanDecision) roundsSinceHuman = 0;
-      if (dispatched.endTurn) return run.finish(dispatched.endTurn);
-      if (dispatched.cancelled) return await explainCancellation(context, definitions);
+      if (dispatched.end) return await endTurn(context, definitions, dispatched.end);
       continue;
     }
 
-    const verdict = context.guard.reviewFinal(text);
-    if (typeof verdict === 'string') {
-      appendUserText(run.messages, verdict);
+    const verdict = run.decide({ type: 'final.proposed' });
+    if (verdict.kind === 'refuse') {
+      appendUserText(run.messages, verdict.message);
       continue;
     }
-    if (verdict) return run.finish(verdict);
+    if (verdict.kind === 'end') return await endTurn(context, definitions, verdict);
     answerParts.push(text);
     return finishWithAnswer(context, answerParts.join(''));
   }
@@ -143,35 +114,28 @@ function compactIfNeeded(context: LoopContext, definitions: ToolDefinition[]): v
   const compacted = compactMessages(run.messages, {
     targetTokens: Math.floor(budget * 0.6) - fixed,
     keepRecentMessages: 2,
-    protectedToolUseIds: context.guard.protectedToolUseIds(),
+    protectedToolUseIds: protectedToolUseIds(run.policy),
     charsPerToken: run.charsPerToken,
   });
   run.messages = compacted.messages;
 }
 
-async function roundBudgetExhausted(context: LoopContext, definitions: ToolDefinition[]): Promise<TurnResult> {
-  const ending = context.guard.onRoundBudgetExhausted();
-  if (ending) return context.run.finish(ending);
+/** Ends the turn as the policy says; when it grants a last word, one more model call without tools gives the output. */
+async function endTurn(context: LoopContext, definitions: ToolDefinition[], end: End): Promise<TurnResult> {
   const { run } = context;
-  run.messages = compactMessages(run.messages, {
-    targetTokens: 0,
-    keepRecentMessages: 2,
-    protectedToolUseIds: context.guard.protectedToolUseIds(),
-    charsPerToken: run.charsPerToken,
-  }).messages;
-  const text = await lastWordWithoutTools(context, definitions, roundBudgetGuidance, 'final answer without tools');
-  return finishWithAnswer(context, text || emptyRecoveryAnswer, 'max_rounds');
-}
-
-async function explainCancellation(context: LoopContext, definitions: ToolDefinition[]): Promise<TurnResult> {
-  const text = await lastWordWithoutTools(context, definitions, cancelledGuidance, 'explain the cancellation');
-  if (text) context.run.emit({ type: 'message', text });
-  return context.run.finish({ status: 'cancelled', reason: 'cancelled_by_user', output: text || undefined });
-}
-
-/** One more model call that may see the tools (the history holds tool calls) but not use them. */
-async function lastWordWithoutTools(context: LoopContext, definitions: ToolDefinition[], guidance: string, purpose: string): Promise<string> {
-  appendUserText(context.run.messages, guidance);
-  const response = await callModel(context.run, { system: context.system, tools: definitions, toolChoice: 'none', purpose });
-  return textOf(response.content);
+  if (!end.lastWord) return run.finish(end.ending);
+  const { guidance, purpose, fallback, compact } = end.lastWord;
+  if (compact) {
+    run.messages = compactMessages(run.messages, {
+      targetTokens: 0,
+      keepRecentMessages: 2,
+      protectedToolUseIds: protectedToolUseIds(run.policy),
+      charsPerToken: run.charsPerToken,
+    }).messages;
+  }
+  appendUserText(run.messages, guidance);
+  const response = await callModel(run, { system: context.system, tools: definitions, toolChoice: 'none', purpose });
+  const output = textOf(response.content) || fallback;
+  if (output) run.emit({ type: 'message', text: output });
+  return run.finish({ ...end.ending, ...(output ? { output } : {}) });
 }

@@ -14,6 +14,7 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
+import { migratePlanCarry } from '../core/policy';
 import { turnWorkflowId, type Exchange, type PlanCarry, type TurnResult } from '../core/turn';
 import { closeSessionUpdate, sessionStateQuery, startTurnUpdate, turnEndedSignal } from './definitions';
 import { searchAttributes } from './search-attributes';
@@ -36,11 +37,12 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
   };
   setHandler(sessionStateQuery, () => state);
 
-  let plan: PlanCarry | undefined = input.plan;
+  // Carries are read in any shape skillflow wrote (a run continued as new, or a turn of older code, may hold an old one).
+  let plan: PlanCarry | undefined = migratePlanCarry(input.plan);
   const recordEnd = (record: TurnRecord, result: Pick<TurnResult, 'status' | 'reason' | 'output' | 'error'> & { plan?: PlanCarry }) => {
     if (record.endedAt) return;
     const { plan: carried, ...ending } = result;
-    if ('turnId' in result) plan = carried;
+    if ('turnId' in result) plan = migratePlanCarry(carried);
     Object.assign(record, pickEnding(ending), { endedAt: new Date().toISOString() });
     if (state.activeTurnId === record.id) state.activeTurnId = undefined;
   };

@@ -1,61 +1,65 @@
 import { isCancellation } from '@temporalio/workflow';
 import type { ToolResultBlock, ToolUseBlock } from '../core/messages';
-import type { TurnEnding, TurnRun } from './turn-run';
-import { toolError, type ToolOutcome, type TurnTool } from './tool-types';
+import type { End, Verdict } from '../core/policy';
+import { askHuman } from './checkpoint-desk';
+import { toolError, type ToolAnswer, type TurnTool } from './tool-types';
+import type { TurnRun } from './turn-run';
 
 export interface DispatchResult {
   results: ToolResultBlock[];
-  cancelled: boolean;
-  humanDecision: boolean;
-  endTurn?: TurnEnding;
+  /** The policy ended the turn during these calls (a cancel, an expiry, too many violations). */
+  end?: End;
 }
 
 const skipped = JSON.stringify({ skipped: 'turn cancelled' });
 
 /**
- * Answers every tool call of a response, in order. Unknown tools and failing tools become error results the model
- * sees; after a cancel the remaining calls are answered as skipped.
+ * Answers every tool call of a response, in order, as the policy rules: a refused call is an error result the model
+ * sees, an allowed one runs (or asks a human), and once the policy ends the turn the remaining calls are skipped.
  */
 export async function dispatchToolCalls(calls: ToolUseBlock[], tools: Map<string, TurnTool>, run: TurnRun): Promise<DispatchResult> {
   const results: ToolResultBlock[] = [];
-  let cancelled = false;
-  let humanDecision = false;
-  let endTurn: TurnEnding | undefined;
+  let end: End | undefined;
   for (const call of calls) {
-    if (cancelled || endTurn) {
+    if (end) {
       results.push({ type: 'tool_result', tool_use_id: call.id, content: skipped });
       continue;
     }
     const tool = tools.get(call.name);
     const skill = tool?.isSkill ? { isSkill: true, depth: 1, input: call.input } : {};
     run.emit({ type: 'tool.start', name: call.name, args: call.input, callId: call.id, ...skill });
-    const outcome = tool ? await runSafely(tool, call, run) : unknownTool(call.name, tools);
+    const verdict = run.decide({ type: 'tool.requested', at: Date.now(), call: { id: call.id, name: call.name, input: call.input } });
+    const answered = verdict.kind === 'allow' && verdict.ask ? await askHuman(run, verdict.ask) : verdict;
+    const answer = await answerOf(answered, tool, call, run);
     run.emit({
       type: 'tool.end',
       name: call.name,
-      result: outcome.result ?? outcome.content,
+      result: answer.result ?? answer.content,
       callId: call.id,
-      isError: outcome.isError,
+      isError: answer.isError,
       ...(tool?.isSkill ? { isSkill: true, depth: 1 } : {}),
     });
-    results.push({ type: 'tool_result', tool_use_id: call.id, content: outcome.content, ...(outcome.isError ? { is_error: true } : {}) });
-    cancelled = outcome.cancelled === true;
-    endTurn = outcome.endTurn;
-    humanDecision ||= outcome.humanDecision === true;
+    results.push({ type: 'tool_result', tool_use_id: call.id, content: answer.content, ...(answer.isError ? { is_error: true } : {}) });
+    if (answered.kind === 'end') end = answered;
   }
-  return { results, cancelled, humanDecision, endTurn };
+  return { results, end };
 }
 
-async function runSafely(tool: TurnTool, call: ToolUseBlock, run: TurnRun): Promise<ToolOutcome> {
-  try {
-    return await tool.run(call.input, call, run);
-  } catch (err) {
-    if (isCancellation(err)) throw err;
-    const message = err instanceof Error ? err.message : String(err);
-    return toolError(`${call.name} failed: ${message}`);
+/** The tool result for a verdict: a human's decision (or its absence), a refusal, or what the tool itself returns. */
+async function answerOf(verdict: Verdict, tool: TurnTool | undefined, call: ToolUseBlock, run: TurnRun): Promise<ToolAnswer> {
+  switch (verdict.kind) {
+    case 'refuse':
+      return toolError(verdict.message);
+    case 'end':
+      return verdict.result !== undefined ? { content: JSON.stringify(verdict.result), isError: false, result: verdict.result } : toolError(verdict.ending.error?.message ?? 'The turn ended.');
+    case 'allow':
+      if (verdict.result !== undefined) return { content: JSON.stringify(verdict.result), isError: false, result: verdict.result };
+      if (!tool?.run) return toolError(`${call.name} cannot be run here.`);
+      try {
+        return await tool.run({ id: call.id, name: call.name, input: call.input }, run);
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        return toolError(`${call.name} failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
   }
-}
-
-function unknownTool(name: string, tools: Map<string, TurnTool>): ToolOutcome {
-  return toolError(`There is no tool named "${name}". Available tools: ${[...tools.keys()].join(', ') || 'none'}.`);
 }

@@ -1,20 +1,27 @@
-import { setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { upsertSearchAttributes } from '@temporalio/workflow';
+import type { CheckpointDecision } from '../core/checkpoints';
 import type { TurnEventBody } from '../core/events';
 import { EventLog } from '../core/event-log';
 import type { ChatMessage } from '../core/messages';
 import { addUsage, zeroUsage, type Usage } from '../core/model';
-import { terminalStatuses, type TurnInput, type TurnResult, type TurnState, type TurnStatus } from '../core/turn';
-import { turnEventsQuery, turnStateQuery } from './definitions';
+import { carryOf, migratePlanCarry, newPolicyState, positionOf, reducePolicy, type PlanCarry, type PolicyEvent, type PolicyState, type Verdict } from '../core/policy';
+import { emptySkillTurnState, type SkillTurnState } from '../core/skills';
+import { terminalStatuses, type TurnEnding, type TurnInput, type TurnResult, type TurnState, type TurnStatus } from '../core/turn';
 import { searchAttributes } from './search-attributes';
 import { liveSink } from './sinks';
 
-export type TurnEnding = Omit<TurnResult, 'turnId' | 'usage'>;
-
-/** A turn's live state: its messages, its event log, its status, and the queries that expose them. */
+/** A turn's live state: its messages, its event log, its status, its policy and the skills it has pinned. */
 export class TurnRun {
   readonly log = new EventLog(() => new Date().toISOString());
   readonly state: TurnState;
   messages: ChatMessage[];
+  /** The turn's policy (core/policy): changed only by `decide`. */
+  policy: PolicyState = newPolicyState();
+  private policyStarted = false;
+  /** The skills loaded in this turn, pinned: load_skill, load_subskill and read_file serve these. */
+  pinned: SkillTurnState = emptySkillTurnState();
+  /** The human's decision on the open checkpoint, set by the signal or update handler and taken by askHuman. */
+  decision: CheckpointDecision | undefined;
   private ending: TurnEnding | undefined;
   /** Characters per token, calibrated with the usage each response reports. */
   charsPerToken = 3.5;
@@ -37,13 +44,30 @@ export class TurnRun {
       updatedAt: new Date().toISOString(),
     };
     this.messages = initialMessages(input);
-    setHandler(turnStateQuery, () => this.state);
-    setHandler(turnEventsQuery, (afterOffset: number) => this.log.after(afterOffset));
     this.emit({ type: 'status', status: 'running' });
   }
 
   get settings() {
     return this.input.settings;
+  }
+
+  /** Applies a policy event: the policy's new state is kept, its position published, and its verdict returned. */
+  decide(event: PolicyEvent): Verdict {
+    const { state, verdict } = reducePolicy(this.policy, event);
+    this.policy = state;
+    this.policyStarted = true;
+    this.publishPosition();
+    return verdict;
+  }
+
+  /** What the policy would say to an event, without applying it (update validators). */
+  preview(event: PolicyEvent): Verdict {
+    return reducePolicy(this.policy, event).verdict;
+  }
+
+  /** What the session keeps for the next turn (what it was given, if the policy never started). */
+  carry(): PlanCarry | undefined {
+    return this.policyStarted ? carryOf(this.policy, this.pinned.loaded) : migratePlanCarry(this.input.resume);
   }
 
   emit(event: TurnEventBody): void {
@@ -83,6 +107,21 @@ export class TurnRun {
     if (ending.status === 'completed') this.emit({ type: 'done', output: ending.output ?? '' });
     else if (ending.status === 'cancelled') this.emit({ type: 'cancelled', reason: ending.reason ?? 'cancelled' });
     else this.emit({ type: 'error', code: ending.error?.code ?? 'failed', message: ending.error?.message ?? 'The turn failed.' });
+  }
+
+  /** The plan's position, everywhere an operator or client looks: turn state, step events, search attributes. */
+  private publishPosition(): void {
+    const { skill, step, remaining } = positionOf(this.policy);
+    const state = this.state;
+    if (state.skill === skill && state.step === step && state.remaining.join() === remaining.join()) return;
+    state.skill = skill;
+    state.step = step;
+    state.remaining = remaining;
+    upsertSearchAttributes([
+      { key: searchAttributes.skill, value: skill },
+      { key: searchAttributes.step, value: step },
+    ]);
+    if (skill) this.emit({ type: 'step', skill, step, remaining });
   }
 }
 

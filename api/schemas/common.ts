@@ -12,6 +12,17 @@ export const ErrorBody = Type.Object(
       code: Type.String({ description: 'Stable, machine-readable: not_found, unauthorized, rate_limited, ...' }),
       message: Type.String({ description: 'For humans; says what to change when the caller can fix it.' }),
       requestId: Type.String({ description: 'The request\'s id, as in the x-request-id header: quote it when reporting a problem' }),
+      details: Type.Optional(
+        Type.Array(
+          Type.Object({
+            path: Type.String({ description: 'Where in the request, e.g. overrides.question_count' }),
+            rule: Type.String({ description: 'The rule broken: type, enum, minimum, maximum, required, additionalProperties, ...' }),
+            allowed: Type.Optional(Type.Unknown({ description: 'What the rule allows: a type, the enum values, {minimum, maximum}, the names allowed' })),
+            message: Type.String(),
+          }),
+          { description: 'invalid_decision: every problem found, one per entry' },
+        ),
+      ),
     }),
   },
   { $id: 'Error', description: 'Every error the API answers with has this shape.' },

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { checkpointActions } from '../checkpoints';
+import { checkpointActions, maxNoteLength } from '../checkpoints';
+import type { JsonSchema } from '../json-validator';
 import { Nullable, Timestamp } from './common';
 
 export const CheckpointKind = Type.Union([Type.Literal('approval'), Type.Literal('question')]);
@@ -13,8 +14,18 @@ export const PendingCheckpoint = Type.Object({
   name: Type.String({ description: 'The checkpoint name, e.g. exam_params' }),
   kind: CheckpointKind,
   summary: Type.String({ description: 'What the human is asked to decide or answer' }),
-  params: Nullable(Type.Record(Type.String(), Type.Unknown(), { description: 'Proposed parameters (approval); modify overrides them' })),
+  params: Nullable(
+    Type.Record(Type.String(), Type.Unknown(), { description: 'Proposed parameters (approval), with the declared defaults filled in for those left out; modify overrides them' }),
+  ),
+  paramsSchema: Nullable(
+    Type.Unsafe<JsonSchema>({
+      type: 'object',
+      additionalProperties: true,
+      description: "JSON Schema that modify's overrides must satisfy: the params the skill declares (types, ranges, enums), or else the proposed keys and JSON types",
+    }),
+  ),
   options: Nullable(Type.Array(Type.String(), { description: 'Choices offered; choose returns one exactly as written' })),
+  actions: Type.Array(CheckpointAction, { description: 'The actions an answer may take: approve, modify, cancel (approval) or answer, cancel (question), and choose when there are options' }),
   requestedAt: Timestamp,
   expiresAt: Nullable({ ...Timestamp, description: 'null: waits as long as the turn lives' }),
 });
@@ -24,7 +35,16 @@ export type PendingCheckpoint = Static<typeof PendingCheckpoint>;
 export const CheckpointAnswer = Type.Object(
   {
     action: CheckpointAction,
-    overrides: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'modify: new values for the checkpoint\'s params' })),
+    overrides: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), { description: "modify: new values for the checkpoint's params, checked against pendingCheckpoint.paramsSchema" }),
+    ),
+    note: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: maxNoteLength,
+        description: 'modify: the change in your own words ("make it 15 questions, no essays"), alone or with overrides; the model receives it',
+      }),
+    ),
     choice: Type.Optional(Type.String({ description: 'choose: one of the options, exactly as offered' })),
     answer: Type.Optional(Type.String({ description: 'answer: free text' })),
   },

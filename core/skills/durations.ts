@@ -12,3 +12,16 @@ export function parseDuration(text: unknown): number | null {
   for (const [, amount, unit] of text.matchAll(/(\d+)(ms|s|m|h|d)/g)) total += Number(amount) * unitMs[unit];
   return total > 0 && Number.isSafeInteger(total) ? total : null;
 }
+
+/** 5400000 -> "1h30m"; the inverse of parseDuration for whole units. */
+export function formatDuration(ms: number): string {
+  const parts: string[] = [];
+  let rest = ms;
+  for (const unit of ['d', 'h', 'm', 's'] as const) {
+    const amount = Math.floor(rest / unitMs[unit]);
+    if (amount > 0) parts.push(`${amount}${unit}`);
+    rest -= amount * unitMs[unit];
+  }
+  if (rest > 0 || parts.length === 0) parts.push(`${rest}ms`);
+  return parts.join('');
+}

@@ -35,16 +35,26 @@ export interface SkillToolOutcome {
   state: SkillTurnState;
 }
 
+/** load_skill's I/O: the pinned snapshot, or the one the port fetches; a result instead when the input is wrong. */
+export async function fetchSkill(input: unknown, context: Pick<SkillToolContext, 'skills' | 'state' | 'ports'>): Promise<{ snapshot: SkillSnapshot } | { result: ToolResult }> {
+  try {
+    const step = prepareLoadSkill(input, context.skills, context.state);
+    if (step.kind === 'fetch') return { snapshot: await context.ports.loadSkillSnapshot({ name: step.name }) };
+    return step.snapshot ? { snapshot: step.snapshot } : { result: step.result };
+  } catch (error) {
+    return { result: toolError(`${SkillToolName.loadSkill} failed: ${describeError(error)}`) };
+  }
+}
+
 /** Runs one skill tool call. Never throws: every failure becomes an error result the model sees. */
 export async function runSkillTool(call: { name: string; input: unknown }, context: SkillToolContext): Promise<SkillToolOutcome> {
   const { state } = context;
   try {
     switch (call.name) {
       case SkillToolName.loadSkill: {
-        const step = prepareLoadSkill(call.input, context.skills, state);
-        if (step.kind === 'done') return { result: step.result, state: step.snapshot ? pinSkill(state, step.snapshot) : state };
-        const snapshot = await context.ports.loadSkillSnapshot({ name: step.name });
-        return { result: loadSkillResult(snapshot, context.allowedNext?.(snapshot)), state: pinSkill(state, snapshot) };
+        const fetched = await fetchSkill(call.input, context);
+        if ('result' in fetched) return { result: fetched.result, state };
+        return { result: loadSkillResult(fetched.snapshot, context.allowedNext?.(fetched.snapshot)), state: pinSkill(state, fetched.snapshot) };
       }
       case SkillToolName.loadSubskill:
         return { result: loadSubskillResult(call.input, state), state };

@@ -32,7 +32,7 @@ export const emptySidecar = (): SidecarSpec => ({
   parameters: [],
   output: [],
   checkpoints: [],
-  freeCheckpoints: { ttlMs: null, onTimeout: 'cancel' },
+  freeCheckpoints: null,
   deadlines: [],
   stepLimits: [],
   limits: { maxIterations: null, timeoutMs: null },
@@ -158,9 +158,9 @@ function checkRoutes(value: unknown, path: string, report: Report): RouteOption[
 export const freeCheckpointKeys = ['ttl', 'on-timeout'] as const;
 export const freeCheckpointPolicies = ['cancel', 'skip'] as const;
 
-function checkFreeCheckpoints(value: unknown, report: Report): FreeCheckpointPolicy {
+function checkFreeCheckpoints(value: unknown, report: Report): FreeCheckpointPolicy | null {
   const map = mapOf(value, 'free-checkpoints', 'free-checkpoints: { ttl: 15m, on-timeout: skip }', report);
-  if (!map) return { ttlMs: null, onTimeout: 'cancel' };
+  if (!map) return null;
   unknownKeys(map, freeCheckpointKeys, 'free-checkpoints', report);
   const { ttlMs, onTimeout } = ttlAndPolicy(map, 'free-checkpoints', freeCheckpointPolicies, report);
   return { ttlMs, onTimeout };

@@ -6,8 +6,6 @@ export const SkillToolName = {
   listSkills: 'list_skills',
 } as const;
 
-export type SkillToolNameValue = (typeof SkillToolName)[keyof typeof SkillToolName];
-
 export const skillToolNames: readonly string[] = Object.values(SkillToolName);
 
 /** The human-in-the-loop tool that skills name in their instructions (defined by the orchestrator). */
@@ -15,7 +13,3 @@ export const humanApprovalToolName = 'request_human_approval';
 
 /** Tools the engine offers in every turn, whatever a skill's tool list says. */
 export const engineToolNames: readonly string[] = [...skillToolNames, humanApprovalToolName];
-
-export function isSkillToolName(name: string): name is SkillToolNameValue {
-  return skillToolNames.includes(name);
-}

@@ -114,7 +114,8 @@ export interface SkillManifest {
   parameters: FieldSpec[];
   output: FieldSpec[];
   checkpoints: CheckpointSpec[];
-  freeCheckpoints: FreeCheckpointPolicy;
+  /** null: the skill says nothing about them, so the configured default applies. */
+  freeCheckpoints: FreeCheckpointPolicy | null;
   deadlines: DeadlineSpec[];
   stepLimits: StepLimit[];
   limits: SkillLimits;

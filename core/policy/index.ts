@@ -1,0 +1,7 @@
+export * from './carry';
+export * from './plan';
+export * from './reduce';
+export * from './scope';
+export * from './state';
+export * from './types';
+export * from './view';

@@ -1,0 +1,31 @@
+import { countRound } from './clock';
+import { roundBudgetEnd } from './endings';
+import { describeAllowed, isUnfinished, passDeadline, remainingSteps } from './plan';
+import type { PolicyState, Reduction } from './types';
+import { allow, violation } from './verdicts';
+
+/**
+ * Before each model call: the round budget between two human decisions, the active skill's limits, and the plan's
+ * deadline. And the model's final answer, which an unfinished plan refuses.
+ */
+export function onRoundStarting(state: PolicyState, at: number): Reduction {
+  if (state.roundsSinceHuman >= state.settings.maxRounds) {
+    return { state, verdict: roundBudgetEnd(isUnfinished(state.plan) ? state.plan : null) };
+  }
+  const counted = countRound(state, at);
+  if (counted.end) return { state: counted.state, verdict: counted.end };
+  const next = { ...counted.state, roundsSinceHuman: counted.state.roundsSinceHuman + 1 };
+  if (!next.plan) return allow(next);
+  const passed = passDeadline(next.plan, at);
+  return allow({ ...next, plan: passed.plan }, passed.message ? { note: passed.message } : {});
+}
+
+export function onFinalProposed(state: PolicyState): Reduction {
+  const { plan } = state;
+  if (!isUnfinished(plan)) return allow(state);
+  return violation(
+    state,
+    `Your answer cannot be accepted yet: the plan of skill ${plan.skill} is not complete. ` +
+      `Remaining: ${remainingSteps(plan).join(' → ')}. Allowed next: ${describeAllowed(plan)}. Continue with the plan.`,
+  );
+}

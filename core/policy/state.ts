@@ -1,0 +1,41 @@
+import { defaultTurnSettings } from '../settings';
+import type { PolicyRules, PolicySettings, PolicyState } from './types';
+
+/** The rules of code that started before each rule existed: what turns already running keep. */
+export const legacyRules: PolicyRules = { skillLimits: false, refusedCheckpointsEndTurn: false, declaredCheckpoints: false, routeScopedToPlan: false };
+export const currentRules: PolicyRules = { skillLimits: true, refusedCheckpointsEndTurn: true, declaredCheckpoints: true, routeScopedToPlan: true };
+
+/**
+ * The `patched()` id of each rule. A turn reads them once, when it starts: true for turns started by this code, false
+ * for turns started before it (replayed from their history), which keep the old rule to the end (docs/operators.md).
+ */
+export const rulePatches: Record<keyof PolicyRules, string> = {
+  skillLimits: 'skill-limits',
+  refusedCheckpointsEndTurn: 'refused-checkpoints-end-turn',
+  declaredCheckpoints: 'declared-checkpoint-params',
+  routeScopedToPlan: 'route-scoped-to-plan',
+};
+
+export function policySettingsOf(settings: PolicySettings): PolicySettings {
+  const { maxRounds, maxPlanViolations, checkpointTtlMs, checkpointOnTimeout } = settings;
+  return { maxRounds, maxPlanViolations, checkpointTtlMs, checkpointOnTimeout };
+}
+
+/** A turn's policy before its `turn.started` event. */
+export function newPolicyState(): PolicyState {
+  return {
+    rules: currentRules,
+    settings: policySettingsOf(defaultTurnSettings),
+    catalog: [],
+    plan: null,
+    route: null,
+    active: null,
+    usage: {},
+    clockSince: null,
+    violations: 0,
+    roundsSinceHuman: 0,
+    checkpointCount: 0,
+    open: null,
+    instructions: {},
+  };
+}

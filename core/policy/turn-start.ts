@@ -1,0 +1,36 @@
+import { activate } from './clock';
+import { isUnfinished, resumeNote } from './plan';
+import type { PolicyEvent, PolicyState, Reduction } from './types';
+import { newPolicyState } from './state';
+import { allow } from './verdicts';
+
+type TurnStarted = Extract<PolicyEvent, { type: 'turn.started' }>;
+
+/**
+ * A turn starts with the rules of its code, its settings, the catalog, and what the session's previous turn carried:
+ * an unfinished plan resumes (its skill active from now), and a routing choice is passed on.
+ */
+export function onTurnStarted(event: TurnStarted): Reduction {
+  const { rules, settings, catalog, carry, at } = event;
+  let state: PolicyState = { ...newPolicyState(), rules, settings, catalog };
+  if (!carry) return allow(state);
+  const notes: string[] = [];
+  const plan = rules.routeScopedToPlan && !isUnfinished(carry.plan) ? null : carry.plan;
+  if (plan) {
+    state = { ...state, plan };
+    const snapshot = carry.snapshots.find((candidate) => candidate.name === plan.skill);
+    if (snapshot) state = activate(state, snapshot.manifest, at);
+    notes.push(resumeNote(plan));
+  }
+  const { route } = carry;
+  if (route && !rules.routeScopedToPlan) {
+    state = { ...state, route };
+    if (!plan) notes.push(`At ${route.from} the human chose ${route.skill ?? 'to stop'}.`);
+  } else if (route?.skill) {
+    notes.push(
+      `In the previous turn, at ${route.from}, the human chose ${route.skill} as the next skill and it was not loaded yet. ` +
+        `If the user's message goes on from there, load it with load_skill; otherwise follow the new request.`,
+    );
+  }
+  return allow(state, notes.length > 0 ? { note: notes.join('\n\n') } : {});
+}

@@ -1,0 +1,199 @@
+import type { CheckpointAction, CheckpointDecision, CheckpointKind, DecisionProblem } from '../checkpoints';
+import type { JsonSchema } from '../json-validator';
+import type { PlanSymbol } from '../skills/plan-ast';
+import type { PlanAutomaton, PlanState } from '../skills/plan-automaton';
+import type { CheckpointSpec, DeadlineSpec, FreeCheckpointPolicy, OnTimeout, SkillLimits, SkillManifest, SkillSnapshot } from '../skills/types';
+import type { TurnSettings } from '../settings';
+import type { TurnEnding } from '../turn';
+
+/**
+ * The turn's policy as plain JSON: a reducer `(state, event) -> { state, verdict }` (reduce.ts) decides everything
+ * the model may or may not do, and the workflow only applies its verdicts. Nothing here knows about Temporal.
+ */
+
+/** A skill's declared plan as a state machine the model cannot talk its way around. */
+export interface ActivePlan {
+  skill: string;
+  automaton: PlanAutomaton;
+  position: PlanState;
+  /** The step or checkpoint taken last; null before the first. */
+  current: string | null;
+  stepRuns: Record<string, number>;
+  stepLimits: Record<string, number>;
+  checkpoints: CheckpointSpec[];
+  deadlines: DeadlineSpec[];
+  /** Epoch ms at which the plan jumps, and where to; set when the deadline's source checkpoint is resolved. */
+  deadline: { atMs: number; jumpTo: string } | null;
+  deadlinePassed: boolean;
+}
+
+/** A routing checkpoint's outcome: the skill the human chose (null: stop, only the final answer is allowed). */
+export interface Route {
+  skill: string | null;
+  from: string;
+}
+
+/** The skill in force: the one loaded last (or whose plan a turn resumed). Its limits count while it is active. */
+export interface ActiveSkill {
+  name: string;
+  limits: SkillLimits;
+  checkpoints: CheckpointSpec[];
+  /** null: the skill says nothing, the configured default applies. */
+  freeCheckpoints: FreeCheckpointPolicy | null;
+}
+
+/** What of a manifest the policy keeps for the active skill (a manifest of older code may lack nullable fields). */
+export type SkillManifestLike = Pick<SkillManifest, 'name' | 'limits' | 'checkpoints' | 'freeCheckpoints'>;
+
+/** What a skill has used of its limits in this turn: model rounds and active time (human waits excluded). */
+export interface SkillUsage {
+  rounds: number;
+  activeMs: number;
+}
+
+/** The checkpoint the turn waits at, as the policy decided it. */
+export interface OpenCheckpoint {
+  id: string;
+  name: string;
+  kind: CheckpointKind;
+  params: Record<string, unknown> | null;
+  paramsSchema: JsonSchema | null;
+  options: string[] | null;
+  actions: CheckpointAction[];
+  onTimeout: OnTimeout;
+}
+
+/**
+ * Rules that changed while turns were running. A turn keeps the rules of the code it started on (the workflow reads
+ * them once with `patched()`, see rulePatches), so turns started before a change replay as they ran.
+ */
+export interface PolicyRules {
+  /** limits.max-iterations and limits.timeout end the turn. */
+  skillLimits: boolean;
+  /** A refused checkpoint request counts toward the violation limit and ends the turn there, like any other. */
+  refusedCheckpointsEndTurn: boolean;
+  /** Any active skill's declared checkpoints set their policy; proposed params are validated and defaulted. */
+  declaredCheckpoints: boolean;
+  /** A routing choice binds the turn of its plan only; "stop" is not carried, a chosen skill is a note next turn. */
+  routeScopedToPlan: boolean;
+}
+
+export type PolicySettings = Pick<TurnSettings, 'maxRounds' | 'maxPlanViolations' | 'checkpointTtlMs' | 'checkpointOnTimeout'>;
+
+export interface PolicyState {
+  rules: PolicyRules;
+  settings: PolicySettings;
+  /** The skills of the turn's catalog (by name). */
+  catalog: string[];
+  plan: ActivePlan | null;
+  route: Route | null;
+  active: ActiveSkill | null;
+  usage: Record<string, SkillUsage>;
+  /** When the active skill's clock last started; null while it is stopped (a human is asked, or no skill is active). */
+  clockSince: number | null;
+  violations: number;
+  roundsSinceHuman: number;
+  /** Checkpoints opened so far: ids are cp-1, cp-2, ... */
+  checkpointCount: number;
+  open: OpenCheckpoint | null;
+  /** The tool_use ids whose results hold the loaded skill's and the current step's instructions. */
+  instructions: { skill?: string; step?: string };
+}
+
+/** What a turn hands the session when it ends with a plan in progress (or a routing choice still to act on). */
+export interface PlanCarry {
+  version: 2;
+  plan: ActivePlan | null;
+  route: Route | null;
+  /** The pinned skills the plan needs, so the next turn serves the same content. */
+  snapshots: SkillSnapshot[];
+  /**
+   * The same plan and route in the shape of the code before the policy core, for its workers during a rolling
+   * deploy. Goes with the patches of state.ts (docs/operators.md).
+   */
+  orchestrator?: { plan: ActivePlan | null; route: Route | null; violations: number };
+}
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+/** What a finished tool call did, as far as the policy cares. */
+export type ToolOutcome =
+  | { kind: 'failed' }
+  | { kind: 'done' }
+  | { kind: 'skill.loaded'; manifest: SkillManifest }
+  | { kind: 'subskill.loaded'; skill: string; subskill: string };
+
+export type PolicyEvent =
+  | { type: 'turn.started'; at: number; rules: PolicyRules; settings: PolicySettings; catalog: string[]; carry?: PlanCarry }
+  /** Before each model call; also where an exhausted round budget and the skill limits are decided. */
+  | { type: 'round.starting'; at: number }
+  /** Every tool call, engine tools included; request_human_approval is how a checkpoint is requested. */
+  | { type: 'tool.requested'; at: number; call: ToolCall }
+  | { type: 'tool.finished'; at: number; call: ToolCall; outcome: ToolOutcome }
+  | { type: 'checkpoint.resolved'; at: number; decision: CheckpointDecision }
+  | { type: 'checkpoint.expired'; at: number }
+  | { type: 'final.proposed' };
+
+/** Everything the workflow needs to ask a human: the request as the policy shaped it, and how long it waits. */
+export interface CheckpointPlan {
+  id: string;
+  name: string;
+  kind: CheckpointKind;
+  summary: string;
+  params: Record<string, unknown> | null;
+  paramsSchema: JsonSchema | null;
+  options: string[] | null;
+  actions: CheckpointAction[];
+  ttlMs: number | null;
+  onTimeout: OnTimeout;
+}
+
+export interface Allow {
+  kind: 'allow';
+  /** Text for the model: after a tool result, or before the next model call. */
+  note?: string;
+  /** Wait for a human with this checkpoint before answering the tool call. */
+  ask?: CheckpointPlan;
+  /** The tool result of a resolved or expired checkpoint. */
+  result?: unknown;
+  /** What the plan allows now, for a freshly loaded skill's instructions. */
+  allowedNext?: PlanSymbol[];
+}
+
+export type RefusalCode = 'refused' | 'not_found' | 'not_pending' | 'invalid_decision';
+
+export interface Refuse {
+  kind: 'refuse';
+  message: string;
+  code: RefusalCode;
+  problems?: DecisionProblem[];
+}
+
+/** Before ending, one more model call without tools: its text is the output (or `fallback` when it says nothing). */
+export interface LastWord {
+  guidance: string;
+  /** What the model call is for, in the activity summary operators read. */
+  purpose: string;
+  fallback?: string;
+  /** Compact the conversation hard first (the round budget ran out, the context is likely full). */
+  compact?: boolean;
+}
+
+export interface End {
+  kind: 'end';
+  ending: TurnEnding;
+  lastWord?: LastWord;
+  /** The tool result of the call that ended the turn, when it has one (a cancelled or expired checkpoint). */
+  result?: unknown;
+}
+
+export type Verdict = Allow | Refuse | End;
+
+export interface Reduction {
+  state: PolicyState;
+  verdict: Verdict;
+}

@@ -1,0 +1,17 @@
+/**
+ * `npm run test:policy-coverage`: the turn policy's table-driven tests, which must cover every branch, line and
+ * function of core/policy/ and of the validator and checkpoint rules it uses. No Temporal server needed.
+ */
+const base = require('./jest.config');
+
+module.exports = {
+  ...base,
+  testMatch: ['**/test/policy.test.ts', '**/test/json-validator.test.ts'],
+  globalSetup: undefined,
+  globalTeardown: undefined,
+  collectCoverage: true,
+  coverageProvider: 'v8',
+  coverageDirectory: 'coverage/policy',
+  collectCoverageFrom: ['core/policy/**/*.ts', 'core/json-validator.ts', 'core/checkpoints.ts'],
+  coverageThreshold: { global: { branches: 100, functions: 100, lines: 100, statements: 100 } },
+};

@@ -1,0 +1,850 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { decisionProblems, type CheckpointDecision } from '../core/checkpoints';
+import {
+  allowedNow,
+  carryOf,
+  checkpointRefusal,
+  currentRules,
+  describeAllowed,
+  legacyRules,
+  migratePlanCarry,
+  newPolicyState,
+  passCheckpoint,
+  passDeadline,
+  pinnedSkillsOf,
+  policySettingsOf,
+  positionOf,
+  protectedToolUseIds,
+  reducePolicy,
+  remainingSteps,
+  resumeNote,
+  startSkillPlan,
+  stepRefusal,
+  takeStep,
+  toolsInScope,
+  type ActivePlan,
+  type PlanCarry,
+  type PolicyEvent,
+  type PolicyRules,
+  type PolicySettings,
+  type PolicyState,
+  type Verdict,
+} from '../core/policy';
+import { planSpecOf, type CheckpointSpec, type FieldSpec, type SkillManifest, type SkillSnapshot } from '../core/skills';
+
+/**
+ * The turn policy (core/policy) as a table: a state built from events, one more event, and the verdict and state it
+ * must give. `npm run test:policy-coverage` checks that these tests cover every branch of core/policy/.
+ */
+
+const t0 = 1_000_000;
+const settings: PolicySettings = { maxRounds: 5, maxPlanViolations: 3, checkpointTtlMs: null, checkpointOnTimeout: 'cancel' };
+const field = (name: string, spec: Partial<FieldSpec> & Pick<FieldSpec, 'type'>): FieldSpec => ({ name, description: name, required: true, ...spec });
+const checkpoint = (name: string, spec: Partial<CheckpointSpec> = {}): CheckpointSpec => ({
+  name,
+  kind: 'approval',
+  ttlMs: null,
+  onTimeout: 'cancel',
+  params: [],
+  routes: [],
+  inPlan: true,
+  ...spec,
+});
+
+function skill(name: string, plan: string | null, extra: Partial<SkillManifest> = {}): SkillManifest {
+  return {
+    name,
+    description: `${name} skill`,
+    license: null,
+    compatibility: null,
+    allowedTools: null,
+    metadata: {},
+    category: null,
+    tags: [],
+    version: null,
+    enabled: true,
+    plan: plan ? planSpecOf(plan) : null,
+    parameters: [],
+    output: [],
+    checkpoints: [],
+    freeCheckpoints: null,
+    deadlines: [],
+    stepLimits: [],
+    limits: { maxIterations: null, timeoutMs: null },
+    children: [],
+    tools: null,
+    subskills: [],
+    resources: [],
+    ...extra,
+  };
+}
+
+/** A small exam: params with a deadline, questions as free checkpoints, a step limit, routing, limits. */
+const exam = skill('exam', 'checkpoint:setup ask grade+ report checkpoint:route', {
+  checkpoints: [
+    checkpoint('setup', {
+      ttlMs: 60_000,
+      params: [
+        field('count', { type: 'integer', minimum: 1, maximum: 50, default: 10, required: false }),
+        field('minutes', { type: 'integer', minimum: 1, maximum: 240, default: 30, required: false }),
+        field('topics', { type: 'array', items: 'string' }),
+      ],
+    }),
+    checkpoint('route', {
+      ttlMs: 3_600_000,
+      onTimeout: 'skip',
+      routes: [
+        { id: 'coach', label: '→ coach', skill: 'coach' },
+        { id: 'stop', label: 'Stop here', skill: null },
+      ],
+    }),
+  ],
+  freeCheckpoints: { ttlMs: 15 * 60_000, onTimeout: 'skip' },
+  deadlines: [{ source: { kind: 'param', checkpoint: 'setup', param: 'minutes', unit: 'minutes' }, jumpTo: 'report' }],
+  stepLimits: [{ step: 'grade', maxRuns: 2 }],
+});
+const limited = skill('limited', 'a b', { limits: { maxIterations: 2, timeoutMs: null } });
+const gate = skill('gate', 'checkpoint:go a');
+const coach = skill('coach', 'checkpoint:focus drill', { checkpoints: [checkpoint('focus', { onTimeout: 'approve-defaults', ttlMs: 1_000, params: [field('depth', { type: 'string', enum: ['refresh', 'deep'], default: 'deep', required: false })] })] });
+const writer = skill('writer', null, {
+  checkpoints: [checkpoint('draft_ok', { inPlan: false, ttlMs: 5_000, onTimeout: 'skip', params: [field('tone', { type: 'string', enum: ['formal', 'casual'] })] })],
+  limits: { maxIterations: null, timeoutMs: 2_000 },
+});
+const timed = skill('timed', 'intro work+ wrap', { deadlines: [{ source: { kind: 'fixed', ms: 60_000 }, jumpTo: 'wrap' }] });
+const snapshotOf = (manifest: SkillManifest): SkillSnapshot => ({ name: manifest.name, hash: `hash-${manifest.name}`, manifest, body: 'body', subskills: [] });
+
+// Events, short.
+const started = (extra: Partial<Extract<PolicyEvent, { type: 'turn.started' }>> = {}): PolicyEvent => ({
+  type: 'turn.started',
+  at: t0,
+  rules: currentRules,
+  settings,
+  catalog: ['exam', 'coach', 'writer', 'timed'],
+  ...extra,
+});
+let callCount = 0;
+const call = (name: string, input: unknown = {}) => ({ id: `toolu_${++callCount}`, name, input });
+const requested = (name: string, input: unknown = {}, at = t0): PolicyEvent => ({ type: 'tool.requested', at, call: call(name, input) });
+const loaded = (manifest: SkillManifest, at = t0, id?: string): PolicyEvent => ({
+  type: 'tool.finished',
+  at,
+  call: { ...call('load_skill', { name: manifest.name }), ...(id ? { id } : {}) },
+  outcome: { kind: 'skill.loaded', manifest },
+});
+const stepped = (skillName: string, subskill: string, at = t0): PolicyEvent => ({
+  type: 'tool.finished',
+  at,
+  call: call('load_subskill', { skill: skillName, subskill }),
+  outcome: { kind: 'subskill.loaded', skill: skillName, subskill },
+});
+const ask = (name: string, extra: Record<string, unknown> = {}, at = t0): PolicyEvent =>
+  requested('request_human_approval', { checkpoint: name, summary: `About ${name}`, kind: 'approval', ...extra }, at);
+const question = (name: string, at = t0): PolicyEvent => requested('request_human_approval', { checkpoint: name, summary: name, kind: 'question' }, at);
+const resolved = (id: string, decision: Omit<CheckpointDecision, 'checkpointId'>, at = t0): PolicyEvent => ({
+  type: 'checkpoint.resolved',
+  at,
+  decision: { checkpointId: id, ...decision } as CheckpointDecision,
+});
+const expired = (at = t0): PolicyEvent => ({ type: 'checkpoint.expired', at });
+const round = (at = t0): PolicyEvent => ({ type: 'round.starting', at });
+const final: PolicyEvent = { type: 'final.proposed' };
+
+/** Applies events in order; returns the last state and every verdict. */
+function apply(events: PolicyEvent[], state = newPolicyState()): { state: PolicyState; verdicts: Verdict[] } {
+  const verdicts: Verdict[] = [];
+  for (const event of events) {
+    const reduction = reducePolicy(state, event);
+    state = reduction.state;
+    verdicts.push(reduction.verdict);
+  }
+  return { state, verdicts };
+}
+
+const examUntilQuestions = (at = t0): PolicyEvent[] => [
+  started(),
+  loaded(exam, at),
+  ask('setup', { params: { topics: ['trees'] } }, at),
+  resolved('cp-1', { action: 'approve' }, at),
+  stepped('exam', 'ask', at),
+];
+const examUntilRoute = (): PolicyEvent[] => [...examUntilQuestions(), stepped('exam', 'grade'), stepped('exam', 'report'), ask('route')];
+
+interface Case {
+  name: string;
+  given: PolicyEvent[];
+  when: PolicyEvent;
+  verdict: Record<string, unknown>;
+  /** Keys the verdict must not have. */
+  without?: string[];
+  state?: Record<string, unknown>;
+}
+
+const cases: Case[] = [
+  // turn.started
+  { name: 'a fresh turn has nothing to resume', given: [], when: started(), verdict: { kind: 'allow' }, state: { plan: null, route: null, active: null, catalog: ['exam', 'coach', 'writer', 'timed'] } },
+
+  // round.starting: budget, limits, deadline
+  { name: 'a round with no skill active is just counted', given: [started()], when: round(), verdict: { kind: 'allow' }, state: { roundsSinceHuman: 1 } },
+  {
+    name: 'an exhausted round budget without a plan ends the turn with a last word without tools',
+    given: [started(), round(), round(), round(), round(), round()],
+    when: round(),
+    verdict: { kind: 'end', ending: { status: 'completed', reason: 'max_rounds' }, lastWord: { purpose: 'final answer without tools', compact: true } },
+  },
+  {
+    name: 'an exhausted round budget inside a plan fails the turn and keeps the plan',
+    given: [started(), loaded(timed), round(), round(), round(), round(), round()],
+    when: round(),
+    verdict: {
+      kind: 'end',
+      ending: {
+        status: 'failed',
+        reason: 'max_rounds',
+        error: { code: 'max_rounds', message: "The round budget ran out in skill timed; the plan is kept for the session's next turn. Remaining: intro → work → wrap." },
+      },
+    },
+  },
+  {
+    name: 'a human decision gives the round budget back',
+    given: [started(), loaded(timed), round(), round(), round(), question('q1'), resolved('cp-1', { action: 'answer', answer: 'yes' }), round(), round()],
+    when: round(),
+    verdict: { kind: 'allow' },
+    state: { roundsSinceHuman: 3 },
+  },
+  {
+    name: 'limits.max-iterations: the round after the last one allowed ends the turn, the plan kept',
+    given: [started(), loaded(limited), round(), question('q1'), resolved('cp-1', { action: 'answer', answer: 'yes' }), round()],
+    when: round(),
+    verdict: {
+      kind: 'end',
+      ending: {
+        status: 'failed',
+        reason: 'skill_limit',
+        error: {
+          code: 'skill_limit',
+          message: "Skill limited reached its limit of 2 model rounds (limits.max-iterations: 2); the turn was stopped. The plan is kept for the session's next turn. Remaining: a → b.",
+        },
+      },
+    },
+  },
+  {
+    name: 'limits.timeout counts active time only: a long human wait does not count',
+    given: [started(), loaded(writer, t0), round(t0 + 1_000), ask('draft_ok', { params: { tone: 'formal' } }, t0 + 1_500), resolved('cp-1', { action: 'approve' }, t0 + 3_600_000)],
+    when: round(t0 + 3_600_000 + 400),
+    verdict: { kind: 'allow' },
+    state: { usage: { writer: { rounds: 2, activeMs: 1_900 } } },
+  },
+  {
+    name: 'limits.timeout: active time at the limit ends the turn, naming skill and limit',
+    given: [started(), loaded(writer, t0), round(t0 + 1_000)],
+    when: round(t0 + 2_000),
+    verdict: {
+      kind: 'end',
+      ending: {
+        status: 'failed',
+        reason: 'skill_limit',
+        error: { code: 'skill_limit', message: 'Skill writer reached its limit of 2s of active time (limits.timeout: 2s; time waiting for a human does not count); the turn was stopped.' },
+      },
+    },
+  },
+  {
+    name: 'limits are counted but not enforced for turns started before the rule',
+    given: [started({ rules: legacyRules }), loaded(writer, t0)],
+    when: round(t0 + 5_000),
+    verdict: { kind: 'allow' },
+    state: { usage: { writer: { rounds: 1, activeMs: 5_000 } } },
+  },
+  {
+    name: 'a plan deadline that passed moves the plan and tells the model',
+    given: [...examUntilQuestions(t0)],
+    when: round(t0 + 30 * 60_000),
+    verdict: { kind: 'allow', note: 'The time limit of exam has passed. Ask no more questions; go straight to step report (load_subskill with skill "exam" and subskill "report").' },
+    state: { plan: { deadlinePassed: true } },
+  },
+  { name: 'a plan whose deadline is still ahead says nothing', given: [...examUntilQuestions(t0)], when: round(t0 + 1_000), verdict: { kind: 'allow' }, without: ['note'] },
+
+  // tool.requested: load_skill
+  { name: 'load_skill with a malformed input is left to the tool to refuse', given: [started()], when: requested('load_skill', { nme: 'x' }), verdict: { kind: 'allow' } },
+  { name: 'load_skill of any skill when nothing is in progress', given: [started()], when: requested('load_skill', { name: 'exam' }), verdict: { kind: 'allow' } },
+  {
+    name: 'another skill while a plan is unfinished is a violation',
+    given: [started(), loaded(exam)],
+    when: requested('load_skill', { name: 'coach' }),
+    verdict: { kind: 'refuse', message: 'Skill exam is in progress and its plan is not complete. Allowed next: checkpoint setup (request_human_approval with checkpoint "setup").' },
+    state: { violations: 1 },
+  },
+  { name: 'reloading the skill in progress is allowed', given: [started(), loaded(exam)], when: requested('load_skill', { name: 'exam' }), verdict: { kind: 'allow' } },
+  {
+    name: 'after a routing choice, exactly the chosen skill may be loaded',
+    given: [...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: '→ coach' })],
+    when: requested('load_skill', { name: 'writer' }),
+    verdict: { kind: 'refuse', message: 'The human chose coach at route; only that skill may be loaded now.' },
+  },
+  { name: 'the chosen skill loads in the same turn', given: [...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: '→ coach' })], when: requested('load_skill', { name: 'coach' }), verdict: { kind: 'allow' } },
+  {
+    name: '"Stop here" allows only the final answer in that turn',
+    given: [...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: 'Stop here' })],
+    when: requested('load_skill', { name: 'writer' }),
+    verdict: { kind: 'refuse', message: 'The human chose to stop at route; give your final answer now without loading another skill.' },
+  },
+  {
+    name: 'the violation at the limit ends the turn, naming skill and step',
+    given: [started(), loaded(exam), requested('load_skill', { name: 'coach' }), requested('load_subskill', { skill: 'exam', subskill: 'grade' })],
+    when: requested('load_skill', { name: 'coach' }),
+    verdict: {
+      kind: 'end',
+      ending: {
+        status: 'failed',
+        reason: 'plan_violations',
+        error: { message: 'The model broke the plan of skill exam at its start 3 times; the turn was stopped. Remaining: checkpoint:setup → ask → grade → report → checkpoint:route.' },
+      },
+    },
+  },
+  {
+    name: 'violations of a routing decision without a plan name the routing decision',
+    given: [
+      started({ rules: legacyRules, carry: { version: 2, plan: null, route: { skill: null, from: 'route' }, snapshots: [] } }),
+      requested('load_skill', { name: 'writer' }),
+      requested('load_skill', { name: 'writer' }),
+    ],
+    when: requested('load_skill', { name: 'writer' }),
+    verdict: { kind: 'end', ending: { error: { message: 'The model broke the plan of the routing decision 3 times; the turn was stopped. Remaining: none.' } } },
+  },
+
+  // tool.requested: load_subskill
+  {
+    name: 'a step out of order is a violation, with what is allowed',
+    given: [started(), loaded(exam)],
+    when: requested('load_subskill', { skill: 'exam', subskill: 'report' }),
+    verdict: { kind: 'refuse', message: 'Not allowed now: step report of exam. Allowed next: checkpoint setup (request_human_approval with checkpoint "setup").' },
+  },
+  { name: 'a subskill the plan does not name is always allowed', given: [started(), loaded(exam)], when: requested('load_subskill', { skill: 'exam', subskill: 'notes' }), verdict: { kind: 'allow' } },
+  { name: 'a subskill of another skill is not the plan\'s business', given: [started(), loaded(exam)], when: requested('load_subskill', { skill: 'coach', subskill: 'drill' }), verdict: { kind: 'allow' } },
+  { name: 'load_subskill without a plan', given: [started()], when: requested('load_subskill', { skill: 'exam', subskill: 'ask' }), verdict: { kind: 'allow' } },
+  { name: 'load_subskill with a malformed input is left to the tool', given: [started(), loaded(exam)], when: requested('load_subskill', { skill: 'exam' }), verdict: { kind: 'allow' } },
+  {
+    name: 'a step past its run limit is refused',
+    given: [...examUntilQuestions(), stepped('exam', 'grade'), stepped('exam', 'grade')],
+    when: requested('load_subskill', { skill: 'exam', subskill: 'grade' }),
+    verdict: { kind: 'refuse', message: 'Step grade of exam has run its limit of 2 times in this plan. Allowed next: step report (load_subskill with skill "exam" and subskill "report").' },
+  },
+  {
+    name: 'after the deadline the plan refuses the steps it jumped over',
+    given: [...examUntilQuestions(), round(t0 + 31 * 60_000)],
+    when: requested('load_subskill', { skill: 'exam', subskill: 'grade' }),
+    verdict: { kind: 'refuse', message: 'Not allowed now: step grade of exam. The time limit has passed, so the plan has moved on. Allowed next: step report (load_subskill with skill "exam" and subskill "report").' },
+  },
+
+  // tool.requested: other tools
+  { name: 'an engine tool in scope is allowed', given: [started()], when: requested('read_file', { path: 'a.md' }), verdict: { kind: 'allow' } },
+  {
+    name: 'a tool that does not exist is refused (not a violation), listing the tools',
+    given: [started()],
+    when: requested('web_search', { q: 'x' }),
+    verdict: { kind: 'refuse', message: 'There is no tool named "web_search". Available tools: load_skill, load_subskill, read_file, list_skills, request_human_approval.' },
+    state: { violations: 0 },
+  },
+
+  // tool.finished
+  {
+    name: 'a loaded skill starts its plan, becomes active, and says what is allowed first',
+    given: [started()],
+    when: loaded(exam, t0, 'toolu_exam'),
+    verdict: { kind: 'allow', allowedNext: [{ kind: 'checkpoint', name: 'setup' }] },
+    state: { plan: { skill: 'exam', current: null }, active: { name: 'exam' }, clockSince: t0, instructions: { skill: 'toolu_exam' } },
+  },
+  {
+    name: 'reloading the skill in progress keeps its position',
+    given: [...examUntilQuestions()],
+    when: loaded(exam),
+    verdict: { kind: 'allow', allowedNext: [{ kind: 'step', name: 'grade' }] },
+    state: { plan: { current: 'ask' } },
+  },
+  { name: 'a skill without a plan ends a finished plan and becomes active', given: [...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: '→ coach' })], when: loaded(writer), verdict: { kind: 'allow', allowedNext: [] }, state: { plan: null, route: null, active: { name: 'writer' } } },
+  { name: 'a step moves the plan', given: [...examUntilQuestions()], when: stepped('exam', 'grade'), verdict: { kind: 'allow', note: 'Step limit: grade may run at most 2 times in this plan; this is run 1, 1 left.' }, state: { plan: { current: 'grade', stepRuns: { ask: 1, grade: 1 } } } },
+  { name: 'a step without a limit has no note', given: [...examUntilQuestions(), stepped('exam', 'grade')], when: stepped('exam', 'report'), verdict: { kind: 'allow' }, without: ['note'] },
+  { name: 'a subskill of another skill leaves the plan alone', given: [...examUntilQuestions()], when: stepped('coach', 'drill'), verdict: { kind: 'allow' }, state: { plan: { current: 'ask' } } },
+  { name: 'a subskill without a plan is only remembered for compaction', given: [started()], when: stepped('writer', 'tips'), verdict: { kind: 'allow' }, state: { plan: null } },
+  { name: 'a plain tool changes nothing', given: [started()], when: { type: 'tool.finished', at: t0, call: call('read_file'), outcome: { kind: 'done' } }, verdict: { kind: 'allow' } },
+
+  // final.proposed
+  { name: 'a final answer without a plan is accepted', given: [started()], when: final, verdict: { kind: 'allow' } },
+  {
+    name: 'a final answer before the plan is complete is refused and counted',
+    given: [started(), loaded(exam)],
+    when: final,
+    verdict: {
+      kind: 'refuse',
+      message:
+        'Your answer cannot be accepted yet: the plan of skill exam is not complete. Remaining: checkpoint:setup → ask → grade → report → checkpoint:route. Allowed next: checkpoint setup (request_human_approval with checkpoint "setup"). Continue with the plan.',
+    },
+    state: { violations: 1 },
+  },
+  { name: 'a final answer after the plan is complete is accepted', given: [...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: 'Stop here' })], when: final, verdict: { kind: 'allow' } },
+
+  // checkpoints: asking
+  { name: 'a request that is not a checkpoint request is refused, not counted', given: [started()], when: requested('request_human_approval', { checkpoint: 'Bad Name' }), verdict: { kind: 'refuse' }, state: { violations: 0, open: null } },
+  {
+    name: 'a free checkpoint without a skill waits as the configuration says',
+    given: [started()],
+    when: ask('anything', { params: { n: 1 } }),
+    verdict: {
+      kind: 'allow',
+      ask: {
+        id: 'cp-1',
+        name: 'anything',
+        params: { n: 1 },
+        paramsSchema: { type: 'object', properties: { n: { type: 'number' } }, additionalProperties: false },
+        actions: ['approve', 'modify', 'cancel'],
+        ttlMs: null,
+        onTimeout: 'cancel',
+      },
+    },
+    state: { checkpointCount: 1, open: { id: 'cp-1' } },
+  },
+  {
+    name: 'a declared checkpoint: its params are checked and defaulted, its policy applies, the clock stops',
+    given: [started(), loaded(exam, t0)],
+    when: ask('setup', { params: { topics: ['trees'] } }, t0 + 500),
+    verdict: { kind: 'allow', ask: { params: { topics: ['trees'], count: 10, minutes: 30 }, paramsSchema: { required: ['topics'] }, ttlMs: 60_000, onTimeout: 'cancel' } },
+    state: { clockSince: null, usage: { exam: { activeMs: 500 } } },
+  },
+  {
+    name: 'proposed params outside the declared ranges are refused with every problem, not counted',
+    given: [started(), loaded(exam)],
+    when: ask('setup', { params: { count: 500, minutes: -5, topics: ['a', 42], essays: true } }),
+    verdict: {
+      kind: 'refuse',
+      problems: [
+        { path: 'params.count', rule: 'maximum', allowed: { minimum: 1, maximum: 50 } },
+        { path: 'params.minutes', rule: 'minimum', allowed: { minimum: 1, maximum: 240 } },
+        { path: 'params.topics[1]', rule: 'type', allowed: 'string' },
+        { path: 'params.essays', rule: 'additionalProperties', allowed: ['count', 'minutes', 'topics'] },
+      ],
+    },
+    state: { violations: 0, open: null },
+  },
+  { name: 'turns of older code do not check proposed params', given: [started({ rules: legacyRules }), loaded(exam)], when: ask('setup', { params: { count: 500 } }), verdict: { kind: 'allow', ask: { params: { count: 500 }, paramsSchema: { properties: { count: { type: 'number' } } } } } },
+  {
+    name: 'a named checkpoint out of order is a violation',
+    given: [started(), loaded(exam)],
+    when: ask('route'),
+    verdict: { kind: 'refuse', message: 'Not allowed now: checkpoint route of exam. Allowed next: checkpoint setup (request_human_approval with checkpoint "setup").' },
+    state: { violations: 1 },
+  },
+  {
+    name: 'refused checkpoints end the turn at the violation limit',
+    given: [started(), loaded(exam), ask('route'), ask('route')],
+    when: ask('route'),
+    verdict: { kind: 'end', ending: { reason: 'plan_violations' } },
+  },
+  { name: 'turns of older code count refused checkpoints without ending', given: [started({ rules: legacyRules }), loaded(exam), ask('route'), ask('route')], when: ask('route'), verdict: { kind: 'refuse' }, state: { violations: 3 } },
+  {
+    name: 'a routing checkpoint offers its declared routes, whatever the model offers',
+    given: examUntilRoute().slice(0, -1),
+    when: ask('route', { options: ['anything'] }),
+    verdict: { kind: 'allow', ask: { options: ['→ coach', 'Stop here'], actions: ['approve', 'modify', 'cancel', 'choose'], ttlMs: 3_600_000, onTimeout: 'skip' } },
+  },
+  { name: 'a free question within a plan takes the skill\'s free-checkpoint policy', given: [...examUntilQuestions()], when: question('q1'), verdict: { kind: 'allow', ask: { kind: 'question', ttlMs: 15 * 60_000, onTimeout: 'skip', actions: ['answer', 'cancel'] } } },
+  { name: 'a free question never waits past the plan deadline', given: [...examUntilQuestions(t0)], when: question('q1', t0 + 25 * 60_000), verdict: { kind: 'allow', ask: { ttlMs: 5 * 60_000, onTimeout: 'skip' } } },
+  {
+    name: 'after the deadline, free questions are refused',
+    given: [...examUntilQuestions(), round(t0 + 31 * 60_000)],
+    when: question('q9'),
+    verdict: { kind: 'refuse', message: 'The time limit of exam has passed: ask nothing more. Allowed next: step report (load_subskill with skill "exam" and subskill "report").' },
+  },
+  {
+    name: 'a resumed plan whose skill was not pinned still has its declared checkpoints',
+    given: [started({ carry: { version: 2, plan: apply([started(), loaded(exam)]).state.plan, route: null, snapshots: [] } })],
+    when: ask('setup', { params: { topics: ['a'] } }),
+    verdict: { kind: 'allow', ask: { ttlMs: 60_000, params: { count: 10 } } },
+  },
+  { name: 'a skill without a plan declares its checkpoint policy', given: [started(), loaded(writer)], when: ask('draft_ok', { params: { tone: 'casual' } }), verdict: { kind: 'allow', ask: { ttlMs: 5_000, onTimeout: 'skip' } } },
+  { name: 'a skill that says nothing about free checkpoints leaves them to the configuration', given: [started({ settings: { ...settings, checkpointTtlMs: 9_000 } }), loaded(writer)], when: ask('other'), verdict: { kind: 'allow', ask: { ttlMs: 9_000, onTimeout: 'cancel', paramsSchema: null } } },
+  { name: 'turns of older code read a plan skill\'s silence as no deadline', given: [started({ rules: legacyRules, settings: { ...settings, checkpointTtlMs: 9_000 } }), loaded(coach)], when: ask('other'), verdict: { kind: 'allow', ask: { ttlMs: null } } },
+  { name: 'turns of older code use the configuration without a plan', given: [started({ rules: legacyRules, settings: { ...settings, checkpointTtlMs: 9_000 } }), loaded(writer)], when: ask('draft_ok'), verdict: { kind: 'allow', ask: { ttlMs: 9_000 } } },
+
+  // checkpoints: decisions
+  { name: 'a decision for a checkpoint id never given is not found', given: [started(), ask('a')], when: resolved('cp-7', { action: 'approve' }), verdict: { kind: 'refuse', code: 'not_found', message: 'This turn has no checkpoint "cp-7".' } },
+  { name: 'a decision without an id is not found', given: [started(), ask('a')], when: resolved(undefined as unknown as string, { action: 'approve' }), verdict: { kind: 'refuse', code: 'not_found' } },
+  { name: 'a decision for a settled checkpoint is not pending', given: [started(), ask('a'), resolved('cp-1', { action: 'approve' })], when: resolved('cp-1', { action: 'approve' }), verdict: { kind: 'refuse', code: 'not_pending', message: 'Checkpoint cp-1 is no longer pending.' } },
+  {
+    name: 'a modify outside the declared params is an invalid decision naming param, rule and allowed values',
+    given: [started(), loaded(exam), ask('setup', { params: { topics: ['a'] } })],
+    when: resolved('cp-1', { action: 'modify', overrides: { count: 500 } }),
+    verdict: {
+      kind: 'refuse',
+      code: 'invalid_decision',
+      message: 'overrides.count is 500, above the maximum 50.',
+      problems: [{ path: 'overrides.count', rule: 'maximum', allowed: { minimum: 1, maximum: 50 }, message: 'overrides.count is 500, above the maximum 50' }],
+    },
+  },
+  {
+    name: 'approve: the plan moves on and the deadline starts from the approved params',
+    given: [started(), loaded(exam), ask('setup', { params: { topics: ['a'], minutes: 20 } })],
+    when: resolved('cp-1', { action: 'approve' }, t0 + 100),
+    verdict: { kind: 'allow', result: { approved: true } },
+    state: { open: null, plan: { current: 'checkpoint:setup', deadline: { atMs: t0 + 100 + 20 * 60_000, jumpTo: 'report' } }, roundsSinceHuman: 0 },
+  },
+  {
+    name: 'modify with overrides and a note: the overrides set the deadline, the model gets both',
+    given: [started(), loaded(exam), ask('setup', { params: { topics: ['a'] } })],
+    when: resolved('cp-1', { action: 'modify', overrides: { minutes: 2 }, note: 'no essays please' }),
+    verdict: { kind: 'allow', result: { approved: true, overrides: { minutes: 2 }, note: 'no essays please' } },
+    state: { plan: { deadline: { atMs: t0 + 2 * 60_000 } } },
+  },
+  { name: 'modify with overrides alone', given: [started(), ask('plain', { params: { n: 1 } })], when: resolved('cp-1', { action: 'modify', overrides: { n: 2 } }), verdict: { kind: 'allow', result: { approved: true, overrides: { n: 2 } } }, without: [] },
+  { name: 'modify with a note alone', given: [started(), ask('plain', { params: { n: 1 } })], when: resolved('cp-1', { action: 'modify', note: 'make it 15 questions, no essays' }), verdict: { kind: 'allow', result: { approved: true, note: 'make it 15 questions, no essays' } } },
+  {
+    name: 'choosing a route gates the next skill',
+    given: examUntilRoute(),
+    when: resolved('cp-2', { action: 'choose', choice: '→ coach' }),
+    verdict: { kind: 'allow', result: { choice: '→ coach' } },
+    state: { route: { skill: 'coach', from: 'route' }, plan: { position: { complete: true } } },
+  },
+  { name: 'a free question answered leaves the plan where it is', given: [...examUntilQuestions(), question('q1')], when: resolved('cp-2', { action: 'answer', answer: 'A' }), verdict: { kind: 'allow', result: { answer: 'A' } }, state: { plan: { current: 'ask' } } },
+  {
+    name: 'cancel at a named checkpoint ends the plan and the turn, after a last word',
+    given: [started(), loaded(exam), ask('setup', { params: { topics: ['a'] } })],
+    when: resolved('cp-1', { action: 'cancel' }),
+    verdict: { kind: 'end', ending: { status: 'cancelled', reason: 'cancelled_by_user' }, lastWord: { purpose: 'explain the cancellation' }, result: { cancelled: true } },
+    state: { plan: null, route: null },
+  },
+  { name: 'cancel at a free question keeps the plan for the next turn', given: [...examUntilQuestions(), question('q1')], when: resolved('cp-2', { action: 'cancel' }), verdict: { kind: 'end', ending: { status: 'cancelled' } }, state: { plan: { current: 'ask' } } },
+  {
+    name: 'a decision restarts the active skill\'s clock',
+    given: [started(), loaded(writer, t0), ask('draft_ok', { params: { tone: 'formal' } }, t0 + 300)],
+    when: resolved('cp-1', { action: 'approve' }, t0 + 900_000),
+    verdict: { kind: 'allow' },
+    state: { clockSince: t0 + 900_000, usage: { writer: { activeMs: 300 } } },
+  },
+
+  {
+    name: 'violations at a step name the step',
+    given: [...examUntilQuestions(), final, final],
+    when: final,
+    verdict: { kind: 'end', ending: { error: { message: 'The model broke the plan of skill exam at step ask 3 times; the turn was stopped. Remaining: grade → report → checkpoint:route.' } } },
+  },
+  {
+    name: 'violations after the plan is complete leave nothing remaining',
+    given: [...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: 'Stop here' }), requested('load_skill', { name: 'writer' }), requested('load_skill', { name: 'writer' })],
+    when: requested('load_skill', { name: 'writer' }),
+    verdict: { kind: 'end', ending: { error: { message: 'The model broke the plan of skill exam at step checkpoint:route 3 times; the turn was stopped. Remaining: none.' } } },
+  },
+  {
+    name: 'a skill limit after its plan is complete has nothing left to carry',
+    given: [started(), loaded(limited), stepped('limited', 'a'), stepped('limited', 'b'), round(), round()],
+    when: round(),
+    verdict: { kind: 'end', ending: { error: { message: "Skill limited reached its limit of 2 model rounds (limits.max-iterations: 2); the turn was stopped. The plan is kept for the session's next turn. Remaining: nothing." } } },
+  },
+  { name: 'a limited step that has not run yet is allowed', given: [...examUntilQuestions()], when: requested('load_subskill', { skill: 'exam', subskill: 'grade' }), verdict: { kind: 'allow' } },
+  { name: 'a subskill loaded that the plan does not name moves nothing and says nothing', given: [...examUntilQuestions()], when: stepped('exam', 'notes'), verdict: { kind: 'allow' }, without: ['note'], state: { plan: { current: 'ask' } } },
+  { name: 'a named checkpoint the skill does not declare still moves the plan', given: [started(), loaded(gate), ask('go')], when: resolved('cp-1', { action: 'approve' }), verdict: { kind: 'allow' }, state: { plan: { current: 'checkpoint:go' }, route: null } },
+  { name: 'a decision whose action the checkpoint does not take', given: [started(), question('q')], when: resolved('cp-1', { action: 'approve' }), verdict: { kind: 'refuse', code: 'invalid_decision', message: 'A question checkpoint accepts answer, cancel; not "approve".' } },
+
+  // checkpoints: expiry
+  { name: 'an expiry with nothing pending is refused', given: [started()], when: expired(), verdict: { kind: 'refuse', code: 'not_pending' } },
+  {
+    name: 'expiry with the cancel policy ends the turn at once, the plan kept',
+    given: [started(), loaded(exam), ask('setup', { params: { topics: ['a'] } })],
+    when: expired(),
+    verdict: { kind: 'end', ending: { status: 'cancelled', reason: 'expired', output: 'Checkpoint setup expired before anyone answered.' }, result: { expired: true } },
+    without: ['lastWord'],
+    state: { open: null, plan: { skill: 'exam' } },
+  },
+  {
+    name: 'expiry with the skip policy: the plan moves past it and a skipped routing choice means stop',
+    given: examUntilRoute(),
+    when: expired(),
+    verdict: { kind: 'allow', result: { skipped: true } },
+    state: { route: { skill: null, from: 'route' } },
+  },
+  {
+    name: 'expiry with approve-defaults approves the proposal with the declared defaults filled in',
+    given: [started(), loaded(coach), ask('focus', { params: {} })],
+    when: expired(),
+    verdict: { kind: 'allow', result: { approved: true, defaulted: true, params: { depth: 'deep' } } },
+    state: { plan: { current: 'checkpoint:focus' } },
+  },
+  { name: 'expiry with approve-defaults of a question is a skip', given: [started({ settings: { ...settings } }), loaded(coach), { ...question('focus') }], when: expired(), verdict: { kind: 'allow', result: { skipped: true } } },
+  { name: 'expiry with approve-defaults and no params proposed', given: [started(), loaded(coach), ask('focus')], when: expired(), verdict: { kind: 'allow', result: { params: { depth: 'deep' } } } },
+  { name: 'turns of older code approve no params as none', given: [started({ rules: legacyRules }), loaded(coach), ask('focus')], when: expired(), verdict: { kind: 'allow', result: { approved: true, params: {} } } },
+];
+
+describe('the turn policy, event by event', () => {
+  it.each(cases)('$name', ({ given, when, verdict, without, state }) => {
+    const before = apply(given).state;
+    const after = reducePolicy(before, when);
+    expect(after.verdict).toMatchObject(verdict);
+    for (const key of without ?? []) expect(after.verdict).not.toHaveProperty(key);
+    if (state) expect(after.state).toMatchObject(state);
+  });
+});
+
+describe('turns that continue a plan', () => {
+  const unfinished = () => apply(examUntilQuestions()).state;
+  const carried = (state: PolicyState, pinned: SkillSnapshot[] = [snapshotOf(exam)]) => carryOf(state, Object.fromEntries(pinned.map((s) => [s.name, s])))!;
+
+  it.each([
+    {
+      name: 'an unfinished plan resumes with its skill active from the start of the turn',
+      carry: () => carried(unfinished()),
+      rules: currentRules,
+      note: 'You are in the middle of skill exam; the last step done was ask. Remaining: grade → report → checkpoint:route. Allowed next: step grade (load_subskill with skill "exam" and subskill "grade"). Load the skill again with load_skill to read its instructions, then continue from there.',
+      state: { plan: { current: 'ask' }, active: { name: 'exam' }, clockSince: t0, violations: 0 },
+    },
+    {
+      name: 'a plan at its start resumes from its start',
+      carry: () => carried(apply([started(), loaded(exam)]).state),
+      rules: currentRules,
+      note: 'You are in the middle of skill exam. Remaining: checkpoint:setup → ask → grade → report → checkpoint:route. Allowed next: checkpoint setup (request_human_approval with checkpoint "setup"). Load the skill again with load_skill to read its instructions, then continue from there.',
+      state: { plan: { current: null } },
+    },
+    { name: 'a plan without its pinned skill resumes without an active skill', carry: () => carried(unfinished(), []), rules: currentRules, state: { plan: { current: 'ask' }, active: null } },
+    {
+      name: 'a chosen skill not loaded yet is passed on as a note, not a gate',
+      carry: () => carried(apply([...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: '→ coach' })]).state),
+      rules: currentRules,
+      note: "In the previous turn, at route, the human chose coach as the next skill and it was not loaded yet. If the user's message goes on from there, load it with load_skill; otherwise follow the new request.",
+      state: { plan: null, route: null },
+    },
+    {
+      name: 'turns of older code keep a carried route as a gate',
+      carry: () => ({ version: 2, plan: null, route: { skill: null, from: 'route' }, snapshots: [] }) as PlanCarry,
+      rules: legacyRules,
+      note: 'At route the human chose to stop.',
+      state: { route: { skill: null, from: 'route' } },
+    },
+    {
+      name: 'turns of older code keep a finished plan and a chosen skill as they were carried',
+      carry: () => ({ version: 2, plan: apply(examUntilRoute()).state.plan, route: { skill: 'coach', from: 'route' }, snapshots: [] }) as PlanCarry,
+      rules: legacyRules,
+      state: { route: { skill: 'coach' }, plan: { skill: 'exam' } },
+    },
+    { name: 'a carried "stop" is dropped: the new request is free', carry: () => ({ version: 2, plan: null, route: { skill: null, from: 'route' }, snapshots: [] }) as PlanCarry, rules: currentRules, note: null, state: { route: null } },
+  ])('$name', ({ carry, rules, note, state }) => {
+    const { verdict, state: after } = reducePolicy(newPolicyState(), started({ carry: carry(), rules }));
+    expect(verdict).toMatchObject({ kind: 'allow', ...(note ? { note } : {}) });
+    if (note === null) expect(verdict).not.toHaveProperty('note');
+    expect(after).toMatchObject(state);
+  });
+
+  it('after "Stop here" the next turn may load any skill', () => {
+    const stopped = apply([...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: 'Stop here' })]).state;
+    expect(carryOf(stopped, {})).toBeUndefined();
+    const next = apply([started({ carry: carryOf(stopped, {}) }), requested('load_skill', { name: 'writer' })]);
+    expect(next.verdicts.at(-1)).toEqual({ kind: 'allow' });
+  });
+
+  it('carries what the session needs, in both shapes, and only that', () => {
+    const carry = carried(unfinished(), [snapshotOf(exam), snapshotOf(writer)]);
+    expect(carry).toMatchObject({ version: 2, plan: { skill: 'exam' }, route: null, orchestrator: { plan: { skill: 'exam' }, route: null, violations: 0 } });
+    expect(carry.snapshots.map((s) => s.name)).toEqual(['exam']);
+    expect(carryOf(apply([started(), loaded(writer)]).state, { writer: snapshotOf(writer) })).toBeUndefined();
+    const routed = carryOf(apply([...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: '→ coach' })]).state, { exam: snapshotOf(exam) });
+    expect(routed).toMatchObject({ plan: null, route: { skill: 'coach' }, snapshots: [] });
+  });
+
+  it('turns of older code carry as that code did: the plan with any route, a "stop" too', () => {
+    const legacy = (events: PolicyEvent[]) => apply([started({ rules: legacyRules }), ...events.slice(1)]).state;
+    expect(carryOf(legacy([...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: 'Stop here' })]), {})).toMatchObject({ plan: { skill: 'exam' }, route: { skill: null } });
+    expect(carryOf(legacy([started()]), {})).toBeUndefined();
+    expect(carryOf(legacy(examUntilQuestions()), {})).toMatchObject({ plan: { current: 'ask' }, route: null, snapshots: [] });
+  });
+
+  it('re-pins the carried skills for the turn that continues the plan', () => {
+    expect(pinnedSkillsOf(undefined)).toEqual({ loaded: {}, loadOrder: [] });
+    expect(pinnedSkillsOf(carried(unfinished())).loadOrder).toEqual(['exam']);
+  });
+});
+
+describe('carries of the code before the policy core are migrated when read', () => {
+  /** The `resume` input of a turn recorded by that code, from the committed replay fixtures. */
+  function fixtureInput(file: string): Record<string, unknown> {
+    const history = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'histories', 'ba8b671', file), 'utf8'));
+    const payload = history.events[0].workflowExecutionStartedEventAttributes.input.payloads[0];
+    return JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8'));
+  }
+
+  it('a turn\'s resume: {orchestrator, snapshots} becomes the current shape, and the turn continues the plan', () => {
+    const old = fixtureInput('turn-resuming-carried-plan-waiting.json').resume as Record<string, unknown>;
+    expect(Object.keys(old).sort()).toEqual(['orchestrator', 'snapshots']);
+    const migrated = migratePlanCarry(old)!;
+    expect(migrated).toMatchObject({ version: 2, plan: { skill: 'exam-mode-tuner', current: 'question-generation' }, route: null, orchestrator: old.orchestrator });
+    expect(migrated.snapshots.map((s) => s.name)).toEqual(['exam-mode-tuner']);
+    const { verdict, state } = reducePolicy(newPolicyState(), started({ carry: migrated }));
+    expect(verdict).toMatchObject({ kind: 'allow', note: expect.stringMatching(/^You are in the middle of skill exam-mode-tuner; the last step done was question-generation\./) });
+    expect(state.active).toMatchObject({ name: 'exam-mode-tuner', limits: { maxIterations: 200 }, freeCheckpoints: { ttlMs: 15 * 60_000 } });
+  });
+
+  it('a session continued as new: its input\'s plan is migrated the same way', () => {
+    const old = fixtureInput('session-continued-with-plan.json').plan;
+    expect(migratePlanCarry(old)).toMatchObject({ version: 2, plan: { skill: 'exam-mode-tuner' }, route: null });
+  });
+
+  it.each([
+    ['nothing', undefined, undefined],
+    ['not an object', 'plan', undefined],
+    ['an unknown shape', { something: 1 }, undefined],
+    ['an old carry with nothing in it', { orchestrator: {} }, { version: 2, plan: null, route: null, snapshots: [] }],
+  ])('%s', (_name, value, expected) => {
+    const migrated = migratePlanCarry(value);
+    if (expected === undefined) expect(migrated).toBeUndefined();
+    else expect(migrated).toMatchObject(expected);
+  });
+
+  it('a carry of the current shape is read as it is', () => {
+    const carry = carryOf(apply(examUntilQuestions()).state, {})!;
+    expect(migratePlanCarry(carry)).toBe(carry);
+  });
+});
+
+describe('plan helpers', () => {
+  const plan = (manifest: SkillManifest) => startSkillPlan(manifest, t0)!;
+
+  it('a fixed deadline starts with the plan; a skill without a plan has none', () => {
+    expect(plan(timed).deadline).toEqual({ atMs: t0 + 60_000, jumpTo: 'wrap' });
+    expect(startSkillPlan(writer, t0)).toBeNull();
+    expect(apply([started(), loaded(timed)]).state.plan!.deadline).toEqual({ atMs: t0 + 60_000, jumpTo: 'wrap' });
+  });
+
+  it('describes what is allowed, down to "nothing" when the plan is complete with no step left', () => {
+    let p = takeStep(takeStep(plan(timed), 'intro'), 'work');
+    expect(describeAllowed(p)).toBe('step work (load_subskill with skill "timed" and subskill "work"); or step wrap (load_subskill with skill "timed" and subskill "wrap")');
+    p = takeStep(p, 'wrap');
+    expect(describeAllowed(p)).toBe('the final answer (the plan is complete)');
+    expect(remainingSteps(p)).toEqual([]);
+    expect(resumeNote(p)).toContain('Remaining: nothing.');
+    const single: ActivePlan = { ...plan(skill('one', 'only')), position: { next: [], complete: false } };
+    expect(describeAllowed(single)).toBe('nothing: the plan is complete');
+    expect(remainingSteps(single)).toEqual([]);
+  });
+
+  it('a step the position does not allow leaves the plan as it is', () => {
+    const p = plan(timed);
+    expect(takeStep(p, 'wrap')).toBe(p);
+    expect(stepRefusal(p, 'intro')).toBeNull();
+  });
+
+  it('step limits filter what is allowed', () => {
+    const limited = { ...plan(skill('l', 'a b* c')), stepLimits: { b: 1 } };
+    const afterB = takeStep(takeStep(limited, 'a'), 'b');
+    expect(allowedNow(afterB)).toEqual([{ kind: 'step', name: 'c' }]);
+  });
+
+  it('checkpoints: free ones before a deadline passes and after the plan is complete; named ones in order', () => {
+    const p = plan(exam);
+    expect(checkpointRefusal(p, 'free')).toBeNull();
+    expect(checkpointRefusal({ ...p, deadlinePassed: true, position: { ...p.position, complete: true } }, 'free')).toBeNull();
+    expect(checkpointRefusal(p, 'setup')).toBeNull();
+  });
+
+  it('passing a checkpoint the position does not allow changes nothing; params that are not numbers start no deadline', () => {
+    const p = plan(exam);
+    expect(passCheckpoint(p, 'route', 'expired', {}, t0)).toEqual({ plan: p });
+    expect(passCheckpoint(p, 'setup', { action: 'approve' }, { minutes: 'ten' }, t0).plan.deadline).toBeNull();
+    const withFixed = { ...p, deadlines: [...p.deadlines, { source: { kind: 'fixed' as const, ms: 5 }, jumpTo: 'report' }] };
+    expect(passCheckpoint(withFixed, 'setup', { action: 'approve' }, {}, t0).plan.deadline).toBeNull();
+  });
+
+  it('a route the human names but the skill does not declare means stop', () => {
+    const atRoute = apply(examUntilRoute()).state.plan!;
+    expect(passCheckpoint(atRoute, 'route', { action: 'choose', choice: 'elsewhere' }, {}, t0).route).toEqual({ skill: null, from: 'route' });
+  });
+
+  it('a deadline passes once', () => {
+    const p = { ...plan(timed), deadline: { atMs: t0, jumpTo: 'wrap' } };
+    const passed = passDeadline(p, t0).plan;
+    expect(passed.deadlinePassed).toBe(true);
+    expect(passDeadline(passed, t0 + 1).message).toBeUndefined();
+    expect(passDeadline(plan(exam), t0).message).toBeUndefined();
+    const nowhere = { ...p, deadline: { atMs: t0, jumpTo: 'nowhere' } };
+    expect(passDeadline(nowhere, t0)).toEqual({ plan: nowhere });
+  });
+});
+
+describe('views for the workflow', () => {
+  it('the position operators see, and the tool results compaction keeps', () => {
+    const { state } = apply([started(), loaded(exam, t0, 'toolu_load'), ask('setup', { params: { topics: ['a'] } }), resolved('cp-1', { action: 'approve' }), { type: 'tool.finished', at: t0, call: { id: 'toolu_step', name: 'load_subskill', input: {} }, outcome: { kind: 'subskill.loaded', skill: 'exam', subskill: 'ask' } }]);
+    expect(positionOf(state)).toEqual({ skill: 'exam', step: 'ask', remaining: ['grade', 'report', 'checkpoint:route'] });
+    expect([...protectedToolUseIds(state)]).toEqual(['toolu_load', 'toolu_step']);
+    expect(positionOf(newPolicyState())).toEqual({ skill: null, step: null, remaining: [] });
+    expect(toolsInScope(state)).toContain('request_human_approval');
+  });
+
+  it('settings: only what the policy needs', () => {
+    const picked = policySettingsOf({ ...settings, ...({ model: 'x' } as object) } as PolicySettings);
+    expect(picked).toEqual(settings);
+    const rules: PolicyRules = currentRules;
+    expect(Object.values(rules).every(Boolean)).toBe(true);
+  });
+});
+
+describe('the frozen bundle is the code the fixtures were recorded with', () => {
+  it('is a readable webpack bundle', () => {
+    const code = gunzipSync(fs.readFileSync(path.join(__dirname, 'fixtures', 'bundles', 'workflows-ba8b671.js.gz'))).toString('utf8');
+    expect(code).toContain('turnWorkflow');
+    expect(code).not.toContain('skill-limits');
+  });
+});
+
+describe('checkpoint requests and decisions, rule by rule', () => {
+  const open = (extra: Record<string, unknown> = {}, kind = 'approval') =>
+    apply([started(), requested('request_human_approval', { checkpoint: 'c', summary: 'S', kind, ...extra })]).state;
+
+  it.each([
+    ['no input at all', null, 'request_human_approval needs an object input.'],
+    ['a bad name', { checkpoint: 'Bad' }, 'checkpoint must be a name of lowercase letters, digits, _ and - (at most 64 characters).'],
+    ['no summary', { checkpoint: 'c', summary: ' ' }, 'summary must be a non-empty string telling the human what to decide.'],
+    ['an unknown kind', { checkpoint: 'c', summary: 's', kind: 'poll' }, 'kind must be "approval" or "question".'],
+    ['params that are not an object', { checkpoint: 'c', summary: 's', params: [1] }, 'params must be an object.'],
+    ['empty options', { checkpoint: 'c', summary: 's', options: [] }, 'options must be a non-empty array of non-empty strings.'],
+    ['repeated options', { checkpoint: 'c', summary: 's', options: ['a', 'a'] }, 'options must be distinct.'],
+  ])('a request with %s is refused', (_name, input, message) => {
+    expect(reducePolicy(apply([started()]).state, requested('request_human_approval', input)).verdict).toEqual({ kind: 'refuse', message, code: 'refused' });
+  });
+
+  it('kind defaults to approval; options the model offers stand when the skill declares none', () => {
+    const { verdict } = reducePolicy(apply([started()]).state, requested('request_human_approval', { checkpoint: 'c', summary: 's', options: ['x', 'y'] }));
+    expect(verdict).toMatchObject({ kind: 'allow', ask: { kind: 'approval', options: ['x', 'y'], actions: ['approve', 'modify', 'cancel', 'choose'], params: null, paramsSchema: null } });
+  });
+
+  it.each([
+    ['a note with another action', { checkpointId: 'cp-1', action: 'approve', note: 'x' }, 'note goes with modify only.'],
+    ['an action the checkpoint does not take', { checkpointId: 'cp-1', action: 'answer', answer: 'x' }, 'An approval checkpoint with options accepts approve, modify, cancel, choose; not "answer".'],
+    ['a choice not offered', { checkpointId: 'cp-1', action: 'choose', choice: 'z' }, 'choice must be one of the options exactly as offered: ["x","y"].'],
+    ['an empty note', { checkpointId: 'cp-1', action: 'modify', note: ' ' }, 'note must be non-empty text of at most 4000 characters.'],
+    ['a note that is too long', { checkpointId: 'cp-1', action: 'modify', note: 'n'.repeat(4001) }, 'note must be non-empty text of at most 4000 characters.'],
+    ['overrides that are not an object', { checkpointId: 'cp-1', action: 'modify', overrides: [1] }, 'overrides must be an object of param names and values.'],
+    ['modify with nothing', { checkpointId: 'cp-1', action: 'modify', overrides: {} }, "modify needs overrides (an object with at least one of the checkpoint's params), a note in words, or both."],
+    ['overrides of a checkpoint without params', { checkpointId: 'cp-1', action: 'modify', overrides: { n: 1 } }, 'overrides.n is not allowed here; nothing may be set here.'],
+  ])('refuses %s', (_name, decision, message) => {
+    const state = open({ options: ['x', 'y'] });
+    const verdict = reducePolicy(state, { type: 'checkpoint.resolved', at: t0, decision: decision as CheckpointDecision }).verdict;
+    expect(verdict).toMatchObject({ kind: 'refuse', message: expect.stringContaining(message.replace(/\.$/, '')) });
+  });
+
+  it('a decision that is not an object has no id: not found (and is no decision at all)', () => {
+    expect(reducePolicy(open(), { type: 'checkpoint.resolved', at: t0, decision: null as unknown as CheckpointDecision }).verdict).toMatchObject({ code: 'not_found' });
+    expect(decisionProblems(open().open!, null as unknown as CheckpointDecision)).toEqual([{ path: '', rule: 'type', message: 'The decision must be an object.' }]);
+  });
+
+  it('a note with empty overrides is a note alone', () => {
+    expect(reducePolicy(open(), resolved('cp-1', { action: 'modify', overrides: {}, note: 'shorter, please' })).verdict).toEqual({ kind: 'allow', result: { approved: true, note: 'shorter, please' } });
+  });
+
+  it('answers: empty ones are refused, others reach the model', () => {
+    const state = open({}, 'question');
+    expect(reducePolicy(state, resolved('cp-1', { action: 'answer', answer: '  ' })).verdict).toMatchObject({ kind: 'refuse', message: 'answer must be a non-empty string.' });
+    expect(reducePolicy(state, resolved('cp-1', { action: 'answer', answer: 'B' })).verdict).toMatchObject({ kind: 'allow', result: { answer: 'B' } });
+  });
+
+  it('a modify that breaks a param the model proposed is reported on params, the override on overrides', () => {
+    const state = apply([started(), loaded(exam), ask('setup', { params: { topics: ['a'] } })]).state;
+    const broken = { ...state, open: { ...state.open!, params: { ...state.open!.params, count: 99 } } };
+    const verdict = reducePolicy(broken, resolved('cp-1', { action: 'modify', overrides: { minutes: 0 } })).verdict;
+    expect(verdict).toMatchObject({ kind: 'refuse', problems: [{ path: 'params.count', rule: 'maximum' }, { path: 'overrides.minutes', rule: 'minimum' }] });
+  });
+});

@@ -1,0 +1,77 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { End, ToolCall } from '../core/policy';
+import {
+  fetchSkill,
+  loadSkillResult,
+  loadSubskillResult,
+  nonRetryableSkillErrors,
+  pinSkill,
+  runSkillTool,
+  skillToolDefinitions,
+  SkillToolName,
+  type SkillManifest,
+  type ToolResult,
+} from '../core/skills';
+import type { ToolAnswer, TurnTool } from './tool-types';
+import type { TurnRun } from './turn-run';
+
+const skillActivities = proxyActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 3, nonRetryableErrorTypes: nonRetryableSkillErrors },
+});
+const ports = { loadSkillSnapshot: skillActivities.loadSkillSnapshot, readSkillResource: skillActivities.readSkillResource };
+
+const answer = (result: ToolResult): ToolAnswer => ({ content: result.content, isError: result.isError });
+
+/**
+ * The skill tools of a turn: they serve the turn's pinned skills (fetching a skill's snapshot the first time) and tell
+ * the policy what was loaded. Whether a call may run at all the policy has decided before.
+ */
+export function skillTools(catalog: SkillManifest[]): TurnTool[] {
+  const definitions = new Map(skillToolDefinitions(catalog).map((definition) => [definition.name, definition]));
+  const tool = (name: string, run: NonNullable<TurnTool['run']>, isSkill = false): TurnTool => ({ definition: definitions.get(name)!, run, isSkill });
+  const plain = (call: ToolCall, run: TurnRun) => runPlainSkillTool(catalog, call, run);
+  return [
+    tool(SkillToolName.loadSkill, (call, run) => loadSkill(catalog, call, run), true),
+    tool(SkillToolName.loadSubskill, loadSubskill),
+    tool(SkillToolName.readFile, plain),
+    tool(SkillToolName.listSkills, plain),
+  ];
+}
+
+async function loadSkill(catalog: SkillManifest[], call: ToolCall, run: TurnRun): Promise<ToolAnswer> {
+  const fetched = await fetchSkill(call.input, { skills: catalog, state: run.pinned, ports });
+  if ('result' in fetched) return answer(fetched.result);
+  const { snapshot } = fetched;
+  run.pinned = pinSkill(run.pinned, snapshot);
+  const verdict = run.decide({ type: 'tool.finished', at: Date.now(), call, outcome: { kind: 'skill.loaded', manifest: snapshot.manifest } });
+  return answer(loadSkillResult(snapshot, verdict.kind === 'allow' ? verdict.allowedNext : undefined));
+}
+
+async function loadSubskill(call: ToolCall, run: TurnRun): Promise<ToolAnswer> {
+  const result = loadSubskillResult(call.input, run.pinned);
+  if (result.isError) return answer(result);
+  const { skill, subskill } = call.input as { skill: string; subskill: string };
+  const verdict = run.decide({ type: 'tool.finished', at: Date.now(), call, outcome: { kind: 'subskill.loaded', skill, subskill } });
+  const note = verdict.kind === 'allow' ? verdict.note : undefined;
+  return { content: note ? `${result.content}\n\n${note}` : result.content, isError: false };
+}
+
+async function runPlainSkillTool(catalog: SkillManifest[], call: ToolCall, run: TurnRun): Promise<ToolAnswer> {
+  const { result, state } = await runSkillTool(call, { skills: catalog, state: run.pinned, ports });
+  run.pinned = state;
+  return answer(result);
+}
+
+/**
+ * Loads the skill a turn was started with (the API's `skill`) as if the model had called load_skill, and says so in a
+ * note for the model; or ends the turn, when the policy ends it for that call.
+ */
+export async function preloadSkill(run: TurnRun, catalog: SkillManifest[], name: string): Promise<{ note: string } | End> {
+  const call: ToolCall = { id: 'preload', name: SkillToolName.loadSkill, input: { name } };
+  const verdict = run.decide({ type: 'tool.requested', at: Date.now(), call });
+  if (verdict.kind === 'end') return verdict;
+  const loaded = verdict.kind === 'refuse' ? { content: verdict.message, isError: true } : await loadSkill(catalog, call, run);
+  return { note: loaded.isError ? `The skill ${name} could not be loaded: ${loaded.content}` : `The skill ${name} is loaded for this turn:\n\n${loaded.content}` };
+}
