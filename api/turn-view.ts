@@ -1,5 +1,6 @@
 import { WorkflowFailedError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
+import { pendingCheckpointOf } from '../core/checkpoints';
 import { zeroUsage } from '../core/model';
 import type { TurnEvent } from '../core/events';
 import { sessionWorkflowId, type TurnResult, type TurnState, type TurnStatus } from '../core/turn';
@@ -93,7 +94,7 @@ function fromState(state: TurnState) {
     status: state.status,
     reason: state.reason ?? null,
     output: state.output ?? null,
-    pendingCheckpoint: state.pendingCheckpoint ?? null,
+    pendingCheckpoint: state.pendingCheckpoint ? pendingCheckpointOf(state.pendingCheckpoint) : null,
     error: state.error ?? null,
     skill: state.skill ?? null,
     step: state.step ?? null,

@@ -38,6 +38,15 @@ export function allowedActions(checkpoint: Pick<PendingCheckpoint, 'kind' | 'opt
   return actions;
 }
 
+/**
+ * A pending checkpoint as read from a turn of any code: turns of the code before paramsSchema and actions existed
+ * (still running on an older worker during a deploy) get the ones that code applied: the proposed keys and JSON types.
+ */
+export function pendingCheckpointOf(pending: PendingCheckpoint): PendingCheckpoint {
+  if (pending.actions && pending.paramsSchema !== undefined) return pending;
+  return { ...pending, paramsSchema: pending.params ? schemaOfValues(pending.params) : null, actions: allowedActions(pending) };
+}
+
 type DecisionCheck = Pick<PendingCheckpoint, 'kind' | 'params' | 'paramsSchema' | 'options' | 'actions'>;
 
 const problem = (path: string, rule: string, message: string, allowed?: unknown): DecisionProblem => ({ path, rule, message, ...(allowed !== undefined ? { allowed } : {}) });

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { decisionProblems, type CheckpointDecision } from '../core/checkpoints';
+import { decisionProblems, pendingCheckpointOf, type CheckpointDecision, type PendingCheckpoint } from '../core/checkpoints';
 import {
   allowedNow,
   carryOf,
@@ -762,6 +762,16 @@ describe('plan helpers', () => {
     expect(passDeadline(plan(exam), t0).message).toBeUndefined();
     const nowhere = { ...p, deadline: { atMs: t0, jumpTo: 'nowhere' } };
     expect(passDeadline(nowhere, t0)).toEqual({ plan: nowhere });
+  });
+});
+
+describe('pending checkpoints of turns of older code', () => {
+  it('get the schema and actions that code applied', () => {
+    const old = { id: 'cp-1', name: 'exam_params', kind: 'approval', summary: 's', params: { n: 1 }, options: ['a'], requestedAt: 'x', expiresAt: null } as unknown as PendingCheckpoint;
+    expect(pendingCheckpointOf(old)).toMatchObject({ paramsSchema: { properties: { n: { type: 'number' } } }, actions: ['approve', 'modify', 'cancel', 'choose'] });
+    expect(pendingCheckpointOf({ ...old, params: null })).toMatchObject({ paramsSchema: null });
+    const current = { ...old, paramsSchema: null, actions: ['approve'] } as PendingCheckpoint;
+    expect(pendingCheckpointOf(current)).toBe(current);
   });
 });
 

@@ -34,11 +34,12 @@ export class TemporalTestEnv {
     return `${prefix}-${randomUUID()}`;
   }
 
+  /** A worker with the suite's bundle of the current workflow code, or with `workflowBundlePath` (a frozen one). */
   async startWorker(
     taskQueue: string,
     deps: ActivityDeps,
     publishLive?: CreateWorkerOptions['publishLive'],
-    options: { overrides?: Partial<WorkerOptions>; ownConnection?: boolean } = {},
+    options: { overrides?: Partial<WorkerOptions>; ownConnection?: boolean; workflowBundlePath?: string } = {},
   ): Promise<Worker> {
     // The SDK refuses two workers of one task queue on one connection: several workers of a queue need their own.
     const connection = options.ownConnection ? await NativeConnection.connect({ address: this.address }) : undefined;
@@ -48,7 +49,7 @@ export class TemporalTestEnv {
       taskQueue,
       deps,
       publishLive,
-      workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! },
+      workflowBundle: { codePath: options.workflowBundlePath ?? process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! },
       overrides: { shutdownGraceTime: '2s', ...options.overrides },
     });
     const running = worker.run();

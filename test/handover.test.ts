@@ -1,0 +1,140 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import type { FastifyInstance } from 'fastify';
+import { rulePatches } from '../core/policy';
+import { authHeaders, buildTestApp } from './support/api';
+import { testDeps } from './support/deps';
+import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
+import { frozenWorkflowBundle } from './support/frozen-bundle';
+import { ApiDriver } from './support/scenario';
+import { TemporalTestEnv } from './support/temporal';
+
+/**
+ * The deploy of a workflow change, in a test (docs/operators.md, "Changing workflow code"): a worker running the
+ * frozen bundle of the code before the policy core (test/fixtures/bundles/workflows-ba8b671.js.gz) starts an exam that
+ * waits at a checkpoint and a session left with an unfinished plan; it shuts down; a worker with the current code
+ * takes over. The old turn replays and finishes on the rules it started with; turns started afterwards run the new
+ * code, patch markers in their histories, and do what the old code could not.
+ */
+const frozenCommit = 'ba8b671';
+const exam = 'exam-mode-tuner';
+const loadSkill = (name = exam) => toolUse('load_skill', { name });
+const subskill = (name: string) => toolUse('load_subskill', { skill: exam, subskill: name });
+const ask = (checkpoint: string, kind: 'approval' | 'question', extra: Record<string, unknown> = {}) =>
+  toolUse('request_human_approval', { checkpoint, summary: `About ${checkpoint}`, kind, ...extra });
+const examParams = () => ask('exam_params', 'approval', { params: { question_count: 2, time_limit_min: 35, concepts: ['arrays'] } });
+const haiku = 'Autumn leaves falling / the pond keeps every secret / a frog breaks the calm';
+
+/** The patch ids a workflow's history records (markers `core_patch`, details `patch-data` = {id, deprecated}). */
+async function patchesIn(handle: WorkflowHandle): Promise<string[]> {
+  const history = await handle.fetchHistory();
+  return (history.events ?? []).flatMap((event) => {
+    const marker = event.markerRecordedEventAttributes;
+    const data = marker?.markerName === 'core_patch' ? marker.details?.['patch-data']?.payloads?.[0]?.data : undefined;
+    return data ? [(JSON.parse(new TextDecoder().decode(data)) as { id: string }).id] : [];
+  });
+}
+
+/** The input a workflow was started with. */
+async function inputOf(handle: WorkflowHandle): Promise<Record<string, unknown>> {
+  const history = await handle.fetchHistory();
+  const data = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+  return JSON.parse(new TextDecoder().decode(data!));
+}
+
+function lastText(body: MessagesRequestBody): string {
+  return JSON.stringify(body.messages.at(-1));
+}
+
+describe('handing turns in flight from the old workflow code to the new', () => {
+  let env: TemporalTestEnv;
+  let fake: FakeAnthropic;
+  let app: FastifyInstance;
+  let api: ApiDriver;
+  let oldWorker: Worker;
+  const taskQueue = `handover-${Date.now().toString(36)}`;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-handover-'));
+
+  beforeAll(async () => {
+    env = await TemporalTestEnv.connect();
+    fake = await startFakeAnthropic();
+    oldWorker = await env.startWorker(taskQueue, testDeps(fake.url, { dataDir }), undefined, { workflowBundlePath: frozenWorkflowBundle(frozenCommit) });
+    ({ app } = await buildTestApp(env.client, taskQueue));
+    api = new ApiDriver(app);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await env?.close();
+    await fake?.close();
+  });
+
+  it('a turn waiting at a checkpoint and a carried plan survive the deploy; new turns run the new code', async () => {
+    // The old code: an exam waits at exam_params; another session's exam is cancelled mid-way, leaving its plan.
+    fake.enqueue({ content: [loadSkill()] }, { content: [text('Here is the exam I propose.'), examParams()] });
+    const waitingSession = await api.createSession();
+    const waiting = (await api.sendMessage(waitingSession, { message: 'Give me a practice test on arrays.' })).body.id;
+    const params = await api.pending(waiting);
+
+    fake.enqueue({ content: [loadSkill()] }, { content: [examParams()] }, { content: [subskill('question-generation')] }, { content: [ask('question_1', 'question')] });
+    const carrySession = await api.createSession();
+    const interrupted = (await api.sendMessage(carrySession, { message: 'An exam on trees.' })).body.id;
+    const carryParams = await api.pending(interrupted);
+    await api.answer(interrupted, carryParams.id, { action: 'approve' });
+    await api.pending(interrupted, carryParams.id);
+    expect((await app.inject({ method: 'POST', url: `/v1/turns/${interrupted}/cancel`, headers: authHeaders() })).statusCode).toBe(202);
+    expect(await api.finished(interrupted)).toMatchObject({ status: 'cancelled', skill: exam, step: 'question-generation' });
+    expect(await patchesIn(env.client.workflow.getHandle(waiting))).toEqual([]);
+
+    // The deploy: the old worker stops, a worker with the current code takes the queue.
+    await env.stopWorker(oldWorker);
+    await env.startWorker(taskQueue, testDeps(fake.url, { dataDir }));
+
+    // The old turn: answered through the API, it replays on the new code and finishes its exam.
+    fake.enqueue(
+      { content: [subskill('question-generation')] },
+      { content: [ask('question_1', 'question')] },
+      { content: [subskill('adaptive-difficulty')] },
+      { content: [subskill('performance-analytics')] },
+      { content: [text('You scored 100%.'), ask('post_exam_routing', 'approval')] },
+      { content: [text('Well done. Come back any time.')] },
+    );
+    expect((await api.answer(waiting, params.id, { action: 'approve' })).code).toBe(200);
+    const question = await api.pending(waiting, params.id);
+    await api.answer(waiting, question.id, { action: 'answer', answer: 'A contiguous block.' });
+    const route = await api.pending(waiting, question.id);
+    expect(route.options).toEqual(['→ memory-comprehension-coach (consolidate weak areas)', '→ study-guide-creator (full restudy)', '→ exam-mode-tuner again (harder test)', 'Stop here']);
+    await api.answer(waiting, route.id, { action: 'choose', choice: 'Stop here' });
+    expect(await api.finished(waiting)).toMatchObject({ status: 'completed', output: 'Well done. Come back any time.', skill: exam, step: 'checkpoint:post_exam_routing' });
+    expect(await patchesIn(env.client.workflow.getHandle(waiting))).toEqual([]);
+
+    // A turn started now runs the new code: its history records the patches, and after "Stop here" it may load
+    // another skill (the old code refused it for good: the session was locked).
+    fake.enqueue({ content: [loadSkill('simple-writing')] }, { content: [text(haiku)] });
+    const afterStop = (await api.sendMessage(waitingSession, { message: 'Write me a haiku about autumn.' })).body.id;
+    expect(await api.finished(afterStop)).toMatchObject({ status: 'completed', output: haiku });
+    expect(lastText(fake.requests.at(-1)!.body)).toContain('Skill simple-writing');
+    expect(lastText(fake.requests.at(-1)!.body)).not.toContain('is_error');
+    expect((await patchesIn(env.client.workflow.getHandle(afterStop))).sort()).toEqual(Object.values(rulePatches).sort());
+
+    // The session the old code left with a plan: the old turn handed it over in the old shape; the session (now on the
+    // new code) migrates it when it reads it, and the new turn continues the exam.
+    const oldCarry = ((await env.client.workflow.getHandle(interrupted).result()) as { plan: Record<string, unknown> }).plan;
+    expect(Object.keys(oldCarry).sort()).toEqual(['orchestrator', 'snapshots']);
+    fake.enqueue({ content: [loadSkill()] }, { content: [subskill('adaptive-difficulty')] }, { content: [ask('question_2', 'question')] });
+    const resumed = (await api.sendMessage(carrySession, { message: 'Continue my exam.' })).body.id;
+    await api.pending(resumed);
+    const resume = (await inputOf(env.client.workflow.getHandle(resumed))).resume as Record<string, unknown>;
+    expect(resume).toMatchObject({ version: 2, plan: { skill: exam, current: 'question-generation' }, orchestrator: oldCarry.orchestrator });
+    expect(JSON.stringify(fake.requests.at(-3)!.body.messages)).toContain('You are in the middle of skill exam-mode-tuner; the last step done was question-generation.');
+    expect((await api.turn(resumed)).body).toMatchObject({ skill: exam, step: 'adaptive-difficulty', status: 'waiting' });
+    fake.enqueue({ content: [text('Stopping for today.')] });
+    const question2 = await api.pending(resumed);
+    expect(question2.name).toBe('question_2');
+    await api.answer(resumed, question2.id, { action: 'cancel' });
+    expect(await api.finished(resumed)).toMatchObject({ status: 'cancelled', skill: exam });
+    expect(fake.pending).toBe(0);
+  }, 120_000);
+});
