@@ -34,10 +34,14 @@ function resultsIn(body: MessagesRequestBody): Array<[string, boolean]> {
 }
 const allText = (body: MessagesRequestBody) => JSON.stringify(body.messages);
 
-/** The bundled library with the changes a test needs: `edits` maps a skill to replacements in its skillflow.yaml. */
-function libraryWith(edits: Record<string, Array<[string | RegExp, string]>>): string {
+/**
+ * The bundled library with the changes a test needs: `edits` maps a skill to replacements in its skillflow.yaml, and
+ * the skill folders of `extra` are added.
+ */
+function libraryWith(edits: Record<string, Array<[string | RegExp, string]>>, extra: string[] = []): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-defects-'));
   fs.cpSync(bundledSkillsDir, dir, { recursive: true });
+  for (const folder of extra) fs.cpSync(folder, path.join(dir, path.basename(folder)), { recursive: true });
   for (const [skill, replacements] of Object.entries(edits)) {
     const file = path.join(dir, skill, 'skillflow.yaml');
     let yaml = fs.readFileSync(file, 'utf8');
@@ -81,10 +85,10 @@ describe('defects the policy core removed', () => {
   });
 
   /** An API (and a worker) over a library with some skills changed, on a task queue of its own. */
-  async function apiWith(edits: Record<string, Array<[string | RegExp, string]>>, env2: Record<string, string> = {}): Promise<ApiDriver> {
+  async function apiWith(edits: Record<string, Array<[string | RegExp, string]>>, extra: string[] = []): Promise<ApiDriver> {
     const taskQueue = env.newTaskQueue('defects-lib');
-    await env.startWorker(taskQueue, testDeps(fake.url, { skillsDir: libraryWith(edits) }));
-    const built = (await buildTestApp(env.client, taskQueue, env2)).app;
+    await env.startWorker(taskQueue, testDeps(fake.url, { skillsDir: libraryWith(edits, extra) }));
+    const built = (await buildTestApp(env.client, taskQueue)).app;
     apps.push(built);
     return new ApiDriver(built);
   }
@@ -163,6 +167,16 @@ describe('defects the policy core removed', () => {
       'The model broke the plan of skill exam-mode-tuner at its start 2 times; the turn was stopped. Remaining: checkpoint:exam_params → question-generation → adaptive-difficulty → performance-analytics → checkpoint:post_exam_routing.',
     );
     expect(fake.requests).toHaveLength(3);
+  });
+
+  it('2.3 the spec\'s own example skill (metadata version "1.0") is in the catalog and loads', async () => {
+    const specExamples = path.resolve(__dirname, 'fixtures', 'skills', 'spec-examples');
+    const driver = await apiWith({}, [path.join(specExamples, 'pdf-processing'), path.join(specExamples, 'data-analysis')]);
+    fake.enqueue({ content: [loadSkill('pdf-processing')] }, { content: [text('Ready to process your PDFs.')] });
+    const turnId = await driver.startTurn('Merge these PDFs.');
+    expect(await driver.finished(turnId)).toMatchObject({ status: 'completed' });
+    expect(JSON.stringify(fake.requests[0].body.system)).toContain('pdf-processing');
+    expect(resultsIn(fake.requests[1].body)[0]).toEqual([expect.stringMatching(/^Skill pdf-processing \(version 1\.0\) is loaded\./), false]);
   });
 
   describe('2.4 limits.max-iterations, limits.timeout and approve-defaults do what they say', () => {

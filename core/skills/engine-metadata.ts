@@ -16,53 +16,62 @@ export interface EngineMetadata {
   enabled: boolean;
 }
 
-const semver = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
-
+/**
+ * Reads the engine's keys under the spec's `metadata`. The spec accepts any string there, so a value the engine cannot
+ * use is a warning and is ignored, never an error: a skill the spec accepts always loads.
+ */
 export function checkEngineMetadata(metadata: Record<string, string>, subskills: string[], problems: ProblemList): EngineMetadata {
-  const error = (key: string, message: string, fix: string) => problems.error(skillFileName, `metadata.${key}`, message, fix);
+  const warn = (key: string, message: string, fix: string) => problems.warning(skillFileName, `metadata.${key}`, message, fix);
   for (const key of Object.keys(metadata)) {
     if ((engineMetadataKeys as readonly string[]).includes(key)) continue;
     if ((sidecarKeys as readonly string[]).includes(key)) {
-      problems.warning(skillFileName, `metadata.${key}`, `skillflow reads ${key} from skillflow.yaml, not from metadata`, `move it to skillflow.yaml (see docs/skills.md).`);
+      warn(key, `skillflow reads ${key} from skillflow.yaml, not from metadata`, `move it to skillflow.yaml (see docs/skills.md).`);
       continue;
     }
     const near = closest(key, engineMetadataKeys);
-    if (near) problems.warning(skillFileName, `metadata.${key}`, `metadata.${key} is not an engine key, so skillflow ignores it`, `did you mean metadata.${near}?`);
+    if (near) warn(key, `metadata.${key} is not an engine key, so skillflow ignores it`, `did you mean metadata.${near}?`);
   }
 
-  let plan: PlanSpec | null = null;
-  if (metadata.plan !== undefined) {
-    try {
-      plan = planSpecOf(metadata.plan);
-      for (const step of plan.steps) {
-        if (!subskills.includes(step)) {
-          const near = closest(step, subskills);
-          error('plan', `step "${step}" has no subskill file ${subskillFolder}/${step}.md`, near ? `did you mean "${near}"? Otherwise create ${subskillFolder}/${step}.md.` : `create ${subskillFolder}/${step}.md or correct the step name.`);
-          plan = null;
-        }
-      }
-    } catch (err) {
-      if (!(err instanceof PlanSyntaxError)) throw err;
-      error('plan', `plan syntax: ${err.reason}`, err.fix);
-    }
-  }
+  const plan = metadata.plan === undefined ? null : readPlan(metadata.plan, subskills, warn);
 
-  const category = metadata.category ?? null;
+  let category: string | null = metadata.category ?? null;
   if (category !== null && !isSkillName(category)) {
-    error('category', `category "${category}" is not a lowercase word`, 'use lowercase a-z, 0-9 and single hyphens, e.g. "learning" or "code".');
+    warn('category', `category "${category}" is not a lowercase word, so skillflow ignores it`, 'use lowercase a-z, 0-9 and single hyphens, e.g. "learning" or "code".');
+    category = null;
   }
 
-  const tags = metadata.tags === undefined ? [] : metadata.tags.split(',').map((tag) => tag.trim());
-  for (const tag of tags) {
-    if (!isSkillName(tag)) error('tags', `tag "${tag}" is not a lowercase word`, 'separate tags with commas; each tag uses lowercase a-z, 0-9 and single hyphens, e.g. "exam, practice".');
+  const tags: string[] = [];
+  for (const tag of metadata.tags === undefined ? [] : metadata.tags.split(',').map((entry) => entry.trim())) {
+    if (!isSkillName(tag)) warn('tags', `tag "${tag}" is not a lowercase word, so skillflow ignores it`, 'separate tags with commas; each tag uses lowercase a-z, 0-9 and single hyphens, e.g. "exam, practice".');
+    else if (tags.includes(tag)) warn('tags', `tag "${tag}" is listed twice`, 'list each tag once.');
+    else tags.push(tag);
   }
-  if (new Set(tags).size !== tags.length) error('tags', 'a tag is listed twice', 'list each tag once.');
 
-  const version = metadata.version ?? null;
-  if (version !== null && !semver.test(version)) error('version', `version "${version}" is not a semantic version`, 'write MAJOR.MINOR.PATCH, e.g. "1.0.0".');
+  // Any string names a version (the spec's own example is "1.0"); skillflow only shows it.
+  const version = metadata.version?.trim() || null;
 
   const enabledText = metadata.enabled ?? 'true';
-  if (enabledText !== 'true' && enabledText !== 'false') error('enabled', `enabled is "${enabledText}"`, 'write "true" or "false" (quoted).');
-
+  if (enabledText !== 'true' && enabledText !== 'false') {
+    warn('enabled', `enabled is "${enabledText}", so skillflow keeps the skill enabled`, 'write "true" or "false" (quoted).');
+  }
   return { plan, category, tags, version, enabled: enabledText !== 'false' };
+}
+
+/** The plan, or null with a warning: a plan skillflow cannot read is not enforced, and the author must hear it. */
+function readPlan(source: string, subskills: string[], warn: (key: string, message: string, fix: string) => void): PlanSpec | null {
+  const ignored = 'so skillflow ignores the plan and enforces no order of steps';
+  try {
+    const plan = planSpecOf(source);
+    for (const step of plan.steps) {
+      if (subskills.includes(step)) continue;
+      const near = closest(step, subskills);
+      warn('plan', `step "${step}" has no subskill file ${subskillFolder}/${step}.md, ${ignored}`, near ? `did you mean "${near}"? Otherwise create ${subskillFolder}/${step}.md.` : `create ${subskillFolder}/${step}.md or correct the step name.`);
+      return null;
+    }
+    return plan;
+  } catch (err) {
+    if (!(err instanceof PlanSyntaxError)) throw err;
+    warn('plan', `plan syntax: ${err.reason.replace(/\.$/, '')}, ${ignored}`, err.fix);
+    return null;
+  }
 }

@@ -2,15 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { SkillValidationError } from '../../core/skills';
 import { validateSkillLibrary } from '../../lib/skills';
-import { invalidFixtures, registryFor, scratchCopy } from './helpers';
+import { fixturesDir, invalidFixtures, registryFor, scratchCopy } from './helpers';
 
 /** Every validation rule has a fixture folder that breaks it and nothing else: [folder, file, field, message, fix]. */
 const expected: [string, string, string, string, string][] = [
   ["misspelt-skill-md", "skill.md", "-", "the skill file must be spelled SKILL.md", "rename skill.md to SKILL.md."],
-  ["bad-category", "SKILL.md", "metadata.category", "category \"Learning Stuff\" is not a lowercase word", "use lowercase a-z, 0-9 and single hyphens, e.g. \"learning\" or \"code\"."],
-  ["bad-enabled", "SKILL.md", "metadata.enabled", "enabled is \"yes\"", "write \"true\" or \"false\" (quoted)."],
-  ["bad-tags", "SKILL.md", "metadata.tags", "tag \"Exam Prep\" is not a lowercase word", "separate tags with commas; each tag uses lowercase a-z, 0-9 and single hyphens, e.g. \"exam, practice\"."],
-  ["bad-version", "SKILL.md", "metadata.version", "version \"v1\" is not a semantic version", "write MAJOR.MINOR.PATCH, e.g. \"1.0.0\"."],
   ["bad-yaml", "SKILL.md", "-", "the front matter is not valid YAML: Map keys must be unique (line 3)", "fix the YAML syntax; quote values that contain \": \" or start with special characters."],
   ["compatibility-too-long", "SKILL.md", "compatibility", "compatibility is 501 characters long; the limit is 500", "describe the environment the skill needs in at most 500 characters."],
   ["description-angle-brackets", "SKILL.md", "description", "description contains \"<\" or \">\", which runtimes reject (it could smuggle markup into prompts)", "reword it without angle brackets (e.g. \"less than\", \"leads to\")."],
@@ -27,8 +23,6 @@ const expected: [string, string, string, string, string][] = [
   ["name-too-long", "SKILL.md", "name", "name \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\" is 65 characters long; the limit is 64", "use \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\" and name the folder the same."],
   ["nested-skill-md", "references/SKILL.md", "-", "a nested SKILL.md would be registered as a top-level skill by runtimes that scan recursively", "rename it; subskills live in subskills/NAME.md."],
   ["no-frontmatter", "SKILL.md", "-", "the file does not start with front matter", "put a --- line first, then name: and description: lines, then a closing --- line."],
-  ["plan-missing-subskill", "SKILL.md", "metadata.plan", "step \"grde\" has no subskill file subskills/grde.md", "did you mean \"grade\"? Otherwise create subskills/grde.md."],
-  ["plan-syntax", "SKILL.md", "metadata.plan", "plan syntax: \"(\" is never closed at column 1.", "add the matching \")\"."],
   ["sidecar-approve-defaults-without-default", "skillflow.yaml", "checkpoints.confirm.params.count.default", "on-timeout approve-defaults needs a default for every param, and count has none", "add a default to count, or pick another on-timeout policy."],
   ["sidecar-bad-default", "skillflow.yaml", "parameters.count.default", "default \"ten\" is a string, not an integer", "make the default a valid value of the field, or remove it."],
   ["sidecar-bad-ttl", "skillflow.yaml", "checkpoints.confirm.ttl", "ttl \"30 minutes\" is not a duration", "write a duration such as \"90s\", \"30m\", \"2h\" or \"1h30m\"."],
@@ -91,5 +85,47 @@ describe('the registry on a folder of broken skills', () => {
       expect((error as SkillValidationError).message).toBe(`${name}/${row[1]}: ${row[2] === '-' ? '' : `${row[2]}: `}${row[3]}. Fix: ${row[4]}`);
     }
     expect(fs.existsSync(path.join(scratch.dataDir, 'skill-store'))).toBe(false);
+  });
+});
+
+describe('engine data under metadata that skillflow cannot use: a warning, never an error', () => {
+  /** [folder, field, message, fix]; the spec accepts every one of these skills, so each must load. */
+  const warned: [string, string, string, string][] = [
+    ['bad-category', 'metadata.category', 'category "Learning Stuff" is not a lowercase word, so skillflow ignores it', 'use lowercase a-z, 0-9 and single hyphens, e.g. "learning" or "code".'],
+    ['bad-enabled', 'metadata.enabled', 'enabled is "yes", so skillflow keeps the skill enabled', 'write "true" or "false" (quoted).'],
+    ['bad-tags', 'metadata.tags', 'tag "Exam Prep" is not a lowercase word, so skillflow ignores it', 'separate tags with commas; each tag uses lowercase a-z, 0-9 and single hyphens, e.g. "exam, practice".'],
+    ['plan-missing-subskill', 'metadata.plan', 'step "grde" has no subskill file subskills/grde.md, so skillflow ignores the plan and enforces no order of steps', 'did you mean "grade"? Otherwise create subskills/grde.md.'],
+    ['plan-syntax', 'metadata.plan', 'plan syntax: "(" is never closed at column 1, so skillflow ignores the plan and enforces no order of steps', 'add the matching ")".'],
+  ];
+  let report: Awaited<ReturnType<typeof validateSkillLibrary>>;
+  beforeAll(async () => {
+    report = await validateSkillLibrary(path.join(fixturesDir, 'engine-metadata'));
+  });
+
+  it.each(warned)('%s: %s', (folder, field, message, fix) => {
+    expect(report.problems.filter((p) => p.skill === folder)).toEqual([{ severity: 'warning', skill: folder, file: `${folder}/SKILL.md`, field, message, fix }]);
+    expect(report.skills.find((s) => s.folder === folder)?.manifest).toBeTruthy();
+  });
+
+  it('what cannot be used is ignored, the rest kept', () => {
+    const manifest = (folder: string) => report.skills.find((s) => s.folder === folder)!.manifest!;
+    expect(manifest('bad-category').category).toBeNull();
+    expect(manifest('bad-tags').tags).toEqual(['quiz']);
+    expect(manifest('bad-enabled').enabled).toBe(true);
+    expect(manifest('plan-syntax').plan).toBeNull();
+    expect(manifest('bad-version').version).toBe('v1');
+    expect(report.problems.filter((p) => p.skill === 'bad-version')).toEqual([]);
+  });
+});
+
+describe("the Agent Skills specification's own examples", () => {
+  it('are valid without a single warning, and keep their metadata as written', async () => {
+    const report = await validateSkillLibrary(path.join(fixturesDir, 'spec-examples'));
+    expect(report.problems).toEqual([]);
+    const pdf = report.skills.find((s) => s.folder === 'pdf-processing')!.manifest!;
+    expect(pdf).toMatchObject({ license: 'Apache-2.0', metadata: { author: 'example-org', version: '1.0' }, version: '1.0' });
+    const data = report.skills.find((s) => s.folder === 'data-analysis')!.manifest!;
+    expect(data).toMatchObject({ compatibility: 'Requires git, docker, jq, and access to the internet', allowedTools: 'Bash(git:*) Bash(jq:*) Read' });
+    expect(report.skills.map((s) => s.folder).sort()).toEqual(['data-analysis', 'pdf-processing', 'skill-name']);
   });
 });
