@@ -49,7 +49,7 @@ describe('API contract for clients', () => {
       expect(component.properties.type).toEqual({ type: 'string', enum: [type] });
     }
     expect(schemas.CheckpointRequestedEvent.required).toEqual(['type', 'checkpoint', 'offset', 'at']);
-    expect(schemas.CheckpointRequestedEvent.properties.checkpoint.required).toEqual(['id', 'name', 'kind', 'summary', 'params', 'options', 'requestedAt', 'expiresAt']);
+    expect(schemas.CheckpointRequestedEvent.properties.checkpoint.required).toEqual(['id', 'name', 'kind', 'summary', 'params', 'paramsSchema', 'options', 'actions', 'requestedAt', 'expiresAt']);
     expect(schemas.MessageDeltaEvent.required).toEqual(['type', 'text']);
     expect(schemas.DoneEvent.properties.synthesized).toBeDefined();
   });

@@ -92,7 +92,7 @@ describe('skillflow chat, inbox, answer and runs show against a running API', ()
   it('chat runs a whole short exam from piped input: streamed text, tools, steps, each checkpoint as a prompt', async () => {
     fake.enqueue(
       { content: [text('Loading the exam skill.'), loadSkill()] },
-      { content: [ask('exam_params', 'approval', { params: { question_count: 2, time_limit_min: 35 } })] },
+      { content: [ask('exam_params', 'approval', { params: { question_count: 2, time_limit_min: 35, concepts: ['arrays'] } })] },
       { content: [subskill('question-generation')] },
       { content: [text('Question 1: what is an array?'), ask('question_1', 'question')] },
       { content: [subskill('adaptive-difficulty')] },
@@ -186,7 +186,7 @@ describe('skillflow chat, inbox, answer and runs show against a running API', ()
     expect(row).toMatchObject({ userId: 'alice', checkpoint: { id: 'cp-1', name: 'deploy', kind: 'approval', params: { replicas: 2 } } });
     const table = await cli(['inbox']);
     expect(table.stdout).toMatch(/^TURN +USER +SKILL +CHECKPOINT +WAITING +DEADLINE +SUMMARY\n/);
-    expect(table.stdout).toMatch(new RegExp(`${turnId} +alice +- +cp-1 deploy +\\d+s +in 24h +Deploy 2 replicas\\?`));
+    expect(table.stdout).toMatch(new RegExp(`${turnId} +alice +- +cp-1 deploy +\\d+s +none +Deploy 2 replicas\\?`));
     expect(JSON.parse((await cli(['inbox', '--json'], bobKey)).stdout).turns.some((t: { turnId: string }) => t.turnId === turnId)).toBe(false);
 
     expect(await cli(['answer', turnId, 'cp-1', '--choose', 'x'])).toMatchObject({ code: 1, stderr: expect.stringContaining('(400 invalid_decision, request ') });

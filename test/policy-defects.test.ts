@@ -260,6 +260,7 @@ describe('defects the policy core removed', () => {
             code: 'invalid_decision',
             message: 'overrides.question_count is 500, above the maximum 50.',
             details: [{ path: 'overrides.question_count', rule: 'maximum', allowed: { minimum: 1, maximum: 50 }, message: 'overrides.question_count is 500, above the maximum 50' }],
+            requestId: expect.any(String),
           },
         },
       });

@@ -23,7 +23,7 @@ export function examRounds(questions: number): ScriptedBlock[][] {
   ]).flat();
   return [
     [text('Loading the exam skill.'), toolUse('load_skill', { name: examSkill })],
-    [ask('exam_params', 'approval', { params: { question_count: questions, time_limit_min: 35 } })],
+    [ask('exam_params', 'approval', { params: { question_count: questions, time_limit_min: 35, concepts: ['arrays', 'stacks'] } })],
     [subskill('question-generation')],
     ...perQuestion,
     [subskill('performance-analytics')],
