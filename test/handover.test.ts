@@ -5,7 +5,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import { rulePatches } from '../core/policy';
-import { authHeaders, buildTestApp } from './support/api';
+import { authHeaders, buildTestApp, eventually } from './support/api';
 import { testDeps } from './support/deps';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
 import { frozenWorkflowBundle } from './support/frozen-bundle';
@@ -92,6 +92,28 @@ describe('handing turns in flight from the old workflow code to the new', () => 
     await env.stopWorker(oldWorker);
     await env.startWorker(taskQueue, testDeps(fake.url, { dataDir }));
 
+    // The session the old code left with a plan: the old turn handed it over in the old shape; the session (now on the
+    // new code) migrates it when it reads it, and the new turn continues the exam.
+    const oldCarry = ((await env.client.workflow.getHandle(interrupted).result()) as { plan: Record<string, unknown> }).plan;
+    expect(Object.keys(oldCarry).sort()).toEqual(['orchestrator', 'snapshots']);
+    fake.enqueue({ content: [loadSkill()] }, { content: [subskill('adaptive-difficulty')] }, { content: [ask('question_2', 'question')] });
+    const resumed = (await api.sendMessage(carrySession, { message: 'Continue my exam.' })).body.id;
+    await api.pending(resumed);
+    const resume = (await inputOf(env.client.workflow.getHandle(resumed))).resume as Record<string, unknown>;
+    expect(resume).toMatchObject({ version: 2, plan: { skill: exam, current: 'question-generation' }, orchestrator: oldCarry.orchestrator });
+    expect(JSON.stringify(fake.requests.at(-3)!.body.messages)).toContain('You are in the middle of skill exam-mode-tuner; the last step done was question-generation.');
+    expect((await api.turn(resumed)).body).toMatchObject({ skill: exam, step: 'adaptive-difficulty', status: 'waiting' });
+    // Which turns still run the old code: the running ones without the patches (docs/operators.md, "Retiring a patch").
+    const running = `WorkflowType = "turnWorkflow" AND ExecutionStatus = "Running" AND TaskQueue = "${taskQueue}"`;
+    const ids = async (query: string) => {
+      const found: string[] = [];
+      for await (const execution of env.client.workflow.list({ query })) found.push(execution.workflowId);
+      return found.sort();
+    };
+    await eventually(() => ids(`${running} AND TemporalChangeVersion IS NULL`), (found) => found.join() === waiting, 20_000);
+    await eventually(() => ids(`${running} AND TemporalChangeVersion = "skill-limits"`), (found) => found.join() === resumed, 20_000);
+    expect(await ids(`${running} AND (TemporalChangeVersion IS NULL OR NOT TemporalChangeVersion = "skill-limits")`)).toEqual([waiting]);
+
     // The old turn: answered through the API, it replays on the new code and finishes its exam.
     fake.enqueue(
       { content: [subskill('question-generation')] },
@@ -119,17 +141,6 @@ describe('handing turns in flight from the old workflow code to the new', () => 
     expect(lastText(fake.requests.at(-1)!.body)).not.toContain('is_error');
     expect((await patchesIn(env.client.workflow.getHandle(afterStop))).sort()).toEqual(Object.values(rulePatches).sort());
 
-    // The session the old code left with a plan: the old turn handed it over in the old shape; the session (now on the
-    // new code) migrates it when it reads it, and the new turn continues the exam.
-    const oldCarry = ((await env.client.workflow.getHandle(interrupted).result()) as { plan: Record<string, unknown> }).plan;
-    expect(Object.keys(oldCarry).sort()).toEqual(['orchestrator', 'snapshots']);
-    fake.enqueue({ content: [loadSkill()] }, { content: [subskill('adaptive-difficulty')] }, { content: [ask('question_2', 'question')] });
-    const resumed = (await api.sendMessage(carrySession, { message: 'Continue my exam.' })).body.id;
-    await api.pending(resumed);
-    const resume = (await inputOf(env.client.workflow.getHandle(resumed))).resume as Record<string, unknown>;
-    expect(resume).toMatchObject({ version: 2, plan: { skill: exam, current: 'question-generation' }, orchestrator: oldCarry.orchestrator });
-    expect(JSON.stringify(fake.requests.at(-3)!.body.messages)).toContain('You are in the middle of skill exam-mode-tuner; the last step done was question-generation.');
-    expect((await api.turn(resumed)).body).toMatchObject({ skill: exam, step: 'adaptive-difficulty', status: 'waiting' });
     fake.enqueue({ content: [text('Stopping for today.')] });
     const question2 = await api.pending(resumed);
     expect(question2.name).toBe('question_2');
