@@ -1,6 +1,7 @@
 import { ApplicationFailure, condition, upsertSearchAttributes } from '@temporalio/workflow';
 import { CheckpointErrorType, type CheckpointDecision, type PendingCheckpoint } from '../core/checkpoints';
 import type { CheckpointPlan, RefusalCode, Verdict } from '../core/policy';
+import type { AnsweredCall } from './tool-types';
 import { searchAttributes } from './search-attributes';
 import type { TurnRun } from './turn-run';
 
@@ -28,9 +29,10 @@ export function decisionRejection(run: TurnRun, decision: CheckpointDecision): A
 
 /**
  * Asks a human: the checkpoint is pending (turn state, search attribute, event, status waiting) until a decision
- * arrives or its deadline passes; then the policy decides what that means, and the turn runs on unless it ends now.
+ * arrives or its deadline passes; then the policy decides what that means, the model gets it as the tool result, and
+ * the turn runs on unless it ends now.
  */
-export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<Verdict> {
+export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<AnsweredCall> {
   const requestedAt = Date.now();
   const pending: PendingCheckpoint = {
     id: ask.id,
@@ -66,5 +68,7 @@ export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<Verdi
   }
   const endsNow = verdict.kind === 'end' && !verdict.lastWord;
   if (!endsNow) run.setStatus('running');
-  return verdict;
+  // Resolved and expired checkpoints always have a result: the decision, a skip, or the end they caused.
+  const result = verdict.kind === 'refuse' ? { refused: verdict.message } : verdict.result;
+  return { answer: { content: JSON.stringify(result), isError: false, result }, ...(verdict.kind === 'end' ? { ends: verdict } : {}) };
 }

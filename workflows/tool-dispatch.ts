@@ -2,7 +2,7 @@ import { isCancellation } from '@temporalio/workflow';
 import type { ToolResultBlock, ToolUseBlock } from '../core/messages';
 import type { End, Verdict } from '../core/policy';
 import { askHuman } from './checkpoint-desk';
-import { toolError, type ToolAnswer, type TurnTool } from './tool-types';
+import { toolError, type AnsweredCall, type TurnTool } from './tool-types';
 import type { TurnRun } from './turn-run';
 
 export interface DispatchResult {
@@ -29,8 +29,7 @@ export async function dispatchToolCalls(calls: ToolUseBlock[], tools: Map<string
     const skill = tool?.isSkill ? { isSkill: true, depth: 1, input: call.input } : {};
     run.emit({ type: 'tool.start', name: call.name, args: call.input, callId: call.id, ...skill });
     const verdict = run.decide({ type: 'tool.requested', at: Date.now(), call: { id: call.id, name: call.name, input: call.input } });
-    const answered = verdict.kind === 'allow' && verdict.ask ? await askHuman(run, verdict.ask) : verdict;
-    const answer = await answerOf(answered, tool, call, run);
+    const { answer, ends } = verdict.kind === 'allow' && verdict.ask ? await askHuman(run, verdict.ask) : await answerOf(verdict, tool, call, run);
     run.emit({
       type: 'tool.end',
       name: call.name,
@@ -40,26 +39,20 @@ export async function dispatchToolCalls(calls: ToolUseBlock[], tools: Map<string
       ...(tool?.isSkill ? { isSkill: true, depth: 1 } : {}),
     });
     results.push({ type: 'tool_result', tool_use_id: call.id, content: answer.content, ...(answer.isError ? { is_error: true } : {}) });
-    if (answered.kind === 'end') end = answered;
+    end = ends;
   }
   return { results, end };
 }
 
-/** The tool result for a verdict: a human's decision (or its absence), a refusal, or what the tool itself returns. */
-async function answerOf(verdict: Verdict, tool: TurnTool | undefined, call: ToolUseBlock, run: TurnRun): Promise<ToolAnswer> {
-  switch (verdict.kind) {
-    case 'refuse':
-      return toolError(verdict.message);
-    case 'end':
-      return verdict.result !== undefined ? { content: JSON.stringify(verdict.result), isError: false, result: verdict.result } : toolError(verdict.ending.error?.message ?? 'The turn ended.');
-    case 'allow':
-      if (verdict.result !== undefined) return { content: JSON.stringify(verdict.result), isError: false, result: verdict.result };
-      if (!tool?.run) return toolError(`${call.name} cannot be run here.`);
-      try {
-        return await tool.run({ id: call.id, name: call.name, input: call.input }, run);
-      } catch (err) {
-        if (isCancellation(err)) throw err;
-        return toolError(`${call.name} failed: ${err instanceof Error ? err.message : String(err)}`);
-      }
+/** The tool result for a call the policy refused, ended the turn on, or allowed to run. */
+async function answerOf(verdict: Verdict, tool: TurnTool | undefined, call: ToolUseBlock, run: TurnRun): Promise<AnsweredCall> {
+  if (verdict.kind === 'refuse') return { answer: toolError(verdict.message) };
+  if (verdict.kind === 'end') return { answer: toolError(verdict.ending.error?.message ?? 'The turn ended.'), ends: verdict };
+  if (!tool?.run) return { answer: toolError(`${call.name} cannot be run here.`) };
+  try {
+    return { answer: await tool.run({ id: call.id, name: call.name, input: call.input }, run) };
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    return { answer: toolError(`${call.name} failed: ${err instanceof Error ? err.message : String(err)}`) };
   }
 }
