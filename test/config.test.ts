@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigError, defaultModel, loadConfig } from '../lib/config';
+import { turnSettingsFrom } from '../lib/turn-settings';
 
 describe('configuration', () => {
   it('has documented defaults', () => {
@@ -20,7 +21,9 @@ describe('configuration', () => {
       retentionDays: 30,
       authEnabled: true,
       apiKeys: [],
+      checkpointTtlMs: 0,
     });
+    expect(turnSettingsFrom(config).checkpointTtlMs).toBeNull();
     expect(config.anthropicApiKey).toBeUndefined();
   });
 
