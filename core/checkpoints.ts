@@ -32,6 +32,9 @@ export const CheckpointErrorType = {
 
 export const maxNoteLength = 4000;
 
+/** A routing checkpoint's declared routes are the whole decision: one of them, or no route at all. */
+export const routingActions: CheckpointAction[] = ['choose', 'cancel'];
+
 export function allowedActions(checkpoint: Pick<PendingCheckpoint, 'kind' | 'options'>): CheckpointAction[] {
   const actions: CheckpointAction[] = checkpoint.kind === 'approval' ? ['approve', 'modify', 'cancel'] : ['answer', 'cancel'];
   if (checkpoint.options && checkpoint.options.length > 0) actions.push('choose');

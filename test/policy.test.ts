@@ -445,7 +445,7 @@ const cases: Case[] = [
     name: 'a routing checkpoint offers its declared routes, whatever the model offers',
     given: examUntilRoute().slice(0, -1),
     when: ask('route', { options: ['anything'] }),
-    verdict: { kind: 'allow', ask: { options: ['→ coach', 'Stop here'], actions: ['approve', 'modify', 'cancel', 'choose'], ttlMs: 3_600_000, onTimeout: 'skip' } },
+    verdict: { kind: 'allow', ask: { options: ['→ coach', 'Stop here'], actions: ['choose', 'cancel'], ttlMs: 3_600_000, onTimeout: 'skip' } },
   },
   { name: 'a free question within a plan takes the skill\'s free-checkpoint policy', given: [...examUntilQuestions()], when: question('q1'), verdict: { kind: 'allow', ask: { kind: 'question', ttlMs: 15 * 60_000, onTimeout: 'skip', actions: ['answer', 'cancel'] } } },
   { name: 'a free question never waits past the plan deadline', given: [...examUntilQuestions(t0)], when: question('q1', t0 + 25 * 60_000), verdict: { kind: 'allow', ask: { ttlMs: 5 * 60_000, onTimeout: 'skip' } } },
@@ -568,7 +568,7 @@ const cases: Case[] = [
     verdict: { kind: 'allow', result: { approved: true, defaulted: true, params: { depth: 'deep' } } },
     state: { plan: { current: 'checkpoint:focus' } },
   },
-  { name: 'expiry with approve-defaults of a question is a skip', given: [started({ settings: { ...settings } }), loaded(coach), { ...question('focus') }], when: expired(), verdict: { kind: 'allow', result: { skipped: true } } },
+  { name: 'expiry with approve-defaults of a question is a skip (code before declared kinds)', given: [started({ rules: { ...currentRules, declaredCheckpointKind: false } }), loaded(coach), { ...question('focus') }], when: expired(), verdict: { kind: 'allow', result: { skipped: true } } },
   { name: 'expiry with approve-defaults and no params proposed', given: [started(), loaded(coach), ask('focus')], when: expired(), verdict: { kind: 'allow', result: { params: { depth: 'deep' } } } },
   { name: 'turns of older code approve no params as none', given: [started({ rules: legacyRules }), loaded(coach), ask('focus')], when: expired(), verdict: { kind: 'allow', result: { approved: true, params: {} } } },
 ];
@@ -849,6 +849,32 @@ describe('checkpoint requests and decisions, rule by rule', () => {
     const state = open({}, 'question');
     expect(reducePolicy(state, resolved('cp-1', { action: 'answer', answer: '  ' })).verdict).toMatchObject({ kind: 'refuse', message: 'answer must be a non-empty string.' });
     expect(reducePolicy(state, resolved('cp-1', { action: 'answer', answer: 'B' })).verdict).toMatchObject({ kind: 'allow', result: { answer: 'B' } });
+  });
+
+  it('a checkpoint the skill declares is asked with the declared kind, whatever kind the model gives', () => {
+    const { state, verdicts } = apply([started(), loaded(exam), ask('setup', { kind: 'question', params: { topics: ['a'] } })]);
+    expect(verdicts[2]).toMatchObject({ kind: 'allow', ask: { kind: 'approval', actions: ['approve', 'modify', 'cancel'] } });
+    expect(reducePolicy(state, resolved('cp-1', { action: 'answer', answer: 'ok' })).verdict).toMatchObject({ kind: 'refuse', code: 'invalid_decision' });
+  });
+
+  it('a declared approve-defaults checkpoint asked as a question still approves with the defaults when it expires', () => {
+    const state = apply([started(), loaded(coach), requested('request_human_approval', { checkpoint: 'focus', summary: 'Depth?', kind: 'question' })]).state;
+    expect(reducePolicy(state, expired()).verdict).toMatchObject({ kind: 'allow', result: { approved: true, defaulted: true, params: { depth: 'deep' } } });
+  });
+
+  it('a routing checkpoint takes one of its routes or a cancel: an approval or an answer decides nothing', () => {
+    const { state, verdicts } = apply(examUntilRoute());
+    expect(verdicts[verdicts.length - 1]).toMatchObject({ kind: 'allow', ask: { options: ['→ coach', 'Stop here'], actions: ['choose', 'cancel'] } });
+    expect(reducePolicy(state, resolved('cp-2', { action: 'approve' })).verdict).toMatchObject({ kind: 'refuse', problems: [{ path: 'action', rule: 'enum', allowed: ['choose', 'cancel'] }] });
+    expect(reducePolicy(state, resolved('cp-2', { action: 'choose', choice: '→ coach' })).verdict).toMatchObject({ kind: 'allow', result: { choice: '→ coach' } });
+  });
+
+  it('turns of the code before declared kinds keep the kind the model gives and every action of it', () => {
+    const rules: PolicyRules = { ...currentRules, declaredCheckpointKind: false };
+    const { verdicts } = apply([started({ rules }), loaded(exam), ask('setup', { kind: 'question', params: { topics: ['a'] } })]);
+    expect(verdicts[2]).toMatchObject({ kind: 'allow', ask: { kind: 'question', actions: ['answer', 'cancel'] } });
+    const routed = apply([started({ rules }), ...examUntilRoute().slice(1)]).verdicts;
+    expect(routed[routed.length - 1]).toMatchObject({ ask: { actions: ['approve', 'modify', 'cancel', 'choose'] } });
   });
 
   it('a modify that breaks a param the model proposed is reported on params, the override on overrides', () => {

@@ -1,4 +1,4 @@
-import { allowedActions, decisionProblems, decisionResult, parseCheckpointRequest, type CheckpointDecision } from '../checkpoints';
+import { allowedActions, decisionProblems, routingActions, decisionResult, parseCheckpointRequest, type CheckpointDecision } from '../checkpoints';
 import { schemaOfValues, validateJson, type JsonSchema } from '../json-validator';
 import { fieldsToJsonSchema } from '../skills/json-schema';
 import type { CheckpointSpec, OnTimeout } from '../skills/types';
@@ -62,14 +62,16 @@ export function onCheckpointRequested(state: PolicyState, call: ToolCall, at: nu
   const routes = checkpointSpec(state.plan, name)?.routes ?? [];
   const options = routes.length > 0 ? routes.map((route) => route.label) : (request.options ?? null);
   const policy = policyOf(state, name, spec, at);
+  const declaredKind = state.rules.declaredCheckpointKind && spec !== undefined;
+  const kind = declaredKind ? spec.kind : request.kind;
   const open: OpenCheckpoint = {
     id: `cp-${state.checkpointCount + 1}`,
     name,
-    kind: request.kind,
+    kind,
     params,
     paramsSchema,
     options,
-    actions: allowedActions({ kind: request.kind, options }),
+    actions: declaredKind && routes.length > 0 ? routingActions : allowedActions({ kind, options }),
     onTimeout: policy.onTimeout,
   };
   const next = stopClock({ ...state, checkpointCount: state.checkpointCount + 1, open }, at);

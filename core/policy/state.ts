@@ -2,8 +2,8 @@ import { defaultTurnSettings } from '../settings';
 import type { PolicyRules, PolicySettings, PolicyState } from './types';
 
 /** The rules of code that started before each rule existed: what turns already running keep. */
-export const legacyRules: PolicyRules = { skillLimits: false, refusedCheckpointsEndTurn: false, declaredCheckpoints: false, routeScopedToPlan: false };
-export const currentRules: PolicyRules = { skillLimits: true, refusedCheckpointsEndTurn: true, declaredCheckpoints: true, routeScopedToPlan: true };
+export const legacyRules: PolicyRules = { skillLimits: false, refusedCheckpointsEndTurn: false, declaredCheckpoints: false, routeScopedToPlan: false, declaredCheckpointKind: false };
+export const currentRules: PolicyRules = { skillLimits: true, refusedCheckpointsEndTurn: true, declaredCheckpoints: true, routeScopedToPlan: true, declaredCheckpointKind: true };
 
 /**
  * The `patched()` id of each rule. A turn reads them once, when it starts: true for turns started by this code, false
@@ -14,6 +14,7 @@ export const rulePatches: Record<keyof PolicyRules, string> = {
   refusedCheckpointsEndTurn: 'refused-checkpoints-end-turn',
   declaredCheckpoints: 'declared-checkpoint-params',
   routeScopedToPlan: 'route-scoped-to-plan',
+  declaredCheckpointKind: 'declared-checkpoint-kind',
 };
 
 export function policySettingsOf(settings: PolicySettings): PolicySettings {

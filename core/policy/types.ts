@@ -76,6 +76,8 @@ export interface PolicyRules {
   declaredCheckpoints: boolean;
   /** A routing choice binds the turn of its plan only; "stop" is not carried, a chosen skill is a note next turn. */
   routeScopedToPlan: boolean;
+  /** A checkpoint the skill declares is asked with the declared kind; a routing checkpoint takes a choice or a cancel. */
+  declaredCheckpointKind: boolean;
 }
 
 export type PolicySettings = Pick<TurnSettings, 'maxRounds' | 'maxPlanViolations' | 'checkpointTtlMs' | 'checkpointOnTimeout'>;
