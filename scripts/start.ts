@@ -26,7 +26,7 @@ const waitForHealth = (url: string, child: ChildProcess, timeoutMs: number) =>
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  fs.mkdirSync(config.dataDir, { recursive: true });
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
 
   let server: DevServer | undefined;
   let uiUrl: string | undefined;

@@ -79,6 +79,23 @@ describe.each(backends)('the shared store on %s', (_name, make) => {
   });
 });
 
+describe('the file store keeps conversations private', () => {
+  it('writes entries 0600 in folders 0700, whatever the umask allows', async () => {
+    const dir = tempDir();
+    const store = new FileStore(path.join(dir, 'store'), hour);
+    const umask = process.umask(0o002);
+    try {
+      await store.put('transcript.turn-p-1', '1-x', 'a conversation');
+    } finally {
+      process.umask(umask);
+    }
+    const folders = fs.readdirSync(store.dir).map((name) => path.join(store.dir, name));
+    const files = folders.flatMap((folder) => fs.readdirSync(folder).map((name) => path.join(folder, name)));
+    for (const entry of [store.dir, ...folders, ...files]) expect({ entry, mode: fs.statSync(entry).mode & 0o077 }).toEqual({ entry, mode: 0 });
+    expect(files).toHaveLength(1);
+  });
+});
+
 describe('the shared store when its service is down', () => {
   it('Redis: commands fail at once with a SharedStoreError, and close returns at once', async () => {
     const store = new RedisStore('redis://127.0.0.1:1', 'x:', hour);

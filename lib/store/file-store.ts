@@ -5,6 +5,10 @@ import { safeName, type SharedStore } from './shared-store';
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 
+/** Entries hold users' conversations: readable by the workers' own user only, whatever the umask. */
+const privateFile = { mode: 0o600 };
+const privateFolder = { recursive: true, mode: 0o700 } as const;
+
 /**
  * The store for one machine: a folder per scope, a file per entry, written to a temporary name and renamed, so a
  * reader never sees half a file and workers on the machine (or containers sharing the volume) need no lock. Writing an
@@ -25,11 +29,11 @@ export class FileStore implements SharedStore {
     const file = path.join(folder, safeName(key, sha256));
     const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
     try {
-      await fs.writeFile(temporary, value);
+      await fs.writeFile(temporary, value, privateFile);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      await fs.mkdir(folder, { recursive: true });
-      await fs.writeFile(temporary, value);
+      await fs.mkdir(folder, privateFolder);
+      await fs.writeFile(temporary, value, privateFile);
     }
     await fs.rename(temporary, file);
   }
