@@ -22,6 +22,8 @@ async function main(): Promise<void> {
   if (jestArgs.length === 0) {
     if ((await run('Type-checking (tsc)...', bin('tsc'), ['-p', '.'])) !== 0) process.exit(1);
     if ((await run('Linting (eslint)...', bin('eslint'), ['.'])) !== 0) process.exit(1);
+    const coverage = ['-c', 'jest.policy-coverage.config.js'];
+    if ((await run('Checking that the policy tests cover every branch of the turn policy (jest, coverage)...', bin('jest'), coverage)) !== 0) process.exit(1);
   }
   const code = await run('Running the test suite against a real Temporal dev server (jest)...', bin('jest'), jestArgs, {
     ...process.env,
