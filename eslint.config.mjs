@@ -47,6 +47,18 @@ export default tseslint.config(
     },
   },
   {
+    files: ['lib/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['**/workflows', '**/workflows/**'], message: 'lib/ must not import workflows/: put shared names in core/.' },
+          { group: ['**/activities', '**/activities/**', '**/worker/**'], message: 'lib/ is shared by every process: no activities or worker code.' },
+          { group: ['**/api/**'], message: 'lib/ may take only types from api/.', allowTypeImports: true },
+        ],
+      }],
+    },
+  },
+  {
     files: ['core/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {

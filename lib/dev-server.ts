@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import { searchAttributeNames } from '../workflows/search-attributes';
+import { searchAttributeNames } from '../core/search-attributes';
 
 export interface DevServerOptions {
   cli: string;

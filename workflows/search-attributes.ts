@@ -1,13 +1,16 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { searchAttributeNameOf, type SearchAttributeRole } from '../core/search-attributes';
 
-/** Every custom search attribute skillflow sets: one list, registered by the start script and by compose. */
+export { searchAttributeNames } from '../core/search-attributes';
+
+const keyword = (role: SearchAttributeRole) => defineSearchAttributeKey(searchAttributeNameOf[role], SearchAttributeType.KEYWORD);
+
+/** The search attributes of core/search-attributes.ts as typed keys, for upserts and typed queries. */
 export const searchAttributes = {
-  session: defineSearchAttributeKey('SkillflowSession', SearchAttributeType.KEYWORD),
-  user: defineSearchAttributeKey('SkillflowUser', SearchAttributeType.KEYWORD),
-  status: defineSearchAttributeKey('SkillflowStatus', SearchAttributeType.KEYWORD),
-  skill: defineSearchAttributeKey('SkillflowSkill', SearchAttributeType.KEYWORD),
-  step: defineSearchAttributeKey('SkillflowStep', SearchAttributeType.KEYWORD),
-  checkpoint: defineSearchAttributeKey('SkillflowCheckpoint', SearchAttributeType.KEYWORD),
+  session: keyword('session'),
+  user: keyword('user'),
+  status: keyword('status'),
+  skill: keyword('skill'),
+  step: keyword('step'),
+  checkpoint: keyword('checkpoint'),
 } as const;
-
-export const searchAttributeNames = Object.values(searchAttributes).map((key) => key.name);

@@ -22,7 +22,7 @@ import { Client, Connection } from '@temporalio/client';
 import { freePort } from '../../lib/dev-server';
 import { obtainTemporalCli, userCacheDir } from '../../lib/temporal-cli';
 import { obtainTemporalServer, type ServerBuild } from '../../lib/temporal-server';
-import { searchAttributeNames } from '../../workflows/search-attributes';
+import { searchAttributeNames } from '../../core/search-attributes';
 import { examModel, examModelCalls, examRoundOf } from '../../test/support/exam-script';
 import { startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from '../../test/support/fake-anthropic';
 import { transcriptFigures } from '../../test/support/transcript-figures';
