@@ -19,7 +19,7 @@ Commands:
   inbox                   The turns waiting for a human (an operator key sees everyone's).
   answer TURN CHECKPOINT  Answer a pending checkpoint (--approve, --modify k=v..., --cancel, --choose X, --answer TEXT).
   runs show TURN          A turn's events and steps as a timeline.
-  skills validate [dir]   Check every skill in dir; exits 1 when any error is found.
+  skills validate [dir]   Check every skill in dir; exits 1 on any error (--strict: on any warning too).
   skills list [dir]       Show the skills in dir: name, category, description and plan.
   skills new NAME [dir]   Create a valid skill to start from.
   skills schema           Print the JSON Schema of skillflow.yaml (also in docs/skillflow.schema.json).
@@ -59,12 +59,14 @@ they parse as JSON (5, true, ["a"]), else text.
 
 The turn's status, skill, step and usage, then every event of its log with the seconds since the turn started.
 `,
-  skills: `Usage: skillflow skills validate [dir] [--json]
+  skills: `Usage: skillflow skills validate [dir] [--json] [--strict]
        skillflow skills list [dir] [--json]
        skillflow skills new NAME [dir]
        skillflow skills schema
 
 dir defaults to $SKILLFLOW_SKILLS_DIR, or ./skills. Skill format: docs/skills.md.
+--strict makes warnings fail too: a skill the spec accepts still loads with a warning (a broken metadata.plan is
+ignored, so nothing enforces its order), which a skill author's CI should not let through.
 `,
 };
 
@@ -84,6 +86,7 @@ const processIo = (): CliIo => ({
 
 const options = {
   json: { type: 'boolean' },
+  strict: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   session: { type: 'string' },
   skill: { type: 'string' },
@@ -140,7 +143,7 @@ ${help[command] ?? usage}`);
       if (rest[0] !== 'show' || rest.length !== 2) return wrong('use: skillflow runs show TURN');
       return showRun(rest[1], { json }, io);
     case 'skills':
-      return skills(rest, json, io, wrong);
+      return skills(rest, { json, strict: values.strict === true }, io, wrong);
     default:
       io.stderr(`${argv.length === 0 ? '' : `skillflow: unknown command "${argv.join(' ')}"\n\n`}${usage}`);
       return 2;
@@ -159,7 +162,7 @@ function spreadModify(argv: string[]): string[] {
   return out;
 }
 
-async function skills(args: string[], json: boolean, io: CliIo, wrong: (why: string) => number): Promise<number> {
+async function skills(args: string[], flags: { json: boolean; strict: boolean }, io: CliIo, wrong: (why: string) => number): Promise<number> {
   const [command, ...rest] = args;
   if (command === 'schema') {
     if (rest.length > 0) return wrong('skills schema takes no arguments');
@@ -175,19 +178,20 @@ async function skills(args: string[], json: boolean, io: CliIo, wrong: (why: str
     return 2;
   }
   const report = await validateSkillLibrary(skillsDir(rest[0], io));
-  if (json) return printJson(command, report, io);
-  return command === 'validate' ? printValidation(report, io) : printList(report, io);
+  const failing = (problem: SkillProblem) => problem.severity === 'error' || (flags.strict && command === 'validate');
+  if (flags.json) return printJson(command, report, failing, io);
+  return command === 'validate' ? printValidation(report, failing, io) : printList(report, io);
 }
 
 const skillsDir = (dirArg: string | undefined, io: CliIo) => path.resolve(io.cwd, dirArg ?? io.env.SKILLFLOW_SKILLS_DIR ?? 'skills');
 
-function printJson(command: string, report: LibraryReport, io: CliIo): number {
+function printJson(command: string, report: LibraryReport, failing: (problem: SkillProblem) => boolean, io: CliIo): number {
   const errors = report.problems.filter((p) => p.severity === 'error').length;
   const body =
     command === 'validate'
       ? {
           skillsDir: report.skillsDir,
-          valid: errors === 0,
+          valid: !report.problems.some(failing),
           skills: report.skills.map((s) => ({ folder: s.folder, valid: s.manifest !== null })),
           errors,
           warnings: report.problems.length - errors,
@@ -196,14 +200,14 @@ function printJson(command: string, report: LibraryReport, io: CliIo): number {
       : { skills: report.skills.flatMap((s) => (s.manifest ? [listed(s.manifest)] : [])), skipped: report.skills.filter((s) => !s.manifest).map((s) => s.folder) };
   io.stdout(`${JSON.stringify(body, null, 2)}
 `);
-  return errors > 0 ? 1 : 0;
+  return report.problems.some(failing) ? 1 : 0;
 }
 
 function listed(manifest: SkillManifest) {
   return { name: manifest.name, enabled: manifest.enabled, category: manifest.category, description: manifest.description, plan: manifest.plan?.source ?? null };
 }
 
-function printValidation(report: LibraryReport, io: CliIo): number {
+function printValidation(report: LibraryReport, failing: (problem: SkillProblem) => boolean, io: CliIo): number {
   io.stdout(`Validating ${path.relative(io.cwd, report.skillsDir) || '.'}\n`);
   for (const problem of report.problems) io.stdout(formatCliProblem(problem, report.skillsDir, io.cwd));
   const errors = report.problems.filter((p) => p.severity === 'error').length;
@@ -213,7 +217,7 @@ function printValidation(report: LibraryReport, io: CliIo): number {
     `${report.skills.length} skill${report.skills.length === 1 ? '' : 's'}: ${valid} valid, ${report.skills.length - valid} with errors; ` +
       `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}.\n`,
   );
-  return errors > 0 ? 1 : 0;
+  return report.problems.some(failing) ? 1 : 0;
 }
 
 export function formatCliProblem(problem: SkillProblem, skillsDir: string, cwd: string): string {

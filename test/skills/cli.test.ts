@@ -106,6 +106,12 @@ describe('skillflow CLI', () => {
     expect(shown).toBeDefined();
     const result = await run(['skills', 'validate'], {}, dir);
     expect(result).toEqual({ code: 0, stdout: `Validating skills\n${shown}6 skills: 6 valid, 0 with errors; 0 errors, 1 warning.\n`, stderr: '' });
+    // An author's CI wants the plan enforced: --strict fails on the warning, in text and JSON alike.
+    expect(await run(['skills', 'validate', '--strict'], {}, dir)).toMatchObject({ code: 1, stdout: result.stdout });
+    const strictJson = await run(['skills', 'validate', '--strict', '--json'], {}, dir);
+    expect(strictJson.code).toBe(1);
+    expect(JSON.parse(strictJson.stdout)).toMatchObject({ valid: false, errors: 0, warnings: 1 });
+    expect((await run(['skills', 'validate', '--strict'])).code).toBe(0);
   });
 
   it('skills new scaffolds a skill that validates, and refuses bad names and existing folders', async () => {
