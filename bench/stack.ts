@@ -16,6 +16,8 @@ import { startFakeAnthropic, type FakeAnthropic } from '../test/support/fake-ant
 import { createWorker, workflowsPath } from '../worker/create-worker';
 import { livePublisher } from '../worker/model-deps';
 import { benchModel } from './model-script';
+import { builtinTools } from '../lib/tools/builtin';
+import { ToolRegistry } from '../lib/tools/registry';
 
 /** Everything a benchmark run needs, started here and stopped by `stop()`: nothing is installed or left behind. */
 export interface Stack {
@@ -93,6 +95,7 @@ export async function startStack(chunkDelayMs: number, log: (line: string) => vo
         deps: {
           model: { apiKey: 'bench-model-key', baseURL: fake.url, model: 'claude-bench', maxTokens: 1024, timeoutMs: 60_000, publishDelta: livePublisher(live), store },
           skills: { skillsDir: path.join(repoRoot, 'skills'), dataDir: path.join(dir, 'data') },
+          tools: { registry: new ToolRegistry(builtinTools()) },
         },
         workflowBundle: { code: bundle.code },
         publishLive: (turnId, event) => live.publish(turnId, event),

@@ -1,13 +1,16 @@
 /**
  * The one validator for values checked against a declared schema: checkpoint parameters and a human's overrides
  * today, skill parameters and tool inputs next. It reads the JSON Schema subset that skillflow itself produces
- * (core/skills/json-schema.ts): type (with integer), properties, required, additionalProperties, enum,
- * minimum/maximum, items and default. Other keywords are ignored.
+ * (core/skills/json-schema.ts) and that tool input schemas use: type (with integer), properties, required,
+ * additionalProperties, enum, minimum/maximum, minLength/maxLength (in code points), minItems/maxItems, items and
+ * default (`description` and `title` are documentation). Other keywords are ignored: `unsupportedKeywords` names them,
+ * so a schema that is meant to be enforced whole can be checked before use.
  */
 export type JsonSchemaType = 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'object' | 'null';
 
 export interface JsonSchema {
   type?: JsonSchemaType;
+  title?: string;
   description?: string;
   properties?: Record<string, JsonSchema>;
   required?: string[];
@@ -15,11 +18,38 @@ export interface JsonSchema {
   enum?: readonly unknown[];
   minimum?: number;
   maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
   items?: JsonSchema;
   default?: unknown;
 }
 
-export type SchemaRule = 'type' | 'required' | 'additionalProperties' | 'enum' | 'minimum' | 'maximum' | 'depth';
+export type SchemaRule = 'type' | 'required' | 'additionalProperties' | 'enum' | 'minimum' | 'maximum' | 'minLength' | 'maxLength' | 'minItems' | 'maxItems' | 'depth';
+
+/** The keywords the validator reads (and the documentation ones it may skip); every other keyword is ignored. */
+export const supportedKeywords: ReadonlySet<string> = new Set([
+  'type', 'description', 'title', 'properties', 'required', 'additionalProperties', 'enum', 'minimum', 'maximum',
+  'minLength', 'maxLength', 'minItems', 'maxItems', 'items', 'default',
+]);
+
+/**
+ * The keywords of a schema (and of its nested schemas) that the validator would ignore, as paths
+ * (`properties.url.format`); empty when the validator enforces the whole schema.
+ */
+export function unsupportedKeywords(schema: JsonSchema, path = ''): string[] {
+  const at = (key: string) => (path ? `${path}.${key}` : key);
+  const found: string[] = [];
+  for (const [key, value] of Object.entries(schema)) {
+    if (!supportedKeywords.has(key)) found.push(at(key));
+    else if (key === 'items') found.push(...unsupportedKeywords(value as JsonSchema, at(key)));
+    else if (key === 'properties') {
+      for (const [name, property] of Object.entries(value as Record<string, JsonSchema>)) found.push(...unsupportedKeywords(property, at(`properties.${name}`)));
+    }
+  }
+  return found;
+}
 
 /** One thing wrong with a value: where (`overrides.types[1]`), which rule, what the rule allows, and in words. */
 export interface SchemaProblem {
@@ -57,7 +87,7 @@ interface Context {
 }
 
 function check(value: unknown, schema: JsonSchema, path: string, depth: number, context: Context): unknown {
-  const report = (rule: SchemaRule, predicate: string, allowed?: unknown) =>
+  const report: Report = (rule, predicate, allowed) =>
     context.problems.push({ path, rule, ...(allowed !== undefined ? { allowed } : {}), message: `${path || 'the value'} ${predicate}` });
   if (depth > context.maxDepth) {
     report('depth', `is nested more than ${context.maxDepth} levels deep`);
@@ -75,6 +105,8 @@ function check(value: unknown, schema: JsonSchema, path: string, depth: number, 
     if (schema.minimum !== undefined && value < schema.minimum) report('minimum', `is ${value}, below the minimum ${schema.minimum}`, bounds);
     if (schema.maximum !== undefined && value > schema.maximum) report('maximum', `is ${value}, above the maximum ${schema.maximum}`, bounds);
   }
+  if (typeof value === 'string') checkLength(value, schema, report);
+  if (Array.isArray(value)) checkCount(value, schema, report);
   if (Array.isArray(value) && schema.items) {
     const items = schema.items;
     return value.map((item, index) => check(item, items, `${path}[${index}]`, depth + 1, context));
@@ -83,6 +115,19 @@ function check(value: unknown, schema: JsonSchema, path: string, depth: number, 
     return checkObject(value, schema, path, depth, context);
   }
   return value;
+}
+
+type Report = (rule: SchemaRule, predicate: string, allowed?: unknown) => void;
+
+function checkLength(value: string, schema: JsonSchema, report: Report): void {
+  const length = [...value].length;
+  if (schema.minLength !== undefined && length < schema.minLength) report('minLength', `is ${length} characters long, shorter than ${schema.minLength}`, { minLength: schema.minLength });
+  if (schema.maxLength !== undefined && length > schema.maxLength) report('maxLength', `is ${length} characters long, longer than ${schema.maxLength}`, { maxLength: schema.maxLength });
+}
+
+function checkCount(value: unknown[], schema: JsonSchema, report: Report): void {
+  if (schema.minItems !== undefined && value.length < schema.minItems) report('minItems', `has ${value.length} items, fewer than ${schema.minItems}`, { minItems: schema.minItems });
+  if (schema.maxItems !== undefined && value.length > schema.maxItems) report('maxItems', `has ${value.length} items, more than ${schema.maxItems}`, { maxItems: schema.maxItems });
 }
 
 function checkObject(value: Record<string, unknown>, schema: JsonSchema, path: string, depth: number, context: Context): Record<string, unknown> {

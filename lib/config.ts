@@ -3,6 +3,8 @@ import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { parseDuration } from '../core/skills/durations';
 import { closest } from '../core/skills/problems';
+import { grantSyntax, parseGrant } from '../core/tools/grants';
+import { parseHostPattern } from './tools/host-patterns';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -88,6 +90,18 @@ export interface Config {
   workerHealthPort: number;
   /** OTLP/HTTP endpoint for OpenTelemetry traces (`OTEL_EXPORTER_OTLP_ENDPOINT`); unset: no tracing. */
   otlpEndpoint?: string;
+  /** Worker: the registered tools a turn offers while no skill is active, as grants (docs/tools.md); empty by default. */
+  defaultTools: string[];
+  /** Worker: a folder of tool modules loaded at start-up (docs/tools.md); a missing folder holds none. */
+  toolsDir: string;
+  /** Worker: the JSON file that lists MCP servers (docs/tools.md); unset: no MCP tools. */
+  mcpConfigPath?: string;
+  /** Worker: the hosts http_fetch may fetch from (`example.com`, `*.example.com`, `10.0.0.5:8080`); empty: none. */
+  httpFetchHosts: string[];
+  /** Worker: the most http_fetch reads of one response body (bytes, after decompression). */
+  httpFetchMaxBytes: number;
+  /** Worker: one http_fetch call's time limit, redirects included. */
+  httpFetchTimeoutMs: number;
   /** SKILLFLOW_* variables set in the environment that nothing reads (typos), each with what to do. */
   warnings: string[];
   /** SKILLFLOW_AUTH=off on a non-loopback HOST, allowed on purpose by SKILLFLOW_UNAUTHENTICATED_NETWORK=allow. */
@@ -248,6 +262,12 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     workerMetricsPort: port('SKILLFLOW_WORKER_METRICS_PORT'),
     workerHealthPort: port('SKILLFLOW_WORKER_HEALTH_PORT'),
     otlpEndpoint: url('OTEL_EXPORTER_OTLP_ENDPOINT', 'unset it to turn tracing off'),
+    defaultTools: grantList(optional('SKILLFLOW_DEFAULT_TOOLS'), problems),
+    toolsDir: path.resolve(text('SKILLFLOW_TOOLS_DIR', './tools')),
+    mcpConfigPath: optionalPath(optional('SKILLFLOW_MCP_CONFIG')),
+    httpFetchHosts: hostList(optional('SKILLFLOW_HTTP_FETCH_HOSTS'), problems),
+    httpFetchMaxBytes: integer('SKILLFLOW_HTTP_FETCH_MAX_BYTES', 262_144, 1024, 10 * 1024 * 1024),
+    httpFetchTimeoutMs: duration('SKILLFLOW_HTTP_FETCH_TIMEOUT_MS', 10_000, 500, 120_000),
     warnings: [],
     unauthenticatedNetwork: false,
   };
@@ -379,6 +399,30 @@ function storeUrl(raw: string | undefined, problems: string[]): string | undefin
     return undefined;
   }
   return raw;
+}
+
+function optionalPath(raw: string | undefined): string | undefined {
+  return raw === undefined ? undefined : path.resolve(raw);
+}
+
+/** `calculator category:web mcp:github`: tool names, categories and MCP servers, separated by spaces or commas. */
+function grantList(raw: string | undefined, problems: string[]): string[] {
+  const words = (raw ?? '').split(/[\s,]+/).filter(Boolean);
+  for (const word of words) {
+    if (parseGrant(word) === null) problems.push(`SKILLFLOW_DEFAULT_TOOLS entry ${JSON.stringify(word)} must be ${grantSyntax}.`);
+  }
+  return [...new Set(words)];
+}
+
+/** `api.example.com, *.wikipedia.org, 10.0.0.5:8080`: host names (a leading `*.` for subdomains) or IP addresses, optional port. */
+function hostList(raw: string | undefined, problems: string[]): string[] {
+  const entries = (raw ?? '').split(/[\s,]+/).filter(Boolean).map((entry) => entry.toLowerCase());
+  for (const entry of entries) {
+    if (parseHostPattern(entry) === null) {
+      problems.push(`SKILLFLOW_HTTP_FETCH_HOSTS entry ${JSON.stringify(entry)} must be a host name (api.example.com), *.example.com, or an IP address, with an optional :port; no scheme or path.`);
+    }
+  }
+  return [...new Set(entries)];
 }
 
 /** `key=user,key=user:operator` */

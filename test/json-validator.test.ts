@@ -1,4 +1,4 @@
-import { schemaOfValues, validateJson, type JsonSchema } from '../core/json-validator';
+import { schemaOfValues, unsupportedKeywords, validateJson, type JsonSchema } from '../core/json-validator';
 import { fieldsToJsonSchema } from '../core/skills';
 
 /** The one validator (core/json-validator.ts), rule by rule, on the schemas skillflow produces. */
@@ -79,5 +79,31 @@ describe('the JSON validator', () => {
       properties: { s: { type: 'string' }, n: { type: 'number' }, b: { type: 'boolean' }, l: { type: 'array' }, m: { type: 'object' }, z: { type: 'null' } },
       additionalProperties: false,
     });
+  });
+
+  const toolInput: JsonSchema = {
+    type: 'object',
+    properties: {
+      url: { type: 'string', minLength: 8, maxLength: 12 },
+      tags: { type: 'array', minItems: 1, maxItems: 2, items: { type: 'string' } },
+    },
+  };
+  it.each([
+    ['lengths within bounds', { url: 'https://a.b', tags: ['x'] }, []],
+    ['a string too short', { url: 'http://' }, [['url', 'minLength', { minLength: 8 }, 'url is 7 characters long, shorter than 8']]],
+    ['a string too long', { url: 'https://example.com' }, [['url', 'maxLength', { maxLength: 12 }, 'url is 19 characters long, longer than 12']]],
+    ['code points, not UTF-16 units', { url: '😀'.repeat(12) }, []],
+    ['too few items', { tags: [] }, [['tags', 'minItems', { minItems: 1 }, 'tags has 0 items, fewer than 1']]],
+    ['too many items', { tags: ['a', 'b', 'c'] }, [['tags', 'maxItems', { maxItems: 2 }, 'tags has 3 items, more than 2']]],
+  ])('tool inputs: %s', (_name, value, expected) => {
+    const result = validateJson(value, toolInput);
+    expect(result.ok ? [] : result.problems.map((p) => [p.path, p.rule, p.allowed, p.message])).toEqual(expected);
+  });
+
+  it('names the keywords it would ignore, nested ones by path', () => {
+    expect(unsupportedKeywords(toolInput)).toEqual([]);
+    expect(unsupportedKeywords({ type: 'object', title: 'T', description: 'd', default: {}, additionalProperties: false, required: [] })).toEqual([]);
+    const loose = { type: 'object', properties: { url: { type: 'string', format: 'uri' }, list: { type: 'array', items: { anyOf: [] } } }, $schema: 'x' } as unknown as JsonSchema;
+    expect(unsupportedKeywords(loose)).toEqual(['properties.url.format', 'properties.list.items.anyOf', '$schema']);
   });
 });

@@ -33,6 +33,7 @@ import {
   type Verdict,
 } from '../core/policy';
 import { planSpecOf, type CheckpointSpec, type FieldSpec, type SkillManifest, type SkillSnapshot } from '../core/skills';
+import type { ToolCatalog, ToolSpec } from '../core/tools';
 
 /**
  * The turn policy (core/policy) as a table: a state built from events, one more event, and the verdict and state it
@@ -113,6 +114,28 @@ const writer = skill('writer', null, {
   limits: { maxIterations: null, timeoutMs: 2_000 },
 });
 const timed = skill('timed', 'intro work+ wrap', { deadlines: [{ source: { kind: 'fixed', ms: 60_000 }, jumpTo: 'wrap' }] });
+/** Registered tools: granted at the root (calc), by name, by category and by MCP server; two need approval. */
+const toolSpec = (name: string, extra: Partial<ToolSpec> = {}): ToolSpec => ({
+  name,
+  description: `The ${name} tool.\nMore about it.`,
+  category: 'data',
+  inputSchema: { type: 'object', properties: { q: { type: 'string', maxLength: 10 }, n: { type: 'integer', default: 1 } }, required: ['q'], additionalProperties: false },
+  source: 'builtin',
+  runsIn: 'activity',
+  idempotent: true,
+  needsApproval: false,
+  ...extra,
+});
+const registry: ToolCatalog = {
+  tools: [
+    toolSpec('calc'),
+    toolSpec('fetch', { category: 'web' }),
+    toolSpec('deploy', { category: 'ops', needsApproval: true, idempotent: false }),
+    toolSpec('gh__issue', { category: 'mcp', source: 'mcp', server: 'gh', needsApproval: true }),
+  ],
+  rootGrants: ['calc'],
+};
+const researcher = skill('researcher', 'look', { allowedTools: 'fetch Bash(git:*)', tools: ['category:ops', 'mcp:gh'] });
 const snapshotOf = (manifest: SkillManifest): SkillSnapshot => ({ name: manifest.name, hash: `hash-${manifest.name}`, manifest, body: 'body', subskills: [] });
 
 // Events, short.
@@ -169,6 +192,8 @@ const examUntilQuestions = (at = t0): PolicyEvent[] => [
   resolved('cp-1', { action: 'approve' }, at),
   stepped('exam', 'ask', at),
 ];
+const withTools = (extra: Partial<Extract<PolicyEvent, { type: 'turn.started' }>> = {}) => started({ tools: registry, ...extra });
+const deployAsked = (): PolicyEvent[] => [withTools(), loaded(researcher), requested('deploy', { q: 'prod' })];
 const examUntilRoute = (): PolicyEvent[] => [...examUntilQuestions(), stepped('exam', 'grade'), stepped('exam', 'report'), ask('route')];
 
 interface Case {
@@ -544,6 +569,76 @@ const cases: Case[] = [
   { name: 'a named checkpoint the skill does not declare still moves the plan', given: [started(), loaded(gate), ask('go')], when: resolved('cp-1', { action: 'approve' }), verdict: { kind: 'allow' }, state: { plan: { current: 'checkpoint:go' }, route: null } },
   { name: 'a decision whose action the checkpoint does not take', given: [started(), question('q')], when: resolved('cp-1', { action: 'approve' }), verdict: { kind: 'refuse', code: 'invalid_decision', message: 'A question checkpoint accepts answer, cancel; not "approve".' } },
 
+  // registered tools: scope, validation, approval
+  { name: 'a turn of older code ignores the tool catalog', given: [withTools({ rules: legacyRules })], when: requested('calc', { q: '1' }), verdict: { kind: 'refuse', message: /^There is no tool named "calc"/ }, state: { tools: [] } },
+  { name: 'a turn started without a tool catalog has no registered tools', given: [], when: started(), verdict: { kind: 'allow' }, state: { tools: [], rootGrants: [] } },
+  { name: 'the root turn may call a tool of the default set, its input validated with defaults', given: [withTools()], when: requested('calc', { q: '1+1' }), verdict: { kind: 'allow', input: { q: '1+1', n: 1 } }, without: ['ask'] },
+  {
+    name: 'a registered tool outside the default set is a violation at the root',
+    given: [withTools()],
+    when: requested('fetch', { q: 'x' }),
+    verdict: { kind: 'refuse', message: 'Tool fetch is not available before a skill is loaded: the tools granted now are calc. Use only the tools you were given.' },
+    state: { violations: 1 },
+  },
+  {
+    name: 'a skill that grants nothing offers only the engine tools',
+    given: [withTools(), loaded(writer)],
+    when: requested('calc', { q: '1' }),
+    verdict: { kind: 'refuse', message: "Tool calc is not available while skill writer is active: no tools are granted now beyond the engine's own. Use only the tools you were given." },
+    state: { violations: 1 },
+  },
+  { name: 'a skill grants a tool by name in allowed-tools', given: [withTools(), loaded(researcher)], when: requested('fetch', { q: 'x', n: 2 }), verdict: { kind: 'allow', input: { q: 'x', n: 2 } } },
+  {
+    name: 'input that does not validate is refused naming every field, and is no violation',
+    given: [withTools()],
+    when: requested('calc', { n: 'x', r: 1 }),
+    verdict: { kind: 'refuse', message: 'calc was not run: its input is not valid: n is a string, not an integer; r is not allowed here; the allowed names are q, n; q is required. Fix the input and call it again.', problems: [{ path: 'n', rule: 'type' }, { path: 'r' }, { path: 'q', rule: 'required' }] },
+    state: { violations: 0 },
+  },
+  { name: 'input that is not an object is refused', given: [withTools()], when: requested('calc', null), verdict: { kind: 'refuse', message: 'calc was not run: its input is not valid: the value is null, not an object. Fix the input and call it again.' } },
+  {
+    name: 'a tool that needs approval opens a checkpoint with its input as params and its schema',
+    given: [withTools(), loaded(researcher)],
+    when: requested('deploy', { q: 'prod' }),
+    verdict: {
+      kind: 'allow',
+      ask: {
+        id: 'cp-1',
+        name: 'tool:deploy',
+        kind: 'approval',
+        params: { q: 'prod', n: 1 },
+        paramsSchema: registry.tools[2].inputSchema,
+        options: null,
+        actions: ['approve', 'modify', 'cancel'],
+        ttlMs: null,
+        onTimeout: 'skip',
+        tool: { name: 'deploy' },
+        summary: 'The assistant wants to run the tool deploy with the input in params. The deploy tool. Approve to run it as proposed, modify to change its input, or cancel to skip it.',
+      },
+    },
+    without: ['input'],
+    state: { open: { name: 'tool:deploy' }, clockSince: null },
+  },
+  { name: 'an MCP tool granted by server says where it comes from', given: [withTools(), loaded(researcher)], when: requested('gh__issue', { q: 'bug' }), verdict: { kind: 'allow', ask: { summary: /^The assistant wants to run the tool gh__issue \(from MCP server gh\)/ } } },
+  { name: 'an approved tool call runs with the proposed input', given: deployAsked(), when: resolved('cp-1', { action: 'approve' }), verdict: { kind: 'allow', input: { q: 'prod', n: 1 }, result: { approved: true } }, without: ['note'], state: { open: null, roundsSinceHuman: 0 } },
+  {
+    name: 'a modified tool call runs with the changed input, and the model is told',
+    given: deployAsked(),
+    when: resolved('cp-1', { action: 'modify', overrides: { q: 'staging' } }),
+    verdict: { kind: 'allow', input: { q: 'staging', n: 1 }, note: 'Before deploy ran, the human changed its input to {"q":"staging","n":1}' },
+  },
+  { name: 'a note alone goes to the model', given: deployAsked(), when: resolved('cp-1', { action: 'modify', note: 'careful' }), verdict: { kind: 'allow', input: { q: 'prod', n: 1 }, note: 'Before deploy ran, the human said: careful' } },
+  { name: 'changes and a note', given: deployAsked(), when: resolved('cp-1', { action: 'modify', overrides: { n: 3 }, note: 'careful' }), verdict: { kind: 'allow', note: 'Before deploy ran, the human changed its input to {"q":"prod","n":3} and said: careful' } },
+  {
+    name: 'a modified input is validated again',
+    given: deployAsked(),
+    when: resolved('cp-1', { action: 'modify', overrides: { q: 'much too long for it' } }),
+    verdict: { kind: 'refuse', code: 'invalid_decision', message: 'overrides.q is 20 characters long, longer than 10.' },
+    state: { open: { name: 'tool:deploy' } },
+  },
+  { name: 'a cancelled tool call does not run and the turn goes on', given: deployAsked(), when: resolved('cp-1', { action: 'cancel' }), verdict: { kind: 'allow', result: { cancelled: true, ran: false } }, without: ['input'], state: { open: null, plan: { skill: 'researcher' } } },
+  { name: 'an expired tool approval does not run the tool and the turn goes on', given: deployAsked(), when: expired(), verdict: { kind: 'allow', result: { skipped: true, ran: false } }, without: ['input'], state: { open: null } },
+
   // checkpoints: expiry
   { name: 'an expiry with nothing pending is refused', given: [started()], when: expired(), verdict: { kind: 'refuse', code: 'not_pending' } },
   {
@@ -782,6 +877,15 @@ describe('views for the workflow', () => {
     expect([...protectedToolUseIds(state)]).toEqual(['toolu_load', 'toolu_step']);
     expect(positionOf(newPolicyState())).toEqual({ skill: null, step: null, remaining: [] });
     expect(toolsInScope(state)).toContain('request_human_approval');
+  });
+
+  it('the tool scope follows the active skill: the root default, then each skill its own grants', () => {
+    const engine = ['load_skill', 'load_subskill', 'read_file', 'list_skills', 'request_human_approval'];
+    const root = apply([withTools()]).state;
+    expect(toolsInScope(root)).toEqual([...engine, 'calc']);
+    const researching = apply([withTools(), loaded(researcher)]).state;
+    expect(toolsInScope(researching)).toEqual([...engine, 'fetch', 'deploy', 'gh__issue']);
+    expect(toolsInScope(apply([withTools(), loaded(researcher), loaded(writer)]).state)).toEqual(engine);
   });
 
   it('settings: only what the policy needs', () => {

@@ -3,6 +3,7 @@ import { loadConfig } from '../lib/config';
 import { createWorkerLiveChannel, describeLiveChannel } from '../lib/live';
 import { createLogger } from '../lib/logging';
 import { createSharedStore, sweepPeriodically } from '../lib/store';
+import { buildToolRegistry } from '../lib/tools/build';
 import { tracingFromConfig } from '../lib/tracing';
 import { createWorker } from './create-worker';
 import { serveWorkerHealth } from './health';
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
   const live = createWorkerLiveChannel(config, say);
   const store = createSharedStore(config);
   const stopSweeping = sweepPeriodically(store, sweepEveryMs, say);
+  const tools = await buildToolRegistry(config, say);
   let worker: Worker | undefined;
   const shutdown = (signal: string) => {
     if (!worker) {
@@ -44,7 +46,7 @@ async function main(): Promise<void> {
       connection,
       namespace: config.temporalNamespace,
       taskQueue: config.taskQueue,
-      deps: { model: modelDepsFrom(config, live, store, say), skills: { skillsDir: config.skillsDir, dataDir: config.dataDir } },
+      deps: { model: modelDepsFrom(config, live, store, say), skills: { skillsDir: config.skillsDir, dataDir: config.dataDir }, tools: { registry: tools.registry } },
       publishLive: (turnId, event) => live.publish(turnId, event),
       tracing,
       overrides: {
@@ -58,6 +60,7 @@ async function main(): Promise<void> {
     // `npm start` waits for the marker in this line.
     say(`${workerReadyMarker}: task queue "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.temporalNamespace})`);
     say(`live events go to ${describeLiveChannel(config)}; transcripts are shared through ${store.description}`);
+    say(`tools: ${tools.registry.specs.map((tool) => tool.name).join(', ')}; with no skill active: ${config.defaultTools.join(' ') || "the engine's own only"}`);
     if (health) say(`health on http://${config.host}:${config.workerHealthPort}/healthz and /readyz`);
     if (config.workerMetricsPort > 0) say(`Temporal metrics on http://${config.host}:${config.workerMetricsPort}/metrics`);
     if (tracing) say(`traces go to ${config.otlpEndpoint}`);
@@ -69,7 +72,7 @@ async function main(): Promise<void> {
     say('stopped');
   } finally {
     stopSweeping();
-    await Promise.all([live.close(), store.close()]);
+    await Promise.all([live.close(), store.close(), tools.close()]);
     await connection.close();
     await tracing?.shutdown();
   }

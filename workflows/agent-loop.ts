@@ -1,7 +1,8 @@
 import { compactMessages, estimateTokens } from '../core/compaction';
 import { contextExceededMessage, continueGuidance, emptyRecoveryAnswer, emptyResponseGuidance, refusalMessage } from '../core/guidance';
 import { textOf, toolUsesOf, type ChatMessage, type ContentBlock, type TextBlock, type ToolDefinition } from '../core/messages';
-import { protectedToolUseIds, type End } from '../core/policy';
+import { protectedToolUseIds, registeredToolsInScope, type End } from '../core/policy';
+import { toolDefinitionOf } from '../core/tools';
 import { completeBlocksOf, responseKind } from '../core/response-kind';
 import type { TurnResult } from '../core/turn';
 import { callModel } from './model-call';
@@ -22,13 +23,14 @@ export interface LoopContext {
  */
 export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
   const { run } = context;
-  const definitions = [...context.tools.values()].map((tool) => tool.definition);
   let emptyRetries = 0;
   let continuations = 0;
   const answerParts: string[] = [];
 
   for (;;) {
     const round = run.decide({ type: 'round.starting', at: Date.now() });
+    // The tools of this round: they change only when another skill becomes active, so the cached prefix holds meanwhile.
+    const definitions = offeredTools(context);
     if (round.kind === 'end') return await endTurn(context, definitions, round);
     if (round.kind === 'allow' && round.note) appendUserText(run.messages, round.note);
     compactIfNeeded(context, definitions);
@@ -86,6 +88,12 @@ export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
     answerParts.push(text);
     return finishWithAnswer(context, answerParts.join(''));
   }
+}
+
+/** The engine's tools, then the registered tools the policy has in scope now, in the registry's order. */
+export function offeredTools(context: LoopContext): ToolDefinition[] {
+  const granted = new Set(registeredToolsInScope(context.run.policy).map((tool) => tool.name));
+  return [...context.tools.values()].filter((tool) => tool.spec.source === 'engine' || granted.has(tool.spec.name)).map((tool) => toolDefinitionOf(tool.spec));
 }
 
 function finishWithAnswer(context: LoopContext, answer: string, reason?: string): TurnResult {

@@ -45,6 +45,7 @@ export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<Answe
     actions: ask.actions,
     requestedAt: new Date(requestedAt).toISOString(),
     expiresAt: ask.ttlMs === null ? null : new Date(requestedAt + ask.ttlMs).toISOString(),
+    ...(ask.tool ? { tool: ask.tool } : {}),
   };
   run.decision = undefined;
   run.state.pendingCheckpoint = pending;
@@ -70,5 +71,8 @@ export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<Answe
   if (!endsNow) run.setStatus('running');
   // Resolved and expired checkpoints always have a result: the decision, a skip, or the end they caused.
   const result = verdict.kind === 'refuse' ? { refused: verdict.message } : verdict.result;
+  if (verdict.kind === 'allow' && verdict.input) {
+    return { answer: { content: JSON.stringify(result), isError: false, result }, approved: { input: verdict.input, ...(verdict.note ? { note: verdict.note } : {}) } };
+  }
   return { answer: { content: JSON.stringify(result), isError: false, result }, ...(verdict.kind === 'end' ? { ends: verdict } : {}) };
 }

@@ -8,11 +8,11 @@ import {
   nonRetryableSkillErrors,
   pinSkill,
   runSkillTool,
-  skillToolDefinitions,
   SkillToolName,
   type SkillManifest,
   type ToolResult,
 } from '../core/skills';
+import { engineToolSpecs } from '../core/tools';
 import type { ToolAnswer, TurnTool } from './tool-types';
 import type { TurnRun } from './turn-run';
 
@@ -29,8 +29,8 @@ const answer = (result: ToolResult): ToolAnswer => ({ content: result.content, i
  * the policy what was loaded. Whether a call may run at all the policy has decided before.
  */
 export function skillTools(catalog: SkillManifest[]): TurnTool[] {
-  const definitions = new Map(skillToolDefinitions(catalog).map((definition) => [definition.name, definition]));
-  const tool = (name: string, run: NonNullable<TurnTool['run']>, isSkill = false): TurnTool => ({ definition: definitions.get(name)!, run, isSkill });
+  const specs = new Map(engineToolSpecs(catalog).map((spec) => [spec.name, spec]));
+  const tool = (name: string, run: NonNullable<TurnTool['run']>, isSkill = false): TurnTool => ({ spec: specs.get(name)!, run, isSkill });
   const plain = (call: ToolCall, run: TurnRun) => runPlainSkillTool(catalog, call, run);
   return [
     tool(SkillToolName.loadSkill, (call, run) => loadSkill(catalog, call, run), true),

@@ -1,8 +1,8 @@
 import { isCancellation } from '@temporalio/workflow';
 import type { ToolResultBlock, ToolUseBlock } from '../core/messages';
-import type { End, Verdict } from '../core/policy';
+import type { CheckpointPlan, End, Verdict } from '../core/policy';
 import { askHuman } from './checkpoint-desk';
-import { toolError, type AnsweredCall, type TurnTool } from './tool-types';
+import { toolError, type AnsweredCall, type ToolAnswer, type TurnTool } from './tool-types';
 import type { TurnRun } from './turn-run';
 
 export interface DispatchResult {
@@ -27,9 +27,10 @@ export async function dispatchToolCalls(calls: ToolUseBlock[], tools: Map<string
     }
     const tool = tools.get(call.name);
     const skill = tool?.isSkill ? { isSkill: true, depth: 1, input: call.input } : {};
-    run.emit({ type: 'tool.start', name: call.name, args: call.input, callId: call.id, ...skill });
+    const origin = tool ? { source: tool.spec.source, ...(tool.spec.server ? { server: tool.spec.server } : {}) } : {};
+    run.emit({ type: 'tool.start', name: call.name, args: call.input, callId: call.id, ...skill, ...origin });
     const verdict = run.decide({ type: 'tool.requested', at: Date.now(), call: { id: call.id, name: call.name, input: call.input } });
-    const { answer, ends } = verdict.kind === 'allow' && verdict.ask ? await askHuman(run, verdict.ask) : await answerOf(verdict, tool, call, run);
+    const { answer, ends } = verdict.kind === 'allow' && verdict.ask ? await askThenRun(run, verdict.ask, tool, call) : await answerOf(verdict, tool, call, run);
     run.emit({
       type: 'tool.end',
       name: call.name,
@@ -37,6 +38,7 @@ export async function dispatchToolCalls(calls: ToolUseBlock[], tools: Map<string
       callId: call.id,
       isError: answer.isError,
       ...(tool?.isSkill ? { isSkill: true, depth: 1 } : {}),
+      ...origin,
     });
     results.push({ type: 'tool_result', tool_use_id: call.id, content: answer.content, ...(answer.isError ? { is_error: true } : {}) });
     end = ends;
@@ -44,15 +46,28 @@ export async function dispatchToolCalls(calls: ToolUseBlock[], tools: Map<string
   return { results, end };
 }
 
-/** The tool result for a call the policy refused, ended the turn on, or allowed to run. */
+/** The tool result for a call the policy refused, ended the turn on, or allowed to run (with the input it allowed). */
 async function answerOf(verdict: Verdict, tool: TurnTool | undefined, call: ToolUseBlock, run: TurnRun): Promise<AnsweredCall> {
   if (verdict.kind === 'refuse') return { answer: toolError(verdict.message) };
   if (verdict.kind === 'end') return { answer: toolError(verdict.ending.error?.message ?? 'The turn ended.'), ends: verdict };
-  if (!tool?.run) return { answer: toolError(`${call.name} cannot be run here.`) };
+  return { answer: await runTool(tool, { ...call, input: verdict.input ?? call.input }, run) };
+}
+
+/** A checkpoint first (request_human_approval, or a tool that needs approval); an approved tool then runs. */
+async function askThenRun(run: TurnRun, ask: CheckpointPlan, tool: TurnTool | undefined, call: ToolUseBlock): Promise<AnsweredCall> {
+  const asked = await askHuman(run, ask);
+  if (!asked.approved) return asked;
+  const answer = await runTool(tool, { ...call, input: asked.approved.input }, run);
+  const { note } = asked.approved;
+  return { answer: note ? { ...answer, content: `${note}\n\n${answer.content}` } : answer };
+}
+
+async function runTool(tool: TurnTool | undefined, call: ToolUseBlock, run: TurnRun): Promise<ToolAnswer> {
+  if (!tool?.run) return toolError(`${call.name} cannot be run here.`);
   try {
-    return { answer: await tool.run({ id: call.id, name: call.name, input: call.input }, run) };
+    return await tool.run({ id: call.id, name: call.name, input: call.input }, run);
   } catch (err) {
     if (isCancellation(err)) throw err;
-    return { answer: toolError(`${call.name} failed: ${err instanceof Error ? err.message : String(err)}`) };
+    return toolError(`${call.name} failed: ${err instanceof Error ? err.message : String(err)}`);
   }
 }

@@ -1,5 +1,5 @@
-import type { ToolDefinition } from '../core/messages';
 import type { End, ToolCall } from '../core/policy';
+import type { ToolSpec } from '../core/tools';
 import type { TurnRun } from './turn-run';
 
 /** What the model gets back for one tool call. */
@@ -11,7 +11,8 @@ export interface ToolAnswer {
 }
 
 export interface TurnTool {
-  definition: ToolDefinition;
+  /** The tool as the model sees it and as the policy scopes it (core/tools). */
+  spec: ToolSpec;
   /** Skill calls carry `isSkill`/`depth`/`input` on their tool events. */
   isSkill?: boolean;
   /** Absent for a tool the policy answers itself: request_human_approval, whose allow names the checkpoint to ask. */
@@ -22,6 +23,8 @@ export interface TurnTool {
 export interface AnsweredCall {
   answer: ToolAnswer;
   ends?: End;
+  /** A human approved the call of a registered tool: run it with this input, and tell the model the note. */
+  approved?: { input: Record<string, unknown>; note?: string };
 }
 
 export const toolError = (content: string): ToolAnswer => ({ content, isError: true });

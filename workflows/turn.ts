@@ -11,6 +11,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { checkpointToolDefinition } from '../core/checkpoints';
+import { emptyToolCatalog, engineToolSpec } from '../core/tools';
 import { migratePlanCarry, pinnedSkillsOf, policySettingsOf, rulePatches, type PolicyRules } from '../core/policy';
 import { basePrompt } from '../core/prompts';
 import { buildSystemPrompt } from '../core/skills';
@@ -18,16 +19,17 @@ import { sessionWorkflowId, type TurnError, type TurnInput, type TurnResult } fr
 import { appendUserText, runAgentLoop } from './agent-loop';
 import { decisionRejection } from './checkpoint-desk';
 import { answerCheckpointUpdate, checkpointDecisionSignal, turnEndedSignal, turnEventsQuery, turnStateQuery } from './definitions';
+import { registeredTools } from './registered-tools';
 import { preloadSkill, skillTools } from './skill-tools';
 import type { TurnTool } from './tool-types';
 import { TurnRun } from './turn-run';
 
-const { skillCatalog } = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 3 } });
+const { skillCatalog, toolCatalog } = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 3 } });
 
 /**
  * One chat turn: the agent loop over a fresh message list (the session's earlier text and the new message), with
- * the skill tools and the checkpoint tool, ruled by the turn's policy (core/policy). The turn returns what the
- * session keeps.
+ * the skill tools, the checkpoint tool and the worker's registered tools, ruled by the turn's policy (core/policy).
+ * The turn returns what the session keeps.
  */
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const run = new TurnRun(input);
@@ -72,7 +74,8 @@ async function runTurn(run: TurnRun): Promise<TurnResult> {
   const withPlan = (result: TurnResult): TurnResult => ({ ...result, skill: run.state.skill, step: run.state.step, plan: run.carry() });
   try {
     const rules = rulesOfThisTurn();
-    const catalog = await skillCatalog();
+    // Both catalogs are read once: the turn keeps the skills and tools it started with for its whole life.
+    const [catalog, registry] = await Promise.all([skillCatalog(), rules.registeredTools ? toolCatalog() : Promise.resolve(emptyToolCatalog)]);
     const carry = migratePlanCarry(input.resume);
     run.pinned = pinnedSkillsOf(carry);
     const started = run.decide({
@@ -82,6 +85,7 @@ async function runTurn(run: TurnRun): Promise<TurnResult> {
       settings: policySettingsOf(input.settings),
       catalog: catalog.skills.map((skill) => skill.name),
       carry,
+      tools: registry,
     });
     const notes = started.kind === 'allow' && started.note ? [started.note] : [];
     if (input.skill) {
@@ -91,9 +95,9 @@ async function runTurn(run: TurnRun): Promise<TurnResult> {
     }
     for (const note of notes) appendUserText(run.messages, note);
 
-    const tools: TurnTool[] = [...skillTools(catalog.skills), { definition: checkpointToolDefinition }];
+    const tools: TurnTool[] = [...skillTools(catalog.skills), { spec: engineToolSpec(checkpointToolDefinition, 'hitl') }, ...registeredTools(registry.tools)];
     const system = buildSystemPrompt({ basePrompt, skills: catalog.skills });
-    return withPlan(await runAgentLoop({ run, system, tools: new Map(tools.map((tool) => [tool.definition.name, tool])) }));
+    return withPlan(await runAgentLoop({ run, system, tools: new Map(tools.map((tool) => [tool.spec.name, tool])) }));
   } catch (err) {
     if (isCancellation(err)) {
       return await CancellationScope.nonCancellable(async () => withPlan(run.finish({ status: 'cancelled', reason: 'cancelled' })));

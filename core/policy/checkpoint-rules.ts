@@ -2,6 +2,7 @@ import { allowedActions, decisionProblems, routingActions, decisionResult, parse
 import { schemaOfValues, validateJson, type JsonSchema } from '../json-validator';
 import { fieldsToJsonSchema } from '../skills/json-schema';
 import type { CheckpointSpec, OnTimeout } from '../skills/types';
+import type { ToolSpec } from '../tools/types';
 import { startClock, stopClock } from './clock';
 import { cancelledByUserEnd, expiredEnd } from './endings';
 import { checkpointRefusal, checkpointSpec, namesCheckpoint, passCheckpoint } from './plan';
@@ -78,6 +79,52 @@ export function onCheckpointRequested(state: PolicyState, call: ToolCall, at: nu
   return allow(next, { ask: { ...open, summary: request.summary, ttlMs: policy.ttlMs } });
 }
 
+/** The checkpoint name of a tool call's approval: never a plan checkpoint's (those are snake_case). */
+export const toolApprovalName = (tool: string) => `tool:${tool}`;
+
+/**
+ * A tool that needs a human's approval: a checkpoint whose params are the call's input and whose params schema is the
+ * tool's input schema (so a modified input is validated again). It waits as a free checkpoint of the active skill
+ * would; when it expires, the tool does not run and the turn goes on.
+ */
+export function onToolApprovalNeeded(state: PolicyState, call: ToolCall, spec: ToolSpec, input: Record<string, unknown>, at: number): Reduction {
+  const name = toolApprovalName(spec.name);
+  const open: OpenCheckpoint = {
+    id: `cp-${state.checkpointCount + 1}`,
+    name,
+    kind: 'approval',
+    params: input,
+    paramsSchema: spec.inputSchema,
+    options: null,
+    actions: allowedActions({ kind: 'approval', options: null }),
+    onTimeout: 'skip',
+    tool: { name: spec.name, callId: call.id },
+  };
+  const { ttlMs } = policyOf(state, name, undefined, at);
+  const from = spec.server ? ` (from MCP server ${spec.server})` : '';
+  const summary =
+    `The assistant wants to run the tool ${spec.name}${from} with the input in params. ${spec.description.split('\n')[0]} ` +
+    'Approve to run it as proposed, modify to change its input, or cancel to skip it.';
+  const next = stopClock({ ...state, checkpointCount: state.checkpointCount + 1, open }, at);
+  return allow(next, { ask: { ...open, summary, ttlMs } });
+}
+
+/** A tool approval settled: run the tool with the approved input, or tell the model it did not run. */
+function onToolApprovalResolved(state: PolicyState, open: OpenCheckpoint, decision: CheckpointDecision, at: number): Reduction {
+  const tool = open.tool!.name;
+  const base = startClock({ ...state, open: null }, at);
+  if (decision.action === 'cancel') {
+    const result = { cancelled: true, ran: false, note: `The human declined: ${tool} did not run. Go on without it, and tell the user if it matters.` };
+    return allow(base, { result });
+  }
+  const overrides = decision.overrides ?? {};
+  const input = { ...open.params, ...overrides };
+  const changes = Object.keys(overrides).length > 0 ? ` changed its input to ${JSON.stringify(input)}` : '';
+  const said = decision.note ? `${changes ? ' and' : ''} said: ${decision.note}` : '';
+  const note = changes || said ? `Before ${tool} ran, the human${changes}${said}` : undefined;
+  return allow(base, { input, result: decisionResult(decision), ...(note ? { note } : {}) });
+}
+
 const sentence = (text: string) => (/[.!?]$/.test(text) ? text : `${text}.`);
 
 /** Why this decision cannot be taken (unknown or settled checkpoint, or a decision its rules refuse), or null. */
@@ -105,6 +152,7 @@ export function onCheckpointResolved(state: PolicyState, decision: CheckpointDec
   if (refused) return refused;
   const open = state.open!;
   const humanDecided = { ...state, roundsSinceHuman: 0 };
+  if (open.tool) return onToolApprovalResolved(humanDecided, open, decision, at);
   if (decision.action === 'cancel') {
     const base = startClock({ ...humanDecided, open: null }, at);
     const next = namesCheckpoint(base.plan, open.name) ? { ...base, plan: null, route: null } : base;
@@ -119,6 +167,10 @@ const skippedResult = { skipped: true, note: 'Nobody answered in time. Go on wit
 export function onCheckpointExpired(state: PolicyState, at: number): Reduction {
   const open = state.open;
   if (!open) return refuse(state, 'No checkpoint is pending.', 'not_pending');
+  if (open.tool) {
+    const result = { skipped: true, ran: false, note: `Nobody approved the call in time: ${open.tool.name} did not run. Go on without it, and tell the user.` };
+    return allow(startClock({ ...state, open: null }, at), { result });
+  }
   if (open.onTimeout === 'cancel') return { state: { ...state, open: null }, verdict: expiredEnd(open.name) };
   if (open.onTimeout === 'approve-defaults' && open.kind === 'approval') {
     const params = withDefaults(open.params ?? {}, open.paramsSchema);

@@ -1,3 +1,4 @@
+import { skillGrants } from '../tools/grants';
 import { skillLimitEnd } from './endings';
 import type { End, PolicyState, SkillManifestLike, SkillUsage } from './types';
 
@@ -23,7 +24,7 @@ export function startClock(state: PolicyState, at: number): PolicyState {
 export function activate(state: PolicyState, manifest: SkillManifestLike, at: number): PolicyState {
   const stopped = stopClock(state, at);
   const { name, limits, checkpoints, freeCheckpoints } = manifest;
-  return { ...stopped, active: { name, limits, checkpoints, freeCheckpoints }, clockSince: at };
+  return { ...stopped, active: { name, limits, checkpoints, freeCheckpoints, grants: skillGrants(manifest) }, clockSince: at };
 }
 
 /** Counts a model round against the active skill, or ends the turn when the skill has used up a limit. */

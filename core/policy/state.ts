@@ -2,8 +2,8 @@ import { defaultTurnSettings } from '../settings';
 import type { PolicyRules, PolicySettings, PolicyState } from './types';
 
 /** The rules of code that started before each rule existed: what turns already running keep. */
-export const legacyRules: PolicyRules = { skillLimits: false, refusedCheckpointsEndTurn: false, declaredCheckpoints: false, routeScopedToPlan: false, declaredCheckpointKind: false };
-export const currentRules: PolicyRules = { skillLimits: true, refusedCheckpointsEndTurn: true, declaredCheckpoints: true, routeScopedToPlan: true, declaredCheckpointKind: true };
+export const legacyRules: PolicyRules = { skillLimits: false, refusedCheckpointsEndTurn: false, declaredCheckpoints: false, routeScopedToPlan: false, declaredCheckpointKind: false, registeredTools: false };
+export const currentRules: PolicyRules = { skillLimits: true, refusedCheckpointsEndTurn: true, declaredCheckpoints: true, routeScopedToPlan: true, declaredCheckpointKind: true, registeredTools: true };
 
 /**
  * The `patched()` id of each rule. A turn reads them once, when it starts: true for turns started by this code, false
@@ -15,6 +15,7 @@ export const rulePatches: Record<keyof PolicyRules, string> = {
   declaredCheckpoints: 'declared-checkpoint-params',
   routeScopedToPlan: 'route-scoped-to-plan',
   declaredCheckpointKind: 'declared-checkpoint-kind',
+  registeredTools: 'tool-registry',
 };
 
 export function policySettingsOf(settings: PolicySettings): PolicySettings {
@@ -28,6 +29,8 @@ export function newPolicyState(): PolicyState {
     rules: currentRules,
     settings: policySettingsOf(defaultTurnSettings),
     catalog: [],
+    tools: [],
+    rootGrants: [],
     plan: null,
     route: null,
     active: null,

@@ -1,8 +1,9 @@
-import { humanApprovalToolName, SkillToolName } from '../skills/tool-names';
-import { onCheckpointRequested } from './checkpoint-rules';
+import { engineToolNames, humanApprovalToolName, SkillToolName } from '../skills/tool-names';
+import { validateJson } from '../json-validator';
+import { onCheckpointRequested, onToolApprovalNeeded } from './checkpoint-rules';
 import { activate } from './clock';
 import { allowedNow, isUnfinished, startSkillPlan, stepLimitNote, stepRefusal, takeStep } from './plan';
-import { loadRefusal, toolsInScope } from './scope';
+import { loadRefusal, toolScopeRefusal, toolsInScope } from './scope';
 import type { PolicyState, Reduction, ToolCall, ToolOutcome } from './types';
 import { allow, refuse, violation } from './verdicts';
 
@@ -29,12 +30,29 @@ export function onToolRequested(state: PolicyState, call: ToolCall, at: number):
     }
     case humanApprovalToolName:
       return onCheckpointRequested(state, call, at);
-    default: {
-      const tools = toolsInScope(state);
-      if (tools.includes(call.name)) return allow(state);
-      return refuse(state, `There is no tool named "${call.name}". Available tools: ${tools.join(', ')}.`);
-    }
+    default:
+      return onRegisteredToolRequested(state, call, at);
   }
+}
+
+/**
+ * Any other tool: the engine's own are always allowed. A call of a registered tool is refused when there is no such tool, a violation when the active skill does not grant
+ * it, refused with every problem named when its input does not validate; else allowed with the validated input
+ * (defaults filled in), after a human's approval when the tool needs one.
+ */
+function onRegisteredToolRequested(state: PolicyState, call: ToolCall, at: number): Reduction {
+  if (engineToolNames.includes(call.name)) return allow(state);
+  const tools = toolsInScope(state);
+  const spec = state.tools.find((tool) => tool.name === call.name);
+  if (!spec) return refuse(state, `There is no tool named "${call.name}". Available tools: ${tools.join(', ')}.`);
+  if (!tools.includes(spec.name)) return violation(state, toolScopeRefusal(state, spec.name));
+  const checked = validateJson(call.input, spec.inputSchema, { applyDefaults: true });
+  if (!checked.ok) {
+    const listed = checked.problems.map((problem) => problem.message).join('; ');
+    return refuse(state, `${spec.name} was not run: its input is not valid: ${listed}. Fix the input and call it again.`, 'refused', checked.problems);
+  }
+  const input = checked.value as Record<string, unknown>;
+  return spec.needsApproval ? onToolApprovalNeeded(state, call, spec, input, at) : allow(state, { input });
 }
 
 export function onToolFinished(state: PolicyState, call: ToolCall, outcome: ToolOutcome, at: number): Reduction {

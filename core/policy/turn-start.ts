@@ -11,8 +11,8 @@ type TurnStarted = Extract<PolicyEvent, { type: 'turn.started' }>;
  * an unfinished plan resumes (its skill active from now), and a routing choice is passed on.
  */
 export function onTurnStarted(event: TurnStarted): Reduction {
-  const { rules, settings, catalog, carry, at } = event;
-  let state: PolicyState = { ...newPolicyState(), rules, settings, catalog };
+  const { rules, settings, catalog, carry, at, tools } = event;
+  let state: PolicyState = { ...newPolicyState(), rules, settings, catalog, ...(rules.registeredTools && tools ? { tools: tools.tools, rootGrants: tools.rootGrants } : {}) };
   if (!carry) return allow(state);
   const notes: string[] = [];
   const plan = rules.routeScopedToPlan && !isUnfinished(carry.plan) ? null : carry.plan;

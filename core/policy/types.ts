@@ -4,6 +4,7 @@ import type { PlanSymbol } from '../skills/plan-ast';
 import type { PlanAutomaton, PlanState } from '../skills/plan-automaton';
 import type { CheckpointSpec, DeadlineSpec, FreeCheckpointPolicy, OnTimeout, SkillLimits, SkillManifest, SkillSnapshot } from '../skills/types';
 import type { TurnSettings } from '../settings';
+import type { ToolCatalog, ToolSpec } from '../tools/types';
 import type { TurnEnding } from '../turn';
 
 /**
@@ -40,10 +41,12 @@ export interface ActiveSkill {
   checkpoints: CheckpointSpec[];
   /** null: the skill says nothing, the configured default applies. */
   freeCheckpoints: FreeCheckpointPolicy | null;
+  /** Its `allowed-tools` words and sidecar `tools`: the registered tools the model sees while it is active. */
+  grants: string[];
 }
 
 /** What of a manifest the policy keeps for the active skill (a manifest of older code may lack nullable fields). */
-export type SkillManifestLike = Pick<SkillManifest, 'name' | 'limits' | 'checkpoints' | 'freeCheckpoints'>;
+export type SkillManifestLike = Pick<SkillManifest, 'name' | 'limits' | 'checkpoints' | 'freeCheckpoints'> & Partial<Pick<SkillManifest, 'allowedTools' | 'tools'>>;
 
 /** What a skill has used of its limits in this turn: model rounds and active time (human waits excluded). */
 export interface SkillUsage {
@@ -61,6 +64,14 @@ export interface OpenCheckpoint {
   options: string[] | null;
   actions: CheckpointAction[];
   onTimeout: OnTimeout;
+  /** Set when the checkpoint asks a human to approve a tool call: its params are the call's input. */
+  tool?: ToolApproval;
+}
+
+/** The tool call a checkpoint asks about. */
+export interface ToolApproval {
+  name: string;
+  callId: string;
 }
 
 /**
@@ -78,6 +89,8 @@ export interface PolicyRules {
   routeScopedToPlan: boolean;
   /** A checkpoint the skill declares is asked with the declared kind; a routing checkpoint takes a choice or a cancel. */
   declaredCheckpointKind: boolean;
+  /** The worker's registered tools are offered as the active skill grants them (or the configured default at the root). */
+  registeredTools: boolean;
 }
 
 export type PolicySettings = Pick<TurnSettings, 'maxRounds' | 'maxPlanViolations' | 'checkpointTtlMs' | 'checkpointOnTimeout'>;
@@ -87,6 +100,10 @@ export interface PolicyState {
   settings: PolicySettings;
   /** The skills of the turn's catalog (by name). */
   catalog: string[];
+  /** The registered tools of the turn's tool catalog (engine tools are not in it: they are always offered). */
+  tools: ToolSpec[];
+  /** The grants of the root turn, while no skill is active (SKILLFLOW_DEFAULT_TOOLS). */
+  rootGrants: string[];
   plan: ActivePlan | null;
   route: Route | null;
   active: ActiveSkill | null;
@@ -130,7 +147,7 @@ export type ToolOutcome =
   | { kind: 'subskill.loaded'; skill: string; subskill: string };
 
 export type PolicyEvent =
-  | { type: 'turn.started'; at: number; rules: PolicyRules; settings: PolicySettings; catalog: string[]; carry?: PlanCarry }
+  | { type: 'turn.started'; at: number; rules: PolicyRules; settings: PolicySettings; catalog: string[]; carry?: PlanCarry; tools?: ToolCatalog }
   /** Before each model call; also where an exhausted round budget and the skill limits are decided. */
   | { type: 'round.starting'; at: number }
   /** Every tool call, engine tools included; request_human_approval is how a checkpoint is requested. */
@@ -152,6 +169,7 @@ export interface CheckpointPlan {
   actions: CheckpointAction[];
   ttlMs: number | null;
   onTimeout: OnTimeout;
+  tool?: ToolApproval;
 }
 
 export interface Allow {
@@ -164,6 +182,8 @@ export interface Allow {
   result?: unknown;
   /** What the plan allows now, for a freshly loaded skill's instructions. */
   allowedNext?: PlanSymbol[];
+  /** Run the registered tool with this input: the model's, validated with defaults filled in, or as a human approved it. */
+  input?: Record<string, unknown>;
 }
 
 export type RefusalCode = 'refused' | 'not_found' | 'not_pending' | 'invalid_decision';

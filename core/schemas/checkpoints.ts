@@ -28,6 +28,12 @@ export const PendingCheckpoint = Type.Object({
   actions: Type.Array(CheckpointAction, { description: 'The actions an answer may take: approve, modify, cancel (approval) or answer, cancel (question), and choose when there are options' }),
   requestedAt: Timestamp,
   expiresAt: Nullable({ ...Timestamp, description: 'null: waits as long as the turn lives' }),
+  tool: Type.Optional(
+    Type.Object(
+      { name: Type.String({ description: 'The tool the model wants to run' }), callId: Type.String({ description: "The model's tool_use id" }) },
+      { description: 'Set when the checkpoint asks to approve a tool call (name tool:NAME): params are its input, paramsSchema its input schema; cancel skips the tool and the turn goes on' },
+    ),
+  ),
 });
 export type PendingCheckpoint = Static<typeof PendingCheckpoint>;
 

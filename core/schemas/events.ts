@@ -1,6 +1,7 @@
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { CheckpointAction, PendingCheckpoint } from './checkpoints';
 import { TurnStatus } from './turn';
+import { toolSources } from '../tools/types';
 
 /** The turn's event catalogue (docs/events.md): one schema per event type, the `type` literal first. */
 const event = <T extends string, P extends TProperties>(type: T, description: string, properties: P) =>
@@ -15,6 +16,11 @@ const skillCall = {
   isSkill: Type.Optional(Type.Boolean()),
   depth: Type.Optional(Type.Integer()),
 };
+/** Where the tool comes from: the engine, a built-in, a module of the tools folder, or an MCP server (named). */
+const toolOrigin = {
+  source: Type.Optional(Type.Union(toolSources.map((source) => Type.Literal(source)), { description: 'engine, builtin, custom or mcp; absent for a name no tool has' })),
+  server: Type.Optional(Type.String({ description: 'The MCP server of an mcp tool' })),
+};
 
 export const turnEventSchemas = {
   status: event('status', 'The turn\'s status changed', { status: TurnStatus, reason: Type.Optional(Type.String()) }),
@@ -27,6 +33,7 @@ export const turnEventSchemas = {
     callId: Type.String(),
     ...skillCall,
     input: Type.Optional(Type.Unknown()),
+    ...toolOrigin,
   }),
   'tool.end': event('tool.end', 'A tool call\'s result, as the model sees it', {
     name: Type.String(),
@@ -34,6 +41,7 @@ export const turnEventSchemas = {
     callId: Type.String(),
     isError: Type.Boolean(),
     ...skillCall,
+    ...toolOrigin,
   }),
   'checkpoint.requested': event('checkpoint.requested', 'The turn waits for a human', { checkpoint: PendingCheckpoint }),
   'checkpoint.resolved': event('checkpoint.resolved', 'A decision was accepted', { checkpointId: Type.String(), action: CheckpointAction, by: Type.String() }),

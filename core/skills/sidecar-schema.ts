@@ -10,6 +10,7 @@ import {
   stepLimitKeys,
 } from './sidecar';
 import { checkpointKinds, deadlineUnits, fieldTypes, onTimeoutPolicies } from './types';
+import { grantPattern } from '../tools/grants';
 
 /**
  * The JSON Schema of `skillflow.yaml` for editors (completion, hovers, early red squiggles), generated from the
@@ -87,7 +88,7 @@ export function sidecarJsonSchema(): Record<string, unknown> {
       },
       limits: strictObject(limitKeys, { 'max-iterations': { type: 'integer', minimum: 1, maximum: 1000 }, timeout: duration }),
       children: { type: 'array', uniqueItems: true, items: { type: 'string', pattern: skillName }, description: 'Skills this skill may load while active' },
-      tools: { type: 'array', uniqueItems: true, items: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' }, description: 'Host tools the skill may use' },
+      tools: { type: 'array', uniqueItems: true, items: { type: 'string', pattern: grantPattern }, description: 'Registered tools the skill may use while it is active: tool names, category:NAME, mcp:SERVER (docs/tools.md)' },
     }),
     $defs: { field },
   };

@@ -1,6 +1,7 @@
 import { durationFix, parseDuration } from './durations';
 import { checkFields, type Report } from './field-specs';
-import { isSkillName, isSnakeName, isToolName } from './names';
+import { parseGrant } from '../tools/grants';
+import { isSkillName, isSnakeName } from './names';
 import { closest, describeValue, isPlainObject, sidecarFileName, type ProblemList } from './problems';
 import {
   checkpointKinds,
@@ -58,7 +59,7 @@ export function checkSidecar(data: unknown, problems: ProblemList): SidecarSpec 
   spec.stepLimits = checkStepLimits(data.steps, report);
   spec.limits = checkLimits(data.limits, report);
   spec.children = checkNameList(data.children, 'children', isSkillName, 'skill names (lowercase a-z, 0-9, single hyphens)', report);
-  spec.tools = data.tools === undefined ? null : checkNameList(data.tools, 'tools', isToolName, 'tool names (letters, digits, _ and -)', report);
+  spec.tools = data.tools === undefined ? null : checkNameList(data.tools, 'tools', (word) => parseGrant(word) !== null, 'tool grants: tool names (letters, digits, _ and -), category:NAME or mcp:SERVER', report);
   return spec;
 }
 

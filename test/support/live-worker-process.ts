@@ -2,6 +2,7 @@ import path from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../../lib/config';
 import { createWorkerLiveChannel } from '../../lib/live';
+import { buildToolRegistry } from '../../lib/tools/build';
 import { createWorker } from '../../worker/create-worker';
 import { modelDepsFrom } from '../../worker/model-deps';
 
@@ -15,11 +16,12 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   const live = createWorkerLiveChannel(config, (line) => console.log(`[live] ${line}`));
+  const tools = await buildToolRegistry(config, (line) => console.log(`[tools] ${line}`));
   const worker = await createWorker({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,
-    deps: { model: modelDepsFrom(config, live), skills: { skillsDir: config.skillsDir, dataDir: path.join(config.dataDir, 'worker') } },
+    deps: { model: modelDepsFrom(config, live), skills: { skillsDir: config.skillsDir, dataDir: path.join(config.dataDir, 'worker') }, tools: { registry: tools.registry } },
     workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! },
     publishLive: (turnId, event) => live.publish(turnId, event),
     overrides: { shutdownGraceTime: '1s' },
@@ -29,6 +31,7 @@ async function main(): Promise<void> {
   console.log('ready');
   await running;
   await live.close();
+  await tools.close();
   await connection.close();
 }
 

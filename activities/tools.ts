@@ -1,0 +1,38 @@
+import { Context } from '@temporalio/activity';
+import type { ToolCatalog, ToolRunInput, ToolRunResult } from '../core/tools';
+import type { ToolRegistry } from '../lib/tools/registry';
+
+export interface ToolActivityDeps {
+  registry: ToolRegistry;
+}
+
+/**
+ * The tool activities: a turn reads the catalog once when it starts, and runs each allowed call of a registered tool
+ * through runTool, with the tool's own timeout, retries and heartbeat (workflows/registered-tools.ts).
+ */
+export function createToolActivities(deps: ToolActivityDeps) {
+  const { registry } = deps;
+  return {
+    /** The registered tools (specs, plain data) and the root turn's grants. */
+    async toolCatalog(): Promise<ToolCatalog> {
+      return registry.catalog();
+    },
+    /** One call of a registered tool; heartbeats on its own when the tool declares a heartbeat. */
+    async runTool(input: ToolRunInput): Promise<ToolRunResult> {
+      const context = Context.current();
+      const heartbeatMs = registry.get(input.name)?.spec.activity?.heartbeatMs ?? null;
+      const beating = heartbeatMs ? setInterval(() => context.heartbeat(), Math.max(100, Math.floor(heartbeatMs / 3))) : undefined;
+      try {
+        return await registry.run(input, {
+          attempt: context.info.attempt,
+          signal: context.cancellationSignal,
+          heartbeat: (details) => context.heartbeat(details),
+        });
+      } finally {
+        clearInterval(beating);
+      }
+    },
+  };
+}
+
+export type ToolActivities = ReturnType<typeof createToolActivities>;

@@ -1,0 +1,4 @@
+export * from './engine-tools';
+export * from './grants';
+export * from './names';
+export * from './types';
