@@ -1,4 +1,4 @@
-import { testDeps } from './deps';
+import { testDeps, type TestDepsOptions } from './deps';
 import { startFakeAnthropic, type FakeAnthropic } from './fake-anthropic';
 import { TemporalTestEnv } from './temporal';
 
@@ -13,13 +13,13 @@ export interface Harness {
  * of its own, torn down after the file. Each test starts with an empty script and request log, and must use up what
  * it scripted.
  */
-export function useWorkerHarness(prefix: string, options: { skillsDir?: () => string } = {}): Harness {
+export function useWorkerHarness(prefix: string, options: { skillsDir?: () => string; deps?: () => TestDepsOptions } = {}): Harness {
   const harness = {} as Harness;
   beforeAll(async () => {
     harness.env = await TemporalTestEnv.connect();
     harness.fake = await startFakeAnthropic();
     harness.taskQueue = harness.env.newTaskQueue(prefix);
-    await harness.env.startWorker(harness.taskQueue, testDeps(harness.fake.url, { skillsDir: options.skillsDir?.() }));
+    await harness.env.startWorker(harness.taskQueue, testDeps(harness.fake.url, { skillsDir: options.skillsDir?.(), ...options.deps?.() }));
   });
   afterAll(async () => {
     await harness.env?.close();
