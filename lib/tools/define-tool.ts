@@ -71,6 +71,11 @@ export class ToolDefinitionError extends Error {
   override name = 'ToolDefinitionError';
 }
 
+/** A registered tool from a spec built elsewhere (an MCP server's tool). */
+export function registeredTool(spec: ToolSpec, run: RegisteredTool['run']): RegisteredTool {
+  return { [toolBrand]: true, spec, run };
+}
+
 export function isRegisteredTool(value: unknown): value is RegisteredTool {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[toolBrand] === true;
 }
