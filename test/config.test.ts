@@ -126,4 +126,20 @@ describe('configuration', () => {
     expect(run({})).toEqual([12, 'from-file', 120_000]);
     expect(run({ SKILLFLOW_MAX_ROUNDS: '3' })).toEqual([3, 'from-file', 120_000]);
   });
+
+  it('tool settings: grants and hosts are checked, the defaults offer nothing and fetch nothing', () => {
+    const defaults = loadConfig({});
+    expect(defaults).toMatchObject({ defaultTools: [], httpFetchHosts: [], httpFetchMaxBytes: 262_144, httpFetchTimeoutMs: 10_000, mcpConfigPath: undefined });
+    expect(defaults.toolsDir).toBe(path.resolve('tools'));
+    const set = loadConfig({
+      SKILLFLOW_DEFAULT_TOOLS: 'calculator, category:web mcp:github',
+      SKILLFLOW_HTTP_FETCH_HOSTS: 'API.example.com *.wikipedia.org,10.0.0.5:8080 [::1]:3000',
+      SKILLFLOW_HTTP_FETCH_TIMEOUT_MS: '30s',
+      SKILLFLOW_MCP_CONFIG: 'mcp.json',
+    });
+    expect(set).toMatchObject({ defaultTools: ['calculator', 'category:web', 'mcp:github'], httpFetchHosts: ['api.example.com', '*.wikipedia.org', '10.0.0.5:8080', '[::1]:3000'], httpFetchTimeoutMs: 30_000, mcpConfigPath: path.resolve('mcp.json') });
+    expect(() => loadConfig({ SKILLFLOW_DEFAULT_TOOLS: 'Bash(git:*)', SKILLFLOW_HTTP_FETCH_HOSTS: 'https://example.com/path' })).toThrow(
+      /SKILLFLOW_DEFAULT_TOOLS entry "Bash\(git:\*\)" must be a tool name[\s\S]*SKILLFLOW_HTTP_FETCH_HOSTS entry "https:\/\/example.com\/path" must be a host name/,
+    );
+  });
 });

@@ -151,6 +151,7 @@ async function readText(response: http.IncomingMessage, maxBytes: number, signal
       }
     }
   } catch (err) {
+    if (signal.aborted) throw signal.reason;
     throw new ToolError(`The response could not be read: ${(err as Error).message}.`);
   } finally {
     response.destroy();
