@@ -6,7 +6,7 @@ import { compilePlan, jumpToStep, allowedNext, type SkillManifest } from '../../
 import { validateSkillLibrary } from '../../lib/skills';
 import { bundledSkills, registryFor } from './helpers';
 
-const names = ['code-review', 'exam-mode-tuner', 'memory-comprehension-coach', 'simple-writing', 'study-guide-creator', 'task-planning'];
+const names = ['code-review', 'exam-mode-tuner', 'figure-check', 'memory-comprehension-coach', 'simple-writing', 'study-guide-creator', 'task-planning'];
 
 describe('the bundled skill library', () => {
   let manifests: Map<string, SkillManifest>;

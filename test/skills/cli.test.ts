@@ -32,7 +32,7 @@ describe('skillflow CLI', () => {
 
   it('validates the bundled library (the default dir) with exit code 0', async () => {
     const result = await run(['skills', 'validate']);
-    expect(result).toEqual({ code: 0, stdout: 'Validating skills\n6 skills: 6 valid, 0 with errors; 0 errors, 0 warnings.\n', stderr: '' });
+    expect(result).toEqual({ code: 0, stdout: 'Validating skills\n7 skills: 7 valid, 0 with errors; 0 errors, 0 warnings.\n', stderr: '' });
   });
 
   it('prints each problem with file, field and fix, and exits 1 on errors', async () => {
@@ -71,7 +71,7 @@ describe('skillflow CLI', () => {
   it('runs through bin/skillflow.js with the exit code of the command', async () => {
     const bin = path.join(root, 'bin', 'skillflow.js');
     const ok = await promisify(execFile)(process.execPath, [bin, 'skills', 'validate', bundledSkills], { cwd: root });
-    expect(ok.stdout).toBe('Validating skills\n6 skills: 6 valid, 0 with errors; 0 errors, 0 warnings.\n');
+    expect(ok.stdout).toBe('Validating skills\n7 skills: 7 valid, 0 with errors; 0 errors, 0 warnings.\n');
     const failed = await promisify(execFile)(process.execPath, [bin, 'skills', 'validate', invalidFixtures], { cwd: root }).catch((e: { code: number }) => e);
     expect((failed as { code: number }).code).toBe(1);
   });
@@ -105,7 +105,7 @@ describe('skillflow CLI', () => {
     const shown = /\n(warning: skills\/exam-mode-tuner\/SKILL\.md: metadata\.plan: [^\n]+\n  fix: [^\n]+\n)/.exec(docs)?.[1];
     expect(shown).toBeDefined();
     const result = await run(['skills', 'validate'], {}, dir);
-    expect(result).toEqual({ code: 0, stdout: `Validating skills\n${shown}6 skills: 6 valid, 0 with errors; 0 errors, 1 warning.\n`, stderr: '' });
+    expect(result).toEqual({ code: 0, stdout: `Validating skills\n${shown}7 skills: 7 valid, 0 with errors; 0 errors, 1 warning.\n`, stderr: '' });
     // An author's CI wants the plan enforced: --strict fails on the warning, in text and JSON alike.
     expect(await run(['skills', 'validate', '--strict'], {}, dir)).toMatchObject({ code: 1, stdout: result.stdout });
     const strictJson = await run(['skills', 'validate', '--strict', '--json'], {}, dir);
