@@ -9,6 +9,7 @@ import { defaultTurnSettings } from '../core/settings';
 import { answerCheckpointUpdate, sessionStateQuery, startTurnUpdate, turnStateQuery } from '../workflows/definitions';
 import type { sessionWorkflow } from '../workflows/session';
 import { text, toolUse, type FakeAnthropic, type ScriptedBlock } from './support/fake-anthropic';
+import { defineTool, Type } from '../lib/tools/define-tool';
 import { useWorkerHarness } from './support/harness';
 import type { TemporalTestEnv } from './support/temporal';
 import { answerNext, startTurn } from './support/turns';
@@ -59,8 +60,19 @@ function listAllJson(dir: string): string[] {
   });
 }
 
+/** A tool that needs approval, granted at the root of every turn of this worker (with calculator). */
+const postNote = defineTool({
+  name: 'post_note',
+  description: 'Post a note.',
+  category: 'ops',
+  input: Type.Object({ text: Type.String() }, { additionalProperties: false }),
+  idempotent: false,
+  needsApproval: true,
+  run: ({ text }) => `posted ${text}`,
+});
+
 describe('replaying recorded histories', () => {
-  const harness = useWorkerHarness('replay');
+  const harness = useWorkerHarness('replay', { deps: () => ({ tools: [postNote], rootGrants: ['calculator', 'post_note'] }) });
   let env: TemporalTestEnv;
   let fake: FakeAnthropic;
   let taskQueue: string;
@@ -279,6 +291,32 @@ describe('replaying recorded histories', () => {
     await waitingAt(afterContinue, 'question_2');
     await keep('turn-after-continue-as-new-waiting', afterContinue);
     await keep('session-continued-with-plan', carrySession);
+  });
+
+  it('records turns with registered tools: a skill using one, approvals answered and one waiting', async () => {
+    fake.enqueue(
+      reply(loadSkill('figure-check')),
+      reply(toolUse('calculator', { expression: '250 * 1.0842' })),
+      reply(toolUse('calculator', { expression: '250 *' }), toolUse('http_fetch', { url: 'https://example.com/' })),
+      reply(text('250 EUR is 271.05 USD.')),
+    );
+    await keepFinished('tool-calculator-in-skill', await startTurn(client, taskQueue, 'How much is 250 EUR in USD?'));
+
+    fake.enqueue(reply(toolUse('post_note', { text: 'first' })), reply(toolUse('post_note', { text: 'second' })), reply(toolUse('post_note', { text: 'third' })), reply(text('Two posted.')));
+    const approvals = await startTurn(client, taskQueue, 'post three notes');
+    const first = await waitingAt(approvals, 'tool:post_note');
+    await decide(approvals, first.id, { action: 'approve' });
+    const second = await waitingAt(approvals, 'tool:post_note', first.id);
+    await decide(approvals, second.id, { action: 'modify', overrides: { text: 'second, edited' } });
+    const third = await waitingAt(approvals, 'tool:post_note', second.id);
+    await decide(approvals, third.id, { action: 'cancel' });
+    await keepFinished('tool-approvals-answered', approvals);
+
+    fake.enqueue(reply(text('Posting it.'), toolUse('post_note', { text: 'waiting' })));
+    const waiting = await startTurn(client, taskQueue, 'post a note');
+    stillRunning.push(waiting);
+    await waitingAt(waiting, 'tool:post_note');
+    await keep('tool-approval-waiting', waiting);
   });
 
   it('replays the fresh and the committed histories without a determinism error', async () => {
