@@ -9,7 +9,8 @@ import { classifyModelError, modelFailure } from './model-errors';
 import type { SharedStore } from '../lib/store';
 import { TranscriptStore } from './transcript-store';
 
-export type ModelDeltaEvent = { type: 'message.delta' | 'thinking.delta'; text: string };
+/** A piece of streamed text; `depth` when it comes from a skill run (published on its turn's stream). */
+export type ModelDeltaEvent = { type: 'message.delta' | 'thinking.delta'; text: string; depth?: number };
 
 export interface ModelDeps {
   apiKey?: string;
@@ -50,12 +51,14 @@ export function createModelActivities(deps: ModelDeps) {
     const params = toParams({ ...request, ...marked }, deps);
     const stream = client.messages.stream(params, { signal: context.cancellationSignal });
     const watch = watchStream(context, deps.timeoutMs, () => stream.abort());
+    const liveTurn = request.live?.turnId ?? request.turnId;
+    const located = request.live ? { depth: request.live.depth } : {};
     try {
       for await (const event of stream) {
         watch.sawEvent();
         if (event.type !== 'content_block_delta') continue;
-        if (event.delta.type === 'text_delta') publish(request.turnId, { type: 'message.delta', text: event.delta.text });
-        if (event.delta.type === 'thinking_delta') publish(request.turnId, { type: 'thinking.delta', text: event.delta.thinking });
+        if (event.delta.type === 'text_delta') publish(liveTurn, { type: 'message.delta', text: event.delta.text, ...located });
+        if (event.delta.type === 'thinking_delta') publish(liveTurn, { type: 'thinking.delta', text: event.delta.thinking, ...located });
       }
       const response = toModelResponse(await stream.finalMessage());
       // The turn's next call may run on any worker: it must find this conversation in the store.

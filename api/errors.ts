@@ -20,6 +20,8 @@ export class HttpError extends Error {
     readonly retryAfterSeconds?: number,
     /** What exactly was wrong (invalid_decision: every problem, with path, rule and allowed values). */
     readonly details?: ErrorDetail[],
+    /** invalid_params: the parameters the skill declares. */
+    readonly expectedParameters?: unknown[],
   ) {
     super(message);
     this.name = 'HttpError';
@@ -30,7 +32,7 @@ export const notFound = (what: string) => new HttpError(404, 'not_found', `${wha
 
 export interface ErrorReply {
   status: number;
-  body: { error: { code: string; message: string; details?: ErrorDetail[] } };
+  body: { error: { code: string; message: string; details?: ErrorDetail[]; expectedParameters?: unknown[] } };
 }
 
 /** The status and body for any error: HttpErrors as they are, Fastify's own client errors mapped, the rest hidden. */
@@ -38,7 +40,8 @@ export function errorReply(error: unknown): ErrorReply & { unexpected: boolean }
   const reply = (status: number, code: string, message: string, unexpected = false) => ({ status, body: { error: { code, message } }, unexpected });
   if (error instanceof HttpError) {
     const { body } = reply(error.statusCode, error.code, error.message);
-    return { status: error.statusCode, body: { error: { ...body.error, ...(error.details ? { details: error.details } : {}) } }, unexpected: false };
+    const extra = { ...(error.details ? { details: error.details } : {}), ...(error.expectedParameters ? { expectedParameters: error.expectedParameters } : {}) };
+    return { status: error.statusCode, body: { error: { ...body.error, ...extra } }, unexpected: false };
   }
   const fastifyError = error as Partial<FastifyError> & { code?: unknown };
   if (fastifyError?.validation) return reply(400, 'invalid_request', String(fastifyError.message));

@@ -63,7 +63,7 @@ export async function viewOf(client: Client, turnId: string, description: Workfl
     createdAt: description.startTime.toISOString(),
     updatedAt: (description.closeTime ?? description.startTime).toISOString(),
   };
-  const empty = { output: null, pendingCheckpoint: null, error: null, skill: null, step: null, usage: zeroUsage() };
+  const empty = { output: null, pendingCheckpoint: null, error: null, skill: null, step: null, usage: zeroUsage(), skills: [], artifacts: [] };
   switch (description.status.name) {
     case 'RUNNING': {
       const state = await client.connection
@@ -99,6 +99,8 @@ function fromState(state: TurnState) {
     skill: state.skill ?? null,
     step: state.step ?? null,
     usage: state.usage,
+    skills: state.skills ?? [],
+    artifacts: state.artifacts ?? [],
     updatedAt: state.updatedAt,
   };
 }
@@ -113,6 +115,8 @@ function fromResult(result: TurnResult) {
     skill: result.skill ?? null,
     step: result.step ?? null,
     usage: result.usage,
+    skills: result.skills ?? [],
+    artifacts: result.artifacts ?? [],
   };
 }
 

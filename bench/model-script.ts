@@ -1,3 +1,4 @@
+import { examOutput } from '../test/support/exam-script';
 import { text, toolUse, type MessagesRequestBody, type ResponseHandler, type ScriptedBlock } from '../test/support/fake-anthropic';
 
 /**
@@ -21,7 +22,8 @@ const subskill = (name: string) => toolUse('load_subskill', { skill: exam, subsk
 
 /**
  * The shortest path through exam-mode-tuner's plan: the orchestrator refuses a final answer before the plan is complete,
- * so after exam_params the model takes the three required steps and asks post_exam_routing before it answers.
+ * so after exam_params the model takes the three required steps, hands in the exam's output and asks post_exam_routing
+ * before it answers.
  */
 const examRounds: ScriptedBlock[][] = [
   [text('Loading the exam skill.'), toolUse('load_skill', { name: exam })],
@@ -29,6 +31,7 @@ const examRounds: ScriptedBlock[][] = [
   [subskill('question-generation')],
   [subskill('adaptive-difficulty')],
   [subskill('performance-analytics')],
+  [toolUse('submit_output', { output: examOutput(2) })],
   [text('You scored 100%.'), toolUse('request_human_approval', { checkpoint: 'post_exam_routing', summary: 'What next?', kind: 'approval', options: ['Stop here'] })],
   [text('Great work: the exam is done. Come back any time.')],
 ];

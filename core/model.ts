@@ -13,8 +13,10 @@ export type StopReason =
 
 /** One call to the model: everything the activity needs, as plain data. */
 export interface ModelRequest {
-  /** The turn the call belongs to: live deltas are published under it. */
+  /** The turn (or skill run) the call belongs to: the worker keeps its conversation under it, and publishes its live deltas there. */
   turnId: string;
+  /** A skill run's call: its live deltas go to its turn's stream instead, marked with the run's depth. */
+  live?: { turnId: string; depth: number };
   system: TextBlock[];
   /** The whole conversation; or, with `delta`, nothing and only what was added since the previous call. */
   messages?: ChatMessage[];

@@ -9,6 +9,9 @@ export const searchAttributeNameOf = {
   skill: 'SkillflowSkill',
   step: 'SkillflowStep',
   checkpoint: 'SkillflowCheckpoint',
+  /** Skill runs only: how deep the run nests (`1` for a skill the turn invoked), and the turn it runs under. */
+  depth: 'SkillflowDepth',
+  turn: 'SkillflowTurn',
 } as const;
 
 export type SearchAttributeRole = keyof typeof searchAttributeNameOf;

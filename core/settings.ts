@@ -32,7 +32,14 @@ export interface TurnSettings {
   checkpointOnTimeout: 'cancel' | 'skip';
   /** Attempts to break a skill's plan (refused steps, early answers) before the turn fails. */
   maxPlanViolations: number;
+  /**
+   * How deep skill runs may nest: a skill the turn invokes runs at depth 1, one it invokes at 2, ... Absent in the
+   * settings of sessions created before it existed: `defaultMaxSkillDepth`.
+   */
+  maxSkillDepth?: number;
 }
+
+export const defaultMaxSkillDepth = 3;
 
 export const defaultTurnSettings: TurnSettings = {
   modelMaxAttempts: 6,
@@ -46,4 +53,5 @@ export const defaultTurnSettings: TurnSettings = {
   checkpointTtlMs: null,
   checkpointOnTimeout: 'cancel',
   maxPlanViolations: 5,
+  maxSkillDepth: defaultMaxSkillDepth,
 };

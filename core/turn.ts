@@ -2,6 +2,7 @@ import type { Usage } from './model';
 import type { PendingCheckpoint } from './checkpoints';
 import type { PlanCarry } from './policy/types';
 import type { TurnSettings } from './settings';
+import type { Artifact, SkillExecution } from './schemas/skill-runs';
 import type { TurnError, TurnRequest } from './schemas/turn';
 
 export const turnStatuses = ['running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
@@ -24,6 +25,8 @@ export interface TurnInput {
   history: Exchange[];
   /** Start the turn with this skill loaded. */
   skill?: string;
+  /** With `skill`: its parameters as the caller gave them (the API validated them); its checkpoints propose them. */
+  params?: Record<string, unknown>;
   createdAt: string;
   settings: TurnSettings;
   /** A plan left unfinished by the session's previous turn, to be continued (any shape skillflow wrote: migratePlanCarry). */
@@ -48,10 +51,14 @@ export interface TurnResult {
   skill?: string | null;
   step?: string | null;
   plan?: PlanCarry;
+  /** The skill runs under the turn (invoke_skill, any depth): their execution records. */
+  skills?: SkillExecution[];
+  /** The turn's structured outputs. */
+  artifacts?: Artifact[];
 }
 
 /** How a turn ends, before the turn adds its id and usage. */
-export type TurnEnding = Omit<TurnResult, 'turnId' | 'usage'>;
+export type TurnEnding = Omit<TurnResult, 'turnId' | 'usage' | 'skills' | 'artifacts'>;
 
 /** The live view of a turn, served by the turn workflow's query. */
 export interface TurnState {
@@ -69,6 +76,10 @@ export interface TurnState {
   skill: string | null;
   step: string | null;
   remaining: string[];
+  /** The skill runs under the turn (absent in turns of older code). */
+  skills?: SkillExecution[];
+  /** The structured outputs so far (absent in turns of older code). */
+  artifacts?: Artifact[];
   createdAt: string;
   updatedAt: string;
 }

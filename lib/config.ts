@@ -36,6 +36,8 @@ export interface Config {
   checkpointTtlMs: number;
   checkpointOnTimeout: 'cancel' | 'skip';
   maxPlanViolations: number;
+  /** How deep skill runs may nest (invoke_skill): 1 for a skill the turn invokes, +1 per nesting. */
+  maxSkillDepth: number;
   retentionDays: number;
   /** Bearer keys and who they belong to; empty with auth on means a key is generated at start-up. */
   apiKeys: ApiKey[];
@@ -231,6 +233,7 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     thinkingBudgetTokens: integer('SKILLFLOW_THINKING_BUDGET_TOKENS', 0, 0, 1_000_000),
     checkpointTtlMs: duration('SKILLFLOW_CHECKPOINT_TTL_MS', 0, 0, 365 * 24 * 3600_000),
     maxPlanViolations: integer('SKILLFLOW_MAX_PLAN_VIOLATIONS', 5, 1, 1000),
+    maxSkillDepth: integer('SKILLFLOW_MAX_SKILL_DEPTH', 3, 1, 10),
     checkpointOnTimeout: oneOf('SKILLFLOW_CHECKPOINT_ON_TIMEOUT', ['CANCEL', 'SKIP'] as const, 'CANCEL').toLowerCase() as 'cancel' | 'skip',
     retentionDays: integer('SKILLFLOW_RETENTION_DAYS', 30, 1, 3650),
     apiKeys: [],

@@ -14,6 +14,7 @@ export function turnSettingsFrom(config: Config): TurnSettings {
     checkpointTtlMs: config.checkpointTtlMs === 0 ? null : config.checkpointTtlMs,
     checkpointOnTimeout: config.checkpointOnTimeout,
     maxPlanViolations: config.maxPlanViolations,
+    maxSkillDepth: config.maxSkillDepth,
     ...(config.thinkingBudgetTokens > 0 ? { thinkingBudgetTokens: config.thinkingBudgetTokens } : {}),
   };
 }

@@ -11,6 +11,7 @@ import { SkillRegistry } from '../lib/skills';
 import { aliceKey, bobKey, buildTestApp, operatorKey } from './support/api';
 import { bundledSkillsDir, testDeps } from './support/deps';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
+import { examOutput } from './support/exam-script';
 import { ApiDriver } from './support/scenario';
 import { TemporalTestEnv } from './support/temporal';
 
@@ -99,6 +100,7 @@ describe('skillflow chat, inbox, answer and runs show against a running API', ()
       { content: [text('Question 2: pick the structure with O(1) push.'), ask('question_2', 'question', { options: ['stack', 'sorted array'] })] },
       { content: [subskill('adaptive-difficulty')] },
       { content: [subskill('performance-analytics')] },
+      { content: [toolUse('submit_output', { output: examOutput(2) })] },
       { content: [text('You scored 100%.'), ask('post_exam_routing', 'approval', { options: ['x'] })] },
       { content: [text('Great work. Come back any time.')] },
     );

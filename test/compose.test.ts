@@ -68,7 +68,7 @@ const apiOnly = [
   'SKILLFLOW_USER_DAILY_TOKENS', 'SKILLFLOW_MODEL_MAX_ATTEMPTS', 'SKILLFLOW_HISTORY_WINDOW', 'SKILLFLOW_MAX_ROUNDS',
   'SKILLFLOW_MAX_EMPTY_RETRIES', 'SKILLFLOW_MAX_CONTINUATIONS', 'SKILLFLOW_CONTEXT_WINDOW_TOKENS', 'SKILLFLOW_CONTEXT_BUDGET',
   'SKILLFLOW_THINKING_BUDGET_TOKENS', 'SKILLFLOW_CHECKPOINT_TTL_MS', 'SKILLFLOW_CHECKPOINT_ON_TIMEOUT', 'SKILLFLOW_MAX_PLAN_VIOLATIONS',
-  'SKILLFLOW_API_METRICS_PORT',
+  'SKILLFLOW_MAX_SKILL_DEPTH',  'SKILLFLOW_API_METRICS_PORT',
 ];
 const workerOnly = [
   'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'SKILLFLOW_MODEL', 'SKILLFLOW_WORKER_LOG_LEVEL', 'SKILLFLOW_STORE_URL',
@@ -180,7 +180,7 @@ describe('the setup job', () => {
   test('registers exactly the search attributes of workflows/search-attributes.ts, all Keyword', () => {
     const listed = env('temporal-setup').SKILLFLOW_SEARCH_ATTRIBUTES!.split(/\s+/);
     expect(listed).toEqual(searchAttributeNames);
-    expect(listed).toEqual(['SkillflowSession', 'SkillflowUser', 'SkillflowStatus', 'SkillflowSkill', 'SkillflowStep', 'SkillflowCheckpoint']);
+    expect(listed).toEqual(['SkillflowSession', 'SkillflowUser', 'SkillflowStatus', 'SkillflowSkill', 'SkillflowStep', 'SkillflowCheckpoint', 'SkillflowDepth', 'SkillflowTurn']);
     for (const key of Object.values(searchAttributes)) expect(key.type).toBe(SearchAttributeType.KEYWORD);
     expect(script()).toContain('for name in $names; do');
     expect(script()).toContain('operator search-attribute create --address "$address" --namespace "$namespace" \\\n      --name "$name" --type Keyword');

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { bundledSkillsDir } from './support/deps';
+import { examOutput } from './support/exam-script';
 import { text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
 import type { TemporalTestEnv } from './support/temporal';
@@ -41,7 +42,7 @@ describe('context budget: a 60-question exam stays within the window', () => {
 
   it('compacts settled rounds, keeps the current step whole, and finishes the plan', async () => {
     let asked = 0;
-    let phase: 'start' | 'params' | 'generate' | 'ask' | 'adapt' | 'analytics' | 'route' | 'done' = 'start';
+    let phase: 'start' | 'params' | 'generate' | 'ask' | 'adapt' | 'analytics' | 'output' | 'route' | 'done' = 'start';
     fake.respond((body) => {
       const usage = { input_tokens: tokensOf(body), output_tokens: 40 };
       const reply = (content: ReturnType<typeof text>[]) => ({ content, usage });
@@ -63,8 +64,11 @@ describe('context budget: a 60-question exam stays within the window', () => {
           phase = asked === questions ? 'analytics' : 'ask';
           return reply([text(`Answer ${asked} noted.`), toolUse('load_subskill', { skill: 'exam-mode-tuner', subskill: 'adaptive-difficulty' })]);
         case 'analytics':
-          phase = 'route';
+          phase = 'output';
           return reply([toolUse('load_subskill', { skill: 'exam-mode-tuner', subskill: 'performance-analytics' })]);
+        case 'output':
+          phase = 'route';
+          return reply([toolUse('submit_output', { output: examOutput(questions) })]);
         case 'route':
           phase = 'done';
           return reply([text('Report: 60/60 answered.'), toolUse('request_human_approval', { checkpoint: 'post_exam_routing', summary: 'Next?', kind: 'approval' })]);

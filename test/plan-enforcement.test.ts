@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { turnEventsQuery } from '../workflows/definitions';
 import { buildTestApp } from './support/api';
 import { bundledSkillsDir, testDeps } from './support/deps';
+import { examOutput } from './support/exam-script';
 import { text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
 import { ApiDriver } from './support/scenario';
 import { useWorkerHarness } from './support/harness';
@@ -16,6 +17,7 @@ const subskill = (name: string, skill = exam) => toolUse('load_subskill', { skil
 const ask = (checkpoint: string, kind: 'approval' | 'question', extra: Record<string, unknown> = {}) =>
   toolUse('request_human_approval', { checkpoint, summary: `About ${checkpoint}`, kind, ...extra });
 const examParams = (params: Record<string, unknown> = {}) => ask('exam_params', 'approval', { params: { question_count: 2, time_limit_min: 35, concepts: ['arrays', 'linked lists'], ...params } });
+const handIn = (questions = 2) => toolUse('submit_output', { output: examOutput(questions) });
 const routing = () => ask('post_exam_routing', 'approval', { options: ['whatever the model offers'] });
 const routes = {
   coach: '→ memory-comprehension-coach (consolidate weak areas)',
@@ -80,6 +82,7 @@ describe('the plan is enforced whatever the model does', () => {
       { content: [text('Question 2: what is a linked list?'), ask('question_2', 'question')] },
       { content: [subskill('adaptive-difficulty')] },
       { content: [subskill('performance-analytics')] },
+      { content: [handIn()] },
       { content: [text('You scored 100%.'), routing()] },
       { content: [text('Great work. Come back any time.')] },
     );
@@ -123,6 +126,7 @@ describe('the plan is enforced whatever the model does', () => {
       { content: [ask('question_1', 'question')] },
       { content: [subskill('adaptive-difficulty')] },
       { content: [subskill('performance-analytics')] },
+      { content: [handIn()] },
       { content: [routing()] },
       { content: [loadSkill('study-guide-creator')] }, // not what the human chose
       { content: [text('Starting the coach next time.')] },
@@ -143,7 +147,7 @@ describe('the plan is enforced whatever the model does', () => {
     ]);
     expect(textsIn(fake.requests[3].body).at(-1)).toMatch(/^Your answer cannot be accepted yet: the plan of skill exam-mode-tuner is not complete\. Remaining: checkpoint:exam_params → question-generation/);
     expect(resultsIn(fake.requests[5].body)[0]).toEqual([expect.stringMatching(/^Not allowed now: step performance-analytics of exam-mode-tuner\. Allowed next: step question-generation/), true]);
-    expect(resultsIn(fake.requests[11].body)[0]).toEqual(['The human chose memory-comprehension-coach at post_exam_routing; only that skill may be loaded now.', true]);
+    expect(resultsIn(fake.requests[12].body)[0]).toEqual(['The human chose memory-comprehension-coach at post_exam_routing; only that skill may be loaded now.', true]);
   });
 
   it('a routing choice allows loading exactly the chosen skill, which starts its own plan', async () => {
@@ -215,6 +219,7 @@ describe('the plan is enforced whatever the model does', () => {
       { content: [ask('question_1', 'question')] },
       { content: [subskill('adaptive-difficulty')] }, // after the deadline: refused
       { content: [subskill('performance-analytics')] },
+      { content: [handIn()] },
       { content: [routing()] },
       { content: [text('Time was up; here is your report.')] },
     );
@@ -250,6 +255,7 @@ describe('the plan is enforced whatever the model does', () => {
       { content: [ask('question_1', 'question')] },
       { content: [subskill('adaptive-difficulty')] },
       { content: [subskill('performance-analytics')] },
+      { content: [handIn()] },
       { content: [routing()] },
       { content: [text('Finished the resumed exam.')] },
     );

@@ -7,6 +7,7 @@ import { buildTestApp } from './support/api';
 import { bundledSkillsDir, testDeps } from './support/deps';
 import { text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
+import { examOutput } from './support/exam-script';
 import { ApiDriver } from './support/scenario';
 import type { TemporalTestEnv } from './support/temporal';
 
@@ -62,6 +63,7 @@ const examToRouting = () => [
   { content: [subskill('question-generation')] },
   { content: [subskill('adaptive-difficulty')] },
   { content: [subskill('performance-analytics')] },
+  { content: [toolUse('submit_output', { output: examOutput(2) })] },
   { content: [text('You scored 100%.'), routing()] },
 ];
 
@@ -124,6 +126,7 @@ describe('defects the policy core removed', () => {
         { content: [subskill('explain-concept', coach)] },
         { content: [subskill('retrieval-drill', coach)] },
         { content: [subskill('review-schedule', coach)] },
+        { content: [toolUse('submit_output', { output: { concepts: [{ name: 'trees', rating: 'shaky' }], schedule: [], cards: [] } })] },
         { content: [text('Your review schedule is ready.')] },
       );
       const sessionId = await api.createSession();

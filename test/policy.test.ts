@@ -23,6 +23,7 @@ import {
   startSkillPlan,
   stepRefusal,
   takeStep,
+  mayInvoke,
   toolsInScope,
   type ActivePlan,
   type PlanCarry,
@@ -41,7 +42,7 @@ import type { ToolCatalog, ToolSpec } from '../core/tools';
  */
 
 const t0 = 1_000_000;
-const settings: PolicySettings = { maxRounds: 5, maxPlanViolations: 3, checkpointTtlMs: null, checkpointOnTimeout: 'cancel' };
+const settings: PolicySettings = { maxRounds: 5, maxPlanViolations: 3, checkpointTtlMs: null, checkpointOnTimeout: 'cancel', maxSkillDepth: 2 };
 const field = (name: string, spec: Partial<FieldSpec> & Pick<FieldSpec, 'type'>): FieldSpec => ({ name, description: name, required: true, ...spec });
 const checkpoint = (name: string, spec: Partial<CheckpointSpec> = {}): CheckpointSpec => ({
   name,
@@ -368,7 +369,7 @@ const cases: Case[] = [
     name: 'a tool that does not exist is refused (not a violation), listing the tools',
     given: [started()],
     when: requested('web_search', { q: 'x' }),
-    verdict: { kind: 'refuse', message: 'There is no tool named "web_search". Available tools: load_skill, load_subskill, read_file, list_skills, request_human_approval.' },
+    verdict: { kind: 'refuse', message: 'There is no tool named "web_search". Available tools: load_skill, load_subskill, read_file, list_skills, invoke_skill, submit_output, request_human_approval.' },
     state: { violations: 0 },
   },
 
@@ -986,5 +987,247 @@ describe('checkpoint requests and decisions, rule by rule', () => {
     const broken = { ...state, open: { ...state.open!, params: { ...state.open!.params, count: 99 } } };
     const verdict = reducePolicy(broken, resolved('cp-1', { action: 'modify', overrides: { minutes: 0 } })).verdict;
     expect(verdict).toMatchObject({ kind: 'refuse', problems: [{ path: 'params.count', rule: 'maximum' }, { path: 'overrides.minutes', rule: 'minimum' }] });
+  });
+});
+
+/**
+ * Skill runs and structured outputs (issue 11): what a turn and a skill run may invoke, the depth cap, a skill run's
+ * policy from its start, outputs handed in (submit_output) or given as a skill run's final answer, and checkpoints
+ * of skill runs mirrored in the run that invoked them.
+ */
+describe('skill runs and structured outputs, event by event', () => {
+  const helper = skill('helper', null, { output: [field('answer', { type: 'string' }), field('score', { type: 'integer', minimum: 0, maximum: 10, default: 5, required: false })] });
+  const boss = skill('boss', 'checkpoint:go work', {
+    children: ['helper'],
+    output: [field('result', { type: 'integer' })],
+    checkpoints: [checkpoint('go', { params: [field('topic', { type: 'string', required: false }), field('n', { type: 'integer', minimum: 1, required: false })] })],
+  });
+  const loner = skill('loner', null, { limits: { maxIterations: 1, timeoutMs: null } });
+  const catalog = ['exam', 'coach', 'writer', 'timed', 'helper', 'boss', 'loner'];
+  const turn = (extra: Partial<Extract<PolicyEvent, { type: 'turn.started' }>> = {}) => started({ catalog, ...extra });
+  const runOf = (manifest: SkillManifest, depth = 1, params: Record<string, unknown> = {}) =>
+    started({ catalog, invocation: { manifest, depth, checkpointBase: 3, params } });
+  const invoke = (name: unknown, input: Record<string, unknown> = { task: 't' }) => requested('invoke_skill', { skill: name, ...input });
+  const submit = (input: unknown) => requested('submit_output', input);
+  const answer = (text: string): PolicyEvent => ({ type: 'final.proposed', text });
+  const bossDone = [turn(), loaded(boss), ask('go'), resolved('cp-1', { action: 'approve' }), stepped('boss', 'work')];
+  const delegated = (id = 'cp-5', count = 5): PolicyEvent => ({
+    type: 'checkpoint.delegated',
+    checkpoint: { id, name: 'q', kind: 'question', params: null, paramsSchema: null, options: ['a', 'b'], actions: ['answer', 'cancel', 'choose'] },
+    checkpointCount: count,
+  });
+  const invoked = (count: number): PolicyEvent => ({ type: 'tool.finished', at: t0, call: call('invoke_skill', { skill: 'helper' }), outcome: { kind: 'skill.invoked', checkpointCount: count } });
+
+  const table: Case[] = [
+    // A skill run starts with its skill active, its plan at the start, its children, its depth and its parameters.
+    {
+      name: 'a skill run starts as its skill: active, its plan started, its children, depth and checkpoint numbering',
+      given: [],
+      when: runOf(boss, 2, { topic: 'graphs' }),
+      verdict: { kind: 'allow' },
+      state: { depth: 2, children: ['helper'], checkpointCount: 3, given: { skill: 'boss', params: { topic: 'graphs' } }, active: { name: 'boss', children: ['helper'] }, plan: { skill: 'boss' }, clockSince: t0 },
+    },
+    { name: 'a turn started with parameters remembers them for its skill', given: [], when: turn({ given: { skill: 'boss', params: { n: 4 } } }), verdict: { kind: 'allow' }, state: { depth: 0, children: null, given: { skill: 'boss', params: { n: 4 } } } },
+
+    // invoke_skill in a turn
+    { name: 'a turn may invoke any skill of the catalog', given: [turn()], when: invoke('helper'), verdict: { kind: 'allow' } },
+    { name: 'an invocation without a skill name is left to the tool to refuse', given: [turn()], when: invoke(7), verdict: { kind: 'allow' } },
+    {
+      name: 'an unknown skill is refused, not counted',
+      given: [turn()],
+      when: invoke('helpr'),
+      verdict: { kind: 'refuse', message: 'No skill named "helpr". Did you mean "helper"? Known skills: exam, coach, writer, timed, helper, boss, loner.' },
+      state: { violations: 0 },
+    },
+    { name: 'an unknown skill in an empty catalog', given: [started({ catalog: [] })], when: invoke('x'), verdict: { kind: 'refuse', message: 'No skill named "x". Known skills: none.' } },
+    { name: 'while a plan is in progress, its skill\'s children may be invoked', given: [turn(), loaded(boss)], when: invoke('helper'), verdict: { kind: 'allow' } },
+    {
+      name: 'while a plan is in progress, invoking another skill is a plan violation',
+      given: [turn(), loaded(boss)],
+      when: invoke('writer'),
+      verdict: { kind: 'refuse', message: 'Skill boss is in progress and its plan is not complete (allowed next: checkpoint go (request_human_approval with checkpoint "go")), so only its children (helper) may be invoked now.' },
+      state: { violations: 1 },
+    },
+    {
+      name: 'a plan resumed without its skill has no children to invoke',
+      given: [turn({ carry: carryOf(apply([turn(), loaded(boss)]).state, {}) })],
+      when: invoke('helper'),
+      verdict: { kind: 'refuse', message: expect.stringContaining('so no skill may be invoked now.') },
+    },
+    { name: 'once the plan is complete any skill may be invoked again', given: bossDone, when: invoke('writer'), verdict: { kind: 'allow' } },
+    {
+      name: 'after a routing choice only the routing skill\'s children may be invoked',
+      given: [...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: '→ coach' })],
+      when: invoke('coach'),
+      verdict: { kind: 'refuse', message: 'At route the human chose coach, so no skill may be invoked now.' },
+    },
+    {
+      name: 'after "Stop here" nothing may be invoked',
+      given: [...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: 'Stop here' })],
+      when: invoke('coach'),
+      verdict: { kind: 'refuse', message: 'At route the human chose to stop, so no skill may be invoked now.' },
+    },
+
+    // invoke_skill in a skill run: children only, within the depth cap
+    { name: 'a skill run may invoke its children', given: [runOf(boss)], when: invoke('helper'), verdict: { kind: 'allow' } },
+    {
+      name: 'a skill run invoking a skill that is not its child is a plan violation',
+      given: [runOf(boss)],
+      when: invoke('writer'),
+      verdict: { kind: 'refuse', message: 'Skill boss may invoke only its children (helper); writer is not one of them.' },
+      state: { violations: 1 },
+    },
+    { name: 'a skill run without children invokes nothing', given: [runOf(helper)], when: invoke('boss'), verdict: { kind: 'refuse', message: 'Skill helper invokes no other skills.' } },
+    {
+      name: 'the depth cap: a skill run at the deepest level invokes nothing, and trying counts',
+      given: [runOf(boss, 2)],
+      when: invoke('helper'),
+      verdict: { kind: 'refuse', message: 'Skill runs nest at most 2 deep (SKILLFLOW_MAX_SKILL_DEPTH); invoking helper here would run it at depth 3.' },
+      state: { violations: 1 },
+    },
+    {
+      name: 'invocations outside the scope end a skill run at the violation limit',
+      given: [runOf(boss), invoke('writer'), invoke('writer')],
+      when: invoke('writer'),
+      verdict: { kind: 'end', ending: { status: 'failed', reason: 'plan_violations', error: { message: expect.stringContaining('3 times; the skill run was stopped.') } } },
+    },
+    {
+      name: 'a skill run loads no other skill: a plan violation',
+      given: [runOf(boss)],
+      when: requested('load_skill', { name: 'writer' }),
+      verdict: { kind: 'refuse', message: 'A skill run follows its own skill only and loads no other; invoke one of its children (helper) with invoke_skill.' },
+      state: { violations: 1 },
+    },
+    { name: 'a skill run without children is told it invokes none', given: [runOf(helper)], when: requested('load_skill', { name: 'writer' }), verdict: { kind: 'refuse', message: expect.stringContaining('it invokes no other skills.') } },
+    { name: 'a skill run has no list_skills', given: [runOf(boss)], when: requested('list_skills'), verdict: { kind: 'refuse', message: 'There is no tool named "list_skills". Available tools: load_subskill, read_file, invoke_skill, request_human_approval.' } },
+    { name: 'a skill run at the depth cap is not offered invoke_skill', given: [runOf(boss, 2)], when: requested('list_skills'), verdict: { kind: 'refuse', message: expect.stringContaining('Available tools: load_subskill, read_file, request_human_approval.') } },
+
+    // Limits and budgets end a skill run in its own words.
+    {
+      name: 'a skill run at its max-iterations ends as a skill run',
+      given: [runOf(loner), round()],
+      when: round(),
+      verdict: { kind: 'end', ending: { reason: 'skill_limit', error: { message: 'Skill loner reached its limit of 1 model rounds (limits.max-iterations: 1); the skill run was stopped.' } } },
+    },
+    {
+      name: 'a skill run out of rounds in its plan is stopped, its plan not kept',
+      given: [runOf(boss), round(), round(), round(), round(), round()],
+      when: round(),
+      verdict: { kind: 'end', ending: { reason: 'max_rounds', error: { message: 'The round budget ran out in skill boss; the skill run was stopped. Remaining: checkpoint:go → work.' } } },
+    },
+
+    // Parameters a caller gave are what the skill's checkpoints propose.
+    {
+      name: 'a checkpoint proposes the parameters the caller gave over the model\'s, where it declares them',
+      given: [runOf(boss, 1, { topic: 'graphs', other: true })],
+      when: ask('go', { params: { topic: 'trees', n: 2 } }),
+      verdict: { kind: 'allow', ask: { id: 'cp-4', params: { topic: 'graphs', n: 2 }, skill: 'boss', depth: 1 } },
+    },
+    { name: 'a given value the checkpoint would refuse is not proposed', given: [turn({ given: { skill: 'boss', params: { n: 0 } } }), loaded(boss)], when: ask('go', { params: { n: 2 } }), verdict: { kind: 'allow', ask: { params: { n: 2 }, skill: 'boss', depth: 0 } } },
+    { name: 'parameters given for another skill are not proposed', given: [turn({ given: { skill: 'exam', params: { n: 9 } } }), loaded(boss)], when: ask('go', { params: { n: 2 } }), verdict: { kind: 'allow', ask: { params: { n: 2 } } } },
+    { name: 'a free checkpoint asked with no skill active names no skill', given: [turn()], when: question('q'), verdict: { kind: 'allow', ask: { skill: null, depth: 0 } } },
+
+    // submit_output in a turn
+    {
+      name: 'submit_output of a valid output: accepted, defaults filled in',
+      given: [turn(), loaded(helper)],
+      when: submit({ output: { answer: 'yes' } }),
+      verdict: { kind: 'allow', output: { answer: 'yes', score: 5 }, result: { accepted: true, skill: 'helper' } },
+      state: { outputs: { helper: { given: true, corrections: 0 } } },
+    },
+    {
+      name: 'submit_output of an invalid output: refused with every problem and the schema, once',
+      given: [turn(), loaded(helper)],
+      when: submit({ output: { score: 11 } }),
+      verdict: { kind: 'refuse', message: expect.stringMatching(/^The output of skill helper was not accepted: output.score is 11, above the maximum 10; output.answer is required\. Call submit_output again .*"required":\["answer"\]/) },
+      state: { outputs: { helper: { given: false, corrections: 1 } }, violations: 0 },
+    },
+    {
+      name: 'a second invalid output ends the turn: invalid_output',
+      given: [turn(), loaded(helper), submit({ output: {} })],
+      when: submit({}),
+      verdict: { kind: 'end', ending: { status: 'failed', reason: 'invalid_output', error: { code: 'invalid_output', message: 'Skill helper declares a structured output, and its output was still invalid (output is required) after one correction; the turn was stopped.' } } },
+    },
+    { name: 'turns of older code are only ever refused', given: [turn({ rules: legacyRules }), loaded(helper), submit({ output: {} })], when: submit({ output: {} }), verdict: { kind: 'refuse' } },
+    { name: 'submit_output with no skill loaded', given: [turn()], when: submit({ output: {} }), verdict: { kind: 'refuse', message: 'No skill is loaded: there is no output to submit.' } },
+    { name: 'submit_output for a skill without an output', given: [turn(), loaded(writer)], when: submit({ output: {} }), verdict: { kind: 'refuse', message: 'Skill writer declares no output: there is nothing to submit.' } },
+    { name: 'a skill run has no submit_output: its answer is its output', given: [runOf(helper)], when: submit({ output: {} }), verdict: { kind: 'refuse', message: expect.stringContaining('your final answer is the output') } },
+
+    // A plan's final answer in a turn needs the output its skill declares.
+    {
+      name: 'a complete plan whose skill declares an output: the final answer waits for submit_output, once',
+      given: bossDone,
+      when: answer('All done.'),
+      verdict: { kind: 'refuse', message: expect.stringMatching(/^Skill boss declares a structured output and it has not been handed in\. Call submit_output/) },
+      state: { outputs: { boss: { corrections: 1 } }, violations: 0 },
+    },
+    {
+      name: 'a second final answer without it ends the turn: invalid_output',
+      given: [...bossDone, answer('All done.')],
+      when: answer('Really done.'),
+      verdict: { kind: 'end', ending: { reason: 'invalid_output', error: { message: 'Skill boss declares a structured output, and it was never handed in with submit_output after one correction; the turn was stopped.' } } },
+    },
+    { name: 'with the output handed in, the final answer stands', given: [...bossDone, submit({ output: { result: 3 } })], when: answer('All done.'), verdict: { kind: 'allow' }, without: ['output'] },
+    { name: 'turns of older code answer without it', given: [turn({ rules: legacyRules }), ...bossDone.slice(1)], when: answer('All done.'), verdict: { kind: 'allow' } },
+    { name: 'a skill without a plan needs no output in a turn', given: [turn(), loaded(helper)], when: answer('Here.'), verdict: { kind: 'allow' } },
+    { name: 'a plan whose skill declares no output', given: [started(), loaded(timed), stepped('timed', 'intro'), stepped('timed', 'work'), stepped('timed', 'wrap')], when: answer('x'), verdict: { kind: 'allow' } },
+    { name: 'a final answer that carries no text', given: [turn()], when: final, verdict: { kind: 'allow' } },
+
+    // A skill run's final answer is its output.
+    { name: 'a skill run\'s JSON answer is its output, validated and defaulted', given: [runOf(helper)], when: answer('{"answer": "42"}'), verdict: { kind: 'allow', output: { answer: '42', score: 5 } } },
+    { name: 'a fenced json block counts (the last one)', given: [runOf(helper)], when: answer('Here:\n```json\n{"answer": "no"}\n```\nand\n```json\n{"answer": "yes"}\n```'), verdict: { kind: 'allow', output: { answer: 'yes' } } },
+    {
+      name: 'an answer that is not JSON gets one correction',
+      given: [runOf(helper)],
+      when: answer('The answer is 42.'),
+      verdict: { kind: 'refuse', message: expect.stringMatching(/^Your final answer is the output of skill helper and it does not match its Output schema: the answer is not a JSON object\. Answer again/) },
+    },
+    { name: 'a broken JSON object is not JSON', given: [runOf(helper)], when: answer('{"answer": '), verdict: { kind: 'refuse', message: expect.stringContaining('the answer is not a JSON object') } },
+    {
+      name: 'a second invalid answer ends the skill run, keeping the answer',
+      given: [runOf(helper), answer('nope')],
+      when: answer('{"answer": 1}'),
+      verdict: { kind: 'end', ending: { status: 'failed', reason: 'invalid_output', output: '{"answer": 1}', error: { message: 'Skill helper declares a structured output, and its final answer was still not valid output (output.answer is a number, not a string) after one correction; the skill run was stopped.' } } },
+    },
+    { name: 'a skill run without an output answers in text', given: [runOf(loner)], when: answer('plain'), verdict: { kind: 'allow' }, without: ['output'] },
+
+    // Checkpoints of skill runs, mirrored here.
+    { name: 'a skill run\'s checkpoint is mirrored, and numbering goes on from it', given: [turn()], when: delegated(), verdict: { kind: 'allow' }, state: { delegated: { id: 'cp-5' }, checkpointCount: 5 } },
+    { name: 'numbering never goes back', given: [turn(), question('q1'), resolved('cp-1', { action: 'answer', answer: 'a' }), delegated('cp-5', 5)], when: delegated('cp-5', 0), verdict: { kind: 'allow' }, state: { checkpointCount: 5 } },
+    { name: 'an answer to the mirrored checkpoint is passed down, once', given: [turn(), delegated()], when: resolved('cp-5', { action: 'choose', choice: 'b' }), verdict: { kind: 'allow', forward: true }, state: { delegated: null } },
+    {
+      name: 'an answer the mirrored checkpoint does not take is refused here',
+      given: [turn(), delegated()],
+      when: resolved('cp-5', { action: 'approve' }),
+      verdict: { kind: 'refuse', code: 'invalid_decision', message: 'A question checkpoint with options accepts answer, cancel, choose; not "approve".' },
+      state: { delegated: { id: 'cp-5' } },
+    },
+    { name: 'an answer to one of its earlier checkpoints: no longer pending', given: [turn(), delegated(), resolved('cp-5', { action: 'cancel' })], when: resolved('cp-5', { action: 'cancel' }), verdict: { kind: 'refuse', code: 'not_pending' } },
+    { name: 'a finished skill run leaves its numbering behind', given: [turn(), delegated('cp-7', 7)], when: invoked(9), verdict: { kind: 'allow' }, state: { delegated: null, checkpointCount: 9 } },
+    { name: 'the next checkpoint of the turn is numbered after the skill run\'s', given: [turn(), invoked(9), round()], when: question('q'), verdict: { kind: 'allow', ask: { id: 'cp-10' } } },
+  ];
+
+  it.each(table)('$name', ({ given, when, verdict, without, state }) => {
+    const before = apply(given).state;
+    const after = reducePolicy(before, when);
+    expect(after.verdict).toMatchObject(verdict);
+    for (const key of without ?? []) expect(after.verdict).not.toHaveProperty(key);
+    if (state) expect(after.state).toMatchObject(state);
+  });
+
+  it('what a run may call: a turn everything; a skill run its own tools, invoke_skill while it may nest', () => {
+    expect(mayInvoke(apply([turn()]).state)).toBe(true);
+    expect(mayInvoke(apply([runOf(boss, 1)]).state)).toBe(true);
+    expect(mayInvoke(apply([runOf(helper, 1)]).state)).toBe(false);
+    expect(mayInvoke(apply([runOf(boss, 2)]).state)).toBe(false);
+    expect(toolsInScope(apply([turn()]).state)).toEqual(['load_skill', 'load_subskill', 'read_file', 'list_skills', 'invoke_skill', 'submit_output', 'request_human_approval']);
+  });
+
+  it('settings of sessions created before the depth cap existed get its default; manifests of older code activate without outputs or children', () => {
+    const { maxSkillDepth: _dropped, ...older } = settings;
+    expect(policySettingsOf(older as PolicySettings).maxSkillDepth).toBe(3);
+    const old = { ...snapshotOf(boss), manifest: { ...boss, output: undefined, children: undefined } as unknown as SkillManifest };
+    const carry = { ...carryOf(apply([turn(), loaded(boss)]).state, {})!, snapshots: [old] };
+    expect(apply([turn({ carry })]).state.active).toMatchObject({ name: 'boss', output: [], children: [] });
   });
 });

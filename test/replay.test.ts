@@ -8,6 +8,7 @@ import type { PendingCheckpoint } from '../core/checkpoints';
 import { defaultTurnSettings } from '../core/settings';
 import { answerCheckpointUpdate, sessionStateQuery, startTurnUpdate, turnStateQuery } from '../workflows/definitions';
 import type { sessionWorkflow } from '../workflows/session';
+import { examOutput } from './support/exam-script';
 import { text, toolUse, type FakeAnthropic, type ScriptedBlock } from './support/fake-anthropic';
 import { defineTool, Type } from '../lib/tools/define-tool';
 import { useWorkerHarness } from './support/harness';
@@ -234,6 +235,7 @@ describe('replaying recorded histories', () => {
       reply(ask('question_1', 'question')),
       reply(subskill('adaptive-difficulty')),
       reply(subskill('performance-analytics')),
+      reply(toolUse('submit_output', { output: examOutput(1) })),
       reply(text('You scored 100%.'), routing()),
       reply(text('Well done. Come back any time.')),
     );

@@ -23,15 +23,16 @@ export function modelDepsFrom(config: Config, live?: LiveChannel, store?: Shared
  */
 export function livePublisher(live: LiveChannel): NonNullable<ModelDeps['publishDelta']> {
   return (turnId: string, delta: ModelDeltaEvent) => {
-    const event: LiveEvent = { type: delta.type, text: delta.text, ...currentCall() };
+    const event: LiveEvent = { type: delta.type, text: delta.text, ...currentCall(delta.depth), ...(delta.depth ? { depth: delta.depth } : {}) };
     live.publish(turnId, event);
   };
 }
 
-function currentCall(): { call?: string; attempt?: number } {
+/** The call's activity id (a skill run's prefixed with its workflow id: activity ids are per workflow) and attempt. */
+function currentCall(depth: number | undefined): { call?: string; attempt?: number } {
   try {
-    const { activityId, attempt } = Context.current().info;
-    return { call: activityId, attempt };
+    const { activityId, attempt, workflowExecution } = Context.current().info;
+    return { call: depth && workflowExecution ? `${workflowExecution.workflowId}#${activityId}` : activityId, attempt };
   } catch {
     return {};
   }

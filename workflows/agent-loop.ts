@@ -79,14 +79,16 @@ export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
       continue;
     }
 
-    const verdict = run.decide({ type: 'final.proposed' });
+    const answer = answerParts.join('') + text;
+    const verdict = run.decide({ type: 'final.proposed', text: answer });
     if (verdict.kind === 'refuse') {
       appendUserText(run.messages, verdict.message);
       continue;
     }
     if (verdict.kind === 'end') return await endTurn(context, definitions, verdict);
-    answerParts.push(text);
-    return finishWithAnswer(context, answerParts.join(''));
+    // A skill run's final answer is its declared output: the policy accepted it, validated.
+    if (verdict.output !== undefined) run.structuredOutput = { value: verdict.output };
+    return finishWithAnswer(context, answer);
   }
 }
 

@@ -1,6 +1,7 @@
-import { ApplicationFailure, condition, upsertSearchAttributes } from '@temporalio/workflow';
+import { ApplicationFailure, condition, getExternalWorkflowHandle, log, upsertSearchAttributes } from '@temporalio/workflow';
 import { CheckpointErrorType, type CheckpointDecision, type PendingCheckpoint } from '../core/checkpoints';
 import type { CheckpointPlan, RefusalCode, Verdict } from '../core/policy';
+import { checkpointDecisionSignal } from './definitions';
 import type { AnsweredCall } from './tool-types';
 import { searchAttributes } from './search-attributes';
 import type { TurnRun } from './turn-run';
@@ -46,6 +47,8 @@ export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<Answe
     requestedAt: new Date(requestedAt).toISOString(),
     expiresAt: ask.ttlMs === null ? null : new Date(requestedAt + ask.ttlMs).toISOString(),
     ...(ask.tool ? { tool: ask.tool } : {}),
+    skill: ask.skill,
+    depth: ask.depth,
   };
   run.decision = undefined;
   run.state.pendingCheckpoint = pending;
@@ -75,4 +78,34 @@ export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<Answe
     return { answer: { content: JSON.stringify(result), isError: false, result }, approved: { input: verdict.input, ...(verdict.note ? { note: verdict.note } : {}) } };
   }
   return { answer: { content: JSON.stringify(result), isError: false, result }, ...(verdict.kind === 'end' ? { ends: verdict } : {}) };
+}
+
+/**
+ * Takes a decision the validator accepted: one on this run's own checkpoint is kept for askHuman; one on the
+ * checkpoint of a skill run below (mirrored here) is settled here, so it cannot be taken twice, and passed down.
+ */
+export async function takeDecision(run: TurnRun, decision: CheckpointDecision): Promise<void> {
+  const verdict = run.preview({ type: 'checkpoint.resolved', at: Date.now(), decision });
+  if (verdict.kind !== 'allow' || !verdict.forward) {
+    run.decision = decision;
+    return;
+  }
+  const skillRun = run.mirroring!;
+  run.decide({ type: 'checkpoint.resolved', at: Date.now(), decision });
+  run.children.get(skillRun)?.forwarded.add(decision.checkpointId);
+  showPending(run, null);
+  run.setStatus('running');
+  try {
+    await getExternalWorkflowHandle(skillRun).signal(checkpointDecisionSignal, decision);
+  } catch (err) {
+    log.warn('A checkpoint decision could not reach its skill run', { skillRun, error: err instanceof Error ? err.message : String(err) });
+  }
+}
+
+/** Shows the checkpoint this run waits for (its own, or one it mirrors from a skill run below), or none. */
+export function showPending(run: TurnRun, pending: PendingCheckpoint | null, skillRun?: string): void {
+  if (run.state.pendingCheckpoint?.id === pending?.id) return;
+  run.state.pendingCheckpoint = pending;
+  run.mirroring = pending ? skillRun : undefined;
+  upsertSearchAttributes([{ key: searchAttributes.checkpoint, value: pending ? pending.name : null }]);
 }

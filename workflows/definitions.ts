@@ -1,11 +1,13 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { CheckpointAction, CheckpointDecision } from '../core/checkpoints';
 import type { TurnEvent } from '../core/events';
+import type { SkillProgress } from '../core/skill-runs';
 import type { TurnResult, TurnState } from '../core/turn';
 import type { SessionState, StartTurnRequest, StartTurnResponse } from './session-types';
 
 /** Every signal, query and update, defined once: workflows, the API and tests all import these. */
 
+/** Turns and skill runs both answer these: state and event log. */
 export const turnStateQuery = defineQuery<TurnState>('turnState');
 export const turnEventsQuery = defineQuery<TurnEvent[], [afterOffset: number]>('turnEvents');
 
@@ -17,6 +19,9 @@ export const closeSessionUpdate = defineUpdate<void, [{ by: string }]>('closeSes
  * logged and ignored); the update is what the API uses, so a rejected decision gets its reason back atomically. */
 export const checkpointDecisionSignal = defineSignal<[CheckpointDecision]>('checkpointDecision');
 export const answerCheckpointUpdate = defineUpdate<{ checkpointId: string; action: CheckpointAction }, [CheckpointDecision]>('answerCheckpoint');
+
+/** A skill run tells the run that invoked it what it did (events, a checkpoint it waits at, usage, records): in order. */
+export const skillProgressSignal = defineSignal<[SkillProgress]>('skillProgress');
 
 /** A turn tells its session how it ended before it closes, so the session is free for the next message at once. */
 export const turnEndedSignal = defineSignal<[TurnResult]>('turnEnded');

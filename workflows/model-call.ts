@@ -34,6 +34,7 @@ export async function callModel(run: TurnRun, options: ModelCallOptions): Promis
   const messages = run.messages;
   const base: ModelRequest = {
     turnId: run.input.turnId,
+    ...(run.depth > 0 ? { live: { turnId: run.place.rootTurnId, depth: run.depth } } : {}),
     system: options.system,
     tools: options.tools,
     model: settings.model,

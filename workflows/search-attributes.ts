@@ -13,4 +13,7 @@ export const searchAttributes = {
   skill: keyword('skill'),
   step: keyword('step'),
   checkpoint: keyword('checkpoint'),
+  /** Skill runs only: how deep (`1` for a skill the turn invoked), and the turn they run under. */
+  depth: keyword('depth'),
+  turn: keyword('turn'),
 } as const;

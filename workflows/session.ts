@@ -101,6 +101,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
             userId: state.userId,
             message: request.message,
             skill: request.skill,
+            ...(request.skill && request.params ? { params: request.params } : {}),
             history: recentExchanges(state.turns.slice(0, -1), input.settings.historyWindow),
             createdAt,
             settings: input.settings,

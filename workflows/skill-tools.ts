@@ -2,6 +2,7 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { End, ToolCall } from '../core/policy';
 import {
+  checkParams,
   fetchSkill,
   loadSkillResult,
   loadSubskillResult,
@@ -30,10 +31,10 @@ const answer = (result: ToolResult): ToolAnswer => ({ content: result.content, i
  */
 export function skillTools(catalog: SkillManifest[]): TurnTool[] {
   const specs = new Map(engineToolSpecs(catalog).map((spec) => [spec.name, spec]));
-  const tool = (name: string, run: NonNullable<TurnTool['run']>, isSkill = false): TurnTool => ({ spec: specs.get(name)!, run, isSkill });
+  const tool = (name: string, run: NonNullable<TurnTool['run']>): TurnTool => ({ spec: specs.get(name)!, run });
   const plain = (call: ToolCall, run: TurnRun) => runPlainSkillTool(catalog, call, run);
   return [
-    tool(SkillToolName.loadSkill, (call, run) => loadSkill(catalog, call, run), true),
+    { ...tool(SkillToolName.loadSkill, (call, run) => loadSkill(catalog, call, run)), skillCall: (call, run) => ({ name: call.name, depth: run.depth + 1, input: call.input }) },
     tool(SkillToolName.loadSubskill, loadSubskill),
     tool(SkillToolName.readFile, plain),
     tool(SkillToolName.listSkills, plain),
@@ -66,12 +67,23 @@ async function runPlainSkillTool(catalog: SkillManifest[], call: ToolCall, run: 
 
 /**
  * Loads the skill a turn was started with (the API's `skill`) as if the model had called load_skill, and says so in a
- * note for the model; or ends the turn, when the policy ends it for that call.
+ * note for the model, with the parameters the caller gave; or ends the turn, when the policy ends it for that call or
+ * the parameters are not the skill's (the API checks them first when it has the catalog).
  */
-export async function preloadSkill(run: TurnRun, catalog: SkillManifest[], name: string): Promise<{ note: string } | End> {
+export async function preloadSkill(run: TurnRun, catalog: SkillManifest[], name: string, params?: Record<string, unknown>): Promise<{ note: string } | End> {
+  const manifest = catalog.find((skill) => skill.name === name);
+  const checked = manifest && params ? checkParams(manifest, params) : undefined;
+  if (checked && !checked.ok) {
+    const message = `The parameters given for skill ${name} are not valid: ${checked.problems.map((problem) => problem.message).join('; ')}.`;
+    return { kind: 'end', ending: { status: 'failed', reason: 'invalid_params', error: { code: 'invalid_params', message } } };
+  }
   const call: ToolCall = { id: 'preload', name: SkillToolName.loadSkill, input: { name } };
   const verdict = run.decide({ type: 'tool.requested', at: Date.now(), call });
   if (verdict.kind === 'end') return verdict;
   const loaded = verdict.kind === 'refuse' ? { content: verdict.message, isError: true } : await loadSkill(catalog, call, run);
-  return { note: loaded.isError ? `The skill ${name} could not be loaded: ${loaded.content}` : `The skill ${name} is loaded for this turn:\n\n${loaded.content}` };
+  if (loaded.isError) return { note: `The skill ${name} could not be loaded: ${loaded.content}` };
+  const given = params
+    ? `\n\nThe user gave these parameters for it: ${JSON.stringify(params)}. Use them; its checkpoints propose them to the human.`
+    : '';
+  return { note: `The skill ${name} is loaded for this turn:\n\n${loaded.content}${given}` };
 }

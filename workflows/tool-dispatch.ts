@@ -26,18 +26,19 @@ export async function dispatchToolCalls(calls: ToolUseBlock[], tools: Map<string
       continue;
     }
     const tool = tools.get(call.name);
-    const skill = tool?.isSkill ? { isSkill: true, depth: 1, input: call.input } : {};
+    const skill = tool?.skillCall?.(call, run);
+    const name = skill?.name ?? call.name;
     const origin = tool ? { source: tool.spec.source, ...(tool.spec.server ? { server: tool.spec.server } : {}) } : {};
-    run.emit({ type: 'tool.start', name: call.name, args: call.input, callId: call.id, ...skill, ...origin });
+    run.emit({ type: 'tool.start', name, args: call.input, callId: call.id, ...(skill ? { isSkill: true, depth: skill.depth, input: skill.input } : {}), ...origin });
     const verdict = run.decide({ type: 'tool.requested', at: Date.now(), call: { id: call.id, name: call.name, input: call.input } });
     const { answer, ends } = verdict.kind === 'allow' && verdict.ask ? await askThenRun(run, verdict.ask, tool, call) : await answerOf(verdict, tool, call, run);
     run.emit({
       type: 'tool.end',
-      name: call.name,
+      name,
       result: answer.result ?? answer.content,
       callId: call.id,
       isError: answer.isError,
-      ...(tool?.isSkill ? { isSkill: true, depth: 1 } : {}),
+      ...(skill ? { isSkill: true, depth: skill.depth } : {}),
       ...origin,
     });
     results.push({ type: 'tool_result', tool_use_id: call.id, content: answer.content, ...(answer.isError ? { is_error: true } : {}) });

@@ -10,11 +10,18 @@ export interface ToolAnswer {
   result?: unknown;
 }
 
+/** How a skill call shows in its tool events (seed 003): the skill's name, the depth it runs at, and its input. */
+export interface SkillCallEvent {
+  name: string;
+  depth: number;
+  input: unknown;
+}
+
 export interface TurnTool {
   /** The tool as the model sees it and as the policy scopes it (core/tools). */
   spec: ToolSpec;
-  /** Skill calls carry `isSkill`/`depth`/`input` on their tool events. */
-  isSkill?: boolean;
+  /** Skill calls (invoke_skill, load_skill) carry `isSkill`, `depth` and `input` on their tool events. */
+  skillCall?(call: ToolCall, run: TurnRun): SkillCallEvent;
   /** Absent for a tool the policy answers itself: request_human_approval, whose allow names the checkpoint to ask. */
   run?(call: ToolCall, run: TurnRun): Promise<ToolAnswer>;
 }

@@ -5,12 +5,29 @@ import { EventLog } from '../core/event-log';
 import type { ChatMessage } from '../core/messages';
 import { addUsage, zeroUsage, type Usage } from '../core/model';
 import { carryOf, migratePlanCarry, newPolicyState, positionOf, reducePolicy, type PlanCarry, type PolicyEvent, type PolicyState, type Verdict } from '../core/policy';
+import type { SkillExecution } from '../core/schemas/skill-runs';
 import { emptySkillTurnState, type SkillTurnState } from '../core/skills';
 import { terminalStatuses, type TurnEnding, type TurnInput, type TurnResult, type TurnState, type TurnStatus } from '../core/turn';
 import { searchAttributes } from './search-attributes';
 import { liveSink } from './sinks';
 
-/** A turn's live state: its messages, its event log, its status, its policy and the skills it has pinned. */
+/** Where a run sits: a turn (depth 0), or a skill run under the turn `rootTurnId`. */
+export interface RunPlace {
+  depth: number;
+  rootTurnId: string;
+}
+
+/** What the run knows of a skill run it invoked: its latest word, and the checkpoints already passed down to it. */
+export interface ChildLink {
+  seq: number;
+  usage: Usage;
+  forwarded: Set<string>;
+}
+
+/**
+ * A run's live state: its messages, its event log, its status, its policy and the skills it has pinned. A turn is a
+ * run; so is a skill run (skillWorkflow), which also tells its parent what it emits (`onEmit`).
+ */
 export class TurnRun {
   readonly log = new EventLog(() => new Date().toISOString());
   readonly state: TurnState;
@@ -27,8 +44,22 @@ export class TurnRun {
   charsPerToken = 3.5;
   /** How much of the conversation the worker already holds (see core/transcript.ts). */
   synced: { count: number; digest: string } | undefined;
+  /** This run's own model usage; `state.usage` adds the skill runs under it. */
+  private ownUsage: Usage = zeroUsage();
+  /** The skill runs it invoked, by workflow id. */
+  readonly children = new Map<string, ChildLink>();
+  /** The skill run whose checkpoint this run mirrors as its pending one. */
+  mirroring: string | undefined;
+  /** A skill run's validated final output (its declared output), when the policy accepted one. */
+  structuredOutput: { value: unknown } | undefined;
+  /** Called with every event this run emits (a skill run relays them to its parent). */
+  onEmit: ((event: TurnEventBody) => void) | undefined;
 
-  constructor(readonly input: TurnInput) {
+  constructor(
+    readonly input: TurnInput,
+    messages: ChatMessage[] = initialMessages(input),
+    readonly place: RunPlace = { depth: 0, rootTurnId: input.turnId },
+  ) {
     this.state = {
       turnId: input.turnId,
       sessionId: input.sessionId,
@@ -40,15 +71,21 @@ export class TurnRun {
       skill: null,
       step: null,
       remaining: [],
+      skills: [],
+      artifacts: [],
       createdAt: input.createdAt,
       updatedAt: new Date().toISOString(),
     };
-    this.messages = initialMessages(input);
+    this.messages = messages;
     this.emit({ type: 'status', status: 'running' });
   }
 
   get settings() {
     return this.input.settings;
+  }
+
+  get depth(): number {
+    return this.place.depth;
   }
 
   /** Applies a policy event: the policy's new state is kept, its position published, and its verdict returned. */
@@ -70,9 +107,25 @@ export class TurnRun {
     return this.policyStarted ? carryOf(this.policy, this.pinned.loaded) : migratePlanCarry(this.input.resume);
   }
 
+  /** Appends an event to the log; inside a skill run it carries the run's depth unless it names its own (skill calls). */
   emit(event: TurnEventBody): void {
+    const located = this.depth > 0 && event.depth === undefined ? { ...event, depth: this.depth } : event;
+    this.relay(located);
+  }
+
+  /** Appends an event as it is (a skill run below relayed it, with its depth) and passes it on up. */
+  relay(event: TurnEventBody): void {
+    this.append(event);
+    this.onEmit?.(event);
+  }
+
+  private append(event: TurnEventBody): void {
     const { offset } = this.log.append(event);
     this.state.updatedAt = new Date().toISOString();
+    if (event.type === 'artifact') {
+      const { name, mimeType, data, callId, depth } = event;
+      this.state.artifacts!.push({ name, mimeType, data, callId: callId ?? '', depth: depth ?? 0 });
+    }
     liveSink.logAppended(this.input.turnId, offset);
   }
 
@@ -85,7 +138,35 @@ export class TurnRun {
   }
 
   addUsage(usage: Usage): void {
-    this.state.usage = addUsage(this.state.usage, usage);
+    this.ownUsage = addUsage(this.ownUsage, usage);
+    this.refreshUsage();
+  }
+
+  /** A skill run's usage so far (its own and its runs'), counted into this run's. */
+  setChildUsage(workflowId: string, usage: Usage): void {
+    const link = this.children.get(workflowId);
+    if (!link) return;
+    link.usage = usage;
+    this.refreshUsage();
+  }
+
+  private refreshUsage(): void {
+    this.state.usage = [...this.children.values()].reduce((total, link) => addUsage(total, link.usage), this.ownUsage);
+  }
+
+  /** Adds or replaces execution records (by workflow id), keeping the order in which runs started. */
+  recordSkillRuns(records: SkillExecution[]): void {
+    const list = this.state.skills!;
+    for (const record of records) {
+      const index = list.findIndex((known) => known.workflowId === record.workflowId);
+      if (index >= 0) list[index] = record;
+      else list.push(record);
+    }
+  }
+
+  /** Records an artifact: a skill's validated output. */
+  emitArtifact(skill: string, data: unknown, callId: string): void {
+    this.emit({ type: 'artifact', name: skill, mimeType: 'application/json', data, callId });
   }
 
   /**
@@ -94,7 +175,19 @@ export class TurnRun {
    */
   finish(ending: TurnEnding): TurnResult {
     this.ending ??= ending;
-    return { turnId: this.input.turnId, usage: this.state.usage, ...this.ending };
+    const { skills, artifacts } = this.state;
+    return {
+      turnId: this.input.turnId,
+      usage: this.state.usage,
+      ...this.ending,
+      ...(skills && skills.length > 0 ? { skills } : {}),
+      ...(artifacts && artifacts.length > 0 ? { artifacts } : {}),
+    };
+  }
+
+  /** A skill run whose answer turned out not to be its output ends failed after all (before anything is published). */
+  replaceEnding(ending: TurnEnding): void {
+    this.ending = ending;
   }
 
   /** Makes the ending visible: final status, output, and the single terminal event. */

@@ -3,6 +3,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from 
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { checkParams, type SkillManifest } from '../../core/skills';
 import { sessionWorkflowId } from '../../core/turn';
 import { turnSettingsFrom } from '../../lib/turn-settings';
 import { startTurnUpdate } from '../../workflows/definitions';
@@ -135,15 +136,16 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
     },
     async (request, reply) => {
       const sessionId = request.params.id;
-      const { skill } = request.body;
+      const { skill, params } = request.body;
       const message = checkedMessage(request.body.message, config);
+      if (params !== undefined && !skill) throw new HttpError(400, 'invalid_request', 'params go with a skill: name the skill they are for.');
       await describeVisibleSession(client, request.caller, sessionId);
       await quotas.checkTokenBudget(request.caller.id);
       if (skill && skills) {
         const catalog = await skills.catalog();
-        if (!catalog.skills.some((entry) => entry.name === skill)) {
-          throw new HttpError(400, 'unknown_skill', `There is no enabled skill "${skill}"; GET /v1/skills lists them.`);
-        }
+        const manifest = catalog.skills.find((entry) => entry.name === skill);
+        if (!manifest) throw new HttpError(400, 'unknown_skill', `There is no enabled skill "${skill}"; GET /v1/skills lists them.`);
+        if (params !== undefined) checkSkillParams(manifest, params);
       }
       let turnId: string;
       try {
@@ -163,6 +165,14 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
       return reply.code(202).header('location', `/v1/turns/${turnId}`).send({ id: turnId, sessionId, status: 'running' });
     },
   );
+}
+
+/** A typed start's params against the skill's declared parameters: 400 with every problem and the expected parameters. */
+function checkSkillParams(manifest: SkillManifest, params: Record<string, unknown>): void {
+  const checked = checkParams(manifest, params);
+  if (checked.ok) return;
+  const listed = checked.problems.map((problem) => problem.message).join('; ');
+  throw new HttpError(400, 'invalid_params', `The params are not valid for skill ${manifest.name}: ${listed}.`, undefined, checked.problems, manifest.parameters);
 }
 
 /** The session a user's Idempotency-Key stands for: the same key from another user names another session. */

@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 
 import { Nullable } from '../../core/schemas/common';
+import { FieldSpec } from '../../core/schemas/skill-runs';
 
 export { Nullable, SkillName, Timestamp } from '../../core/schemas/common';
 
@@ -20,8 +21,11 @@ export const ErrorBody = Type.Object(
             allowed: Type.Optional(Type.Unknown({ description: 'What the rule allows: a type, the enum values, {minimum, maximum}, the names allowed' })),
             message: Type.String(),
           }),
-          { description: 'invalid_decision: every problem found, one per entry' },
+          { description: 'invalid_decision, invalid_params: every problem found, one per entry' },
         ),
+      ),
+      expectedParameters: Type.Optional(
+        Type.Array(FieldSpec, { description: 'invalid_params: the parameters the skill declares (GET /v1/skills/:name has them too)' }),
       ),
     }),
   },

@@ -10,7 +10,7 @@ import { ErrorBody } from './common';
 import { SessionSummary, SessionView } from './sessions';
 import { SkillDetail, SkillSummary } from './skills';
 import { eventComponents, TurnEvent } from './events';
-import { StartedTurn, TurnSummary, TurnView } from './turns';
+import { Artifact, SkillExecution, StartedTurn, TurnSummary, TurnView } from './turns';
 
 /** Schemas with an `$id`: added to the app once, referenced by routes, listed as components in the OpenAPI document. */
-export const sharedSchemas = [ErrorBody, StartedTurn, TurnView, TurnSummary, ...eventComponents, TurnEvent, SessionSummary, SessionView, SkillSummary, SkillDetail];
+export const sharedSchemas = [ErrorBody, StartedTurn, SkillExecution, Artifact, TurnView, TurnSummary, ...eventComponents, TurnEvent, SessionSummary, SessionView, SkillSummary, SkillDetail];

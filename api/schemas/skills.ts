@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { FieldSpec } from '../../core/schemas/skill-runs';
 import { Nullable, SkillName } from './common';
 
 export const SkillListQuery = Type.Object({
@@ -7,17 +8,7 @@ export const SkillListQuery = Type.Object({
 
 export const SkillParams = Type.Object({ name: SkillName });
 
-export const FieldSpec = Type.Object({
-  name: Type.String(),
-  type: Type.String(),
-  description: Type.String(),
-  required: Type.Boolean(),
-  default: Type.Optional(Type.Unknown()),
-  enum: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Number()]))),
-  items: Type.Optional(Type.String()),
-  minimum: Type.Optional(Type.Number()),
-  maximum: Type.Optional(Type.Number()),
-});
+export { FieldSpec };
 
 export const SkillSummary = Type.Object(
   {

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PendingCheckpoint } from '../../core/schemas/checkpoints';
+import { Artifact, SkillExecution } from '../../core/schemas/skill-runs';
 import { TurnError, TurnRequest, TurnStatus, Usage } from '../../core/schemas/turn';
 import { NextCursor, Nullable, PageQuery, SessionId, SkillName, StreamTokenQuery, Timestamp, TurnId, UserId } from './common';
 
@@ -18,7 +19,7 @@ export const StartTurnQuery = Type.Object({
 
 export const StartedTurn = Type.Object({ id: TurnId, sessionId: SessionId, status: TurnStatus }, { $id: 'StartedTurn' });
 
-export { PendingCheckpoint, TurnError, Usage };
+export { Artifact, PendingCheckpoint, SkillExecution, TurnError, Usage };
 
 export const TurnView = Type.Object(
   {
@@ -33,6 +34,10 @@ export const TurnView = Type.Object(
     skill: Nullable(Type.String({ description: 'The skill whose plan is in force' })),
     step: Nullable(Type.String({ description: 'That skill\'s current step' })),
     usage: Usage,
+    skills: Type.Array(Type.Ref(SkillExecution), {
+      description: 'Every skill run under the turn (invoke_skill, at any depth), in the order they started: execution records',
+    }),
+    artifacts: Type.Array(Type.Ref(Artifact), { description: 'The turn\'s structured outputs: the declared outputs of its skills, validated' }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },

@@ -1,12 +1,13 @@
 import { allowedActions, decisionProblems, routingActions, decisionResult, parseCheckpointRequest, type CheckpointDecision } from '../checkpoints';
 import { schemaOfValues, validateJson, type JsonSchema } from '../json-validator';
+import { valueProblem } from '../skills/field-specs';
 import { fieldsToJsonSchema } from '../skills/json-schema';
 import type { CheckpointSpec, OnTimeout } from '../skills/types';
 import type { ToolSpec } from '../tools/types';
 import { startClock, stopClock } from './clock';
 import { cancelledByUserEnd, expiredEnd } from './endings';
 import { checkpointRefusal, checkpointSpec, namesCheckpoint, passCheckpoint } from './plan';
-import type { OpenCheckpoint, PolicyState, Reduction, ToolCall } from './types';
+import type { DelegatedCheckpoint, OpenCheckpoint, PolicyState, Reduction, ToolCall } from './types';
 import { allow, refuse, violation } from './verdicts';
 
 /**
@@ -53,7 +54,8 @@ export function onCheckpointRequested(state: PolicyState, call: ToolCall, at: nu
   let paramsSchema: JsonSchema | null = params ? schemaOfValues(params) : null;
   if (state.rules.declaredCheckpoints && spec && spec.params.length > 0) {
     paramsSchema = fieldsToJsonSchema(spec.params);
-    const checked = validateJson(params ?? {}, paramsSchema, { path: 'params', applyDefaults: true });
+    const proposed = { ...(params ?? {}), ...givenFor(state, spec) };
+    const checked = validateJson(proposed, paramsSchema, { path: 'params', applyDefaults: true });
     if (!checked.ok) {
       const listed = checked.problems.map((problem) => problem.message).join('; ');
       return refuse(state, `Checkpoint ${name} was not asked: ${listed}. Its params, as JSON Schema: ${JSON.stringify(paramsSchema)}`, 'refused', checked.problems);
@@ -76,7 +78,23 @@ export function onCheckpointRequested(state: PolicyState, call: ToolCall, at: nu
     onTimeout: policy.onTimeout,
   };
   const next = stopClock({ ...state, checkpointCount: state.checkpointCount + 1, open }, at);
-  return allow(next, { ask: { ...open, summary: request.summary, ttlMs: policy.ttlMs } });
+  return allow(next, { ask: { ...open, summary: request.summary, ttlMs: policy.ttlMs, skill: state.active?.name ?? null, depth: state.depth } });
+}
+
+/**
+ * The parameters a caller gave the active skill (the API's typed start, invoke_skill) that this checkpoint declares:
+ * the checkpoint proposes them, whatever the model proposed, and the human still decides.
+ */
+function givenFor(state: PolicyState, spec: CheckpointSpec): Record<string, unknown> {
+  const { given } = state;
+  if (!given || given.skill !== state.active?.name) return {};
+  const fits = (param: CheckpointSpec['params'][number]) => param.name in given.params && valueProblem(given.params[param.name], param) === null;
+  return Object.fromEntries(spec.params.filter(fits).map((param) => [param.name, given.params[param.name]]));
+}
+
+/** A skill run below this one opened a checkpoint, or closed it: answers to it are checked here and passed down. */
+export function onCheckpointDelegated(state: PolicyState, checkpoint: DelegatedCheckpoint | null, checkpointCount: number): Reduction {
+  return allow({ ...state, delegated: checkpoint, checkpointCount: Math.max(state.checkpointCount, checkpointCount) });
 }
 
 /** The checkpoint name of a tool call's approval: never a plan checkpoint's (those are snake_case). */
@@ -106,7 +124,7 @@ export function onToolApprovalNeeded(state: PolicyState, call: ToolCall, spec: T
     `The assistant wants to run the tool ${spec.name}${from} with the input in params. ${spec.description.split('\n')[0]} ` +
     'Approve to run it as proposed, modify to change its input, or cancel to skip it.';
   const next = stopClock({ ...state, checkpointCount: state.checkpointCount + 1, open }, at);
-  return allow(next, { ask: { ...open, summary, ttlMs } });
+  return allow(next, { ask: { ...open, summary, ttlMs, skill: state.active?.name ?? null, depth: state.depth } });
 }
 
 /** A tool approval settled: run the tool with the approved input, or tell the model it did not run. */
@@ -148,6 +166,12 @@ function settle(state: PolicyState, open: OpenCheckpoint, decision: CheckpointDe
 }
 
 export function onCheckpointResolved(state: PolicyState, decision: CheckpointDecision, at: number): Reduction {
+  const { delegated } = state;
+  if (delegated && decision?.checkpointId === delegated.id) {
+    const problems = decisionProblems(delegated, decision);
+    if (problems.length > 0) return refuse(state, sentence(problems.map((problem) => problem.message).join('; ')), 'invalid_decision', problems);
+    return allow({ ...state, delegated: null }, { forward: true });
+  }
   const refused = decisionRefusal(state, decision);
   if (refused) return refused;
   const open = state.open!;

@@ -24,7 +24,8 @@ export function startClock(state: PolicyState, at: number): PolicyState {
 export function activate(state: PolicyState, manifest: SkillManifestLike, at: number): PolicyState {
   const stopped = stopClock(state, at);
   const { name, limits, checkpoints, freeCheckpoints } = manifest;
-  return { ...stopped, active: { name, limits, checkpoints, freeCheckpoints, grants: skillGrants(manifest) }, clockSince: at };
+  const active = { name, limits, checkpoints, freeCheckpoints, grants: skillGrants(manifest), output: manifest.output ?? [], children: manifest.children ?? [] };
+  return { ...stopped, active, clockSince: at };
 }
 
 /** Counts a model round against the active skill, or ends the turn when the skill has used up a limit. */
@@ -35,10 +36,10 @@ export function countRound(state: PolicyState, at: number): { state: PolicyState
   const usage = usageOf(banked, name);
   if (state.rules.skillLimits) {
     if (limits.timeoutMs !== null && usage.activeMs >= limits.timeoutMs) {
-      return { state: banked, end: skillLimitEnd(name, { limit: 'timeout', ms: limits.timeoutMs }, banked.plan) };
+      return { state: banked, end: skillLimitEnd(name, { limit: 'timeout', ms: limits.timeoutMs }, banked) };
     }
     if (limits.maxIterations !== null && usage.rounds >= limits.maxIterations) {
-      return { state: banked, end: skillLimitEnd(name, { limit: 'max-iterations', rounds: limits.maxIterations }, banked.plan) };
+      return { state: banked, end: skillLimitEnd(name, { limit: 'max-iterations', rounds: limits.maxIterations }, banked) };
     }
   }
   return { state: { ...banked, usage: { ...banked.usage, [name]: { ...usage, rounds: usage.rounds + 1 } } } };

@@ -1,4 +1,4 @@
-import { onCheckpointExpired, onCheckpointResolved } from './checkpoint-rules';
+import { onCheckpointDelegated, onCheckpointExpired, onCheckpointResolved } from './checkpoint-rules';
 import { onFinalProposed, onRoundStarting } from './rounds';
 import { onToolFinished, onToolRequested } from './tools';
 import { onTurnStarted } from './turn-start';
@@ -23,7 +23,9 @@ export function reducePolicy(state: PolicyState, event: PolicyEvent): Reduction 
       return onCheckpointResolved(state, event.decision, event.at);
     case 'checkpoint.expired':
       return onCheckpointExpired(state, event.at);
+    case 'checkpoint.delegated':
+      return onCheckpointDelegated(state, event.checkpoint, event.checkpointCount);
     case 'final.proposed':
-      return onFinalProposed(state);
+      return onFinalProposed(state, event.text ?? '');
   }
 }

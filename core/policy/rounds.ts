@@ -1,16 +1,17 @@
 import { countRound } from './clock';
 import { roundBudgetEnd } from './endings';
+import { onFinalWithOutput } from './output';
 import { describeAllowed, isUnfinished, passDeadline, remainingSteps } from './plan';
 import type { PolicyState, Reduction } from './types';
 import { allow, violation } from './verdicts';
 
 /**
  * Before each model call: the round budget between two human decisions, the active skill's limits, and the plan's
- * deadline. And the model's final answer, which an unfinished plan refuses.
+ * deadline. And the model's final answer, which an unfinished plan refuses and a declared output must go with.
  */
 export function onRoundStarting(state: PolicyState, at: number): Reduction {
   if (state.roundsSinceHuman >= state.settings.maxRounds) {
-    return { state, verdict: roundBudgetEnd(isUnfinished(state.plan) ? state.plan : null) };
+    return { state, verdict: roundBudgetEnd(state, isUnfinished(state.plan) ? state.plan : null) };
   }
   const counted = countRound(state, at);
   if (counted.end) return { state: counted.state, verdict: counted.end };
@@ -20,9 +21,9 @@ export function onRoundStarting(state: PolicyState, at: number): Reduction {
   return allow({ ...next, plan: passed.plan }, passed.message ? { note: passed.message } : {});
 }
 
-export function onFinalProposed(state: PolicyState): Reduction {
+export function onFinalProposed(state: PolicyState, text: string): Reduction {
   const { plan } = state;
-  if (!isUnfinished(plan)) return allow(state);
+  if (!isUnfinished(plan)) return onFinalWithOutput(state, text);
   return violation(
     state,
     `Your answer cannot be accepted yet: the plan of skill ${plan.skill} is not complete. ` +

@@ -1,9 +1,25 @@
-import { defaultTurnSettings } from '../settings';
+import { defaultMaxSkillDepth, defaultTurnSettings, type TurnSettings } from '../settings';
 import type { PolicyRules, PolicySettings, PolicyState } from './types';
 
 /** The rules of code that started before each rule existed: what turns already running keep. */
-export const legacyRules: PolicyRules = { skillLimits: false, refusedCheckpointsEndTurn: false, declaredCheckpoints: false, routeScopedToPlan: false, declaredCheckpointKind: false, registeredTools: false };
-export const currentRules: PolicyRules = { skillLimits: true, refusedCheckpointsEndTurn: true, declaredCheckpoints: true, routeScopedToPlan: true, declaredCheckpointKind: true, registeredTools: true };
+export const legacyRules: PolicyRules = {
+  skillLimits: false,
+  refusedCheckpointsEndTurn: false,
+  declaredCheckpoints: false,
+  routeScopedToPlan: false,
+  declaredCheckpointKind: false,
+  registeredTools: false,
+  structuredOutput: false,
+};
+export const currentRules: PolicyRules = {
+  skillLimits: true,
+  refusedCheckpointsEndTurn: true,
+  declaredCheckpoints: true,
+  routeScopedToPlan: true,
+  declaredCheckpointKind: true,
+  registeredTools: true,
+  structuredOutput: true,
+};
 
 /**
  * The `patched()` id of each rule. A turn reads them once, when it starts: true for turns started by this code, false
@@ -16,11 +32,13 @@ export const rulePatches: Record<keyof PolicyRules, string> = {
   routeScopedToPlan: 'route-scoped-to-plan',
   declaredCheckpointKind: 'declared-checkpoint-kind',
   registeredTools: 'tool-registry',
+  structuredOutput: 'structured-skill-output',
 };
 
-export function policySettingsOf(settings: PolicySettings): PolicySettings {
-  const { maxRounds, maxPlanViolations, checkpointTtlMs, checkpointOnTimeout } = settings;
-  return { maxRounds, maxPlanViolations, checkpointTtlMs, checkpointOnTimeout };
+/** The policy's settings from a turn's (sessions created before a setting existed lack it: its default). */
+export function policySettingsOf(settings: Pick<TurnSettings, keyof PolicySettings>): PolicySettings {
+  const { maxRounds, maxPlanViolations, checkpointTtlMs, checkpointOnTimeout, maxSkillDepth } = settings;
+  return { maxRounds, maxPlanViolations, checkpointTtlMs, checkpointOnTimeout, maxSkillDepth: maxSkillDepth ?? defaultMaxSkillDepth };
 }
 
 /** A turn's policy before its `turn.started` event. */
@@ -41,5 +59,10 @@ export function newPolicyState(): PolicyState {
     checkpointCount: 0,
     open: null,
     instructions: {},
+    depth: 0,
+    children: null,
+    given: null,
+    outputs: {},
+    delegated: null,
   };
 }

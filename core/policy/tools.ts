@@ -1,9 +1,10 @@
-import { engineToolNames, humanApprovalToolName, SkillToolName } from '../skills/tool-names';
+import { humanApprovalToolName, SkillToolName } from '../skills/tool-names';
 import { validateJson } from '../json-validator';
 import { onCheckpointRequested, onToolApprovalNeeded } from './checkpoint-rules';
 import { activate } from './clock';
 import { allowedNow, isUnfinished, startSkillPlan, stepLimitNote, stepRefusal, takeStep } from './plan';
-import { loadRefusal, toolScopeRefusal, toolsInScope } from './scope';
+import { onOutputSubmitted } from './output';
+import { engineToolsInScope, invokeRefusal, loadRefusal, toolScopeRefusal, toolsInScope } from './scope';
 import type { PolicyState, Reduction, ToolCall, ToolOutcome } from './types';
 import { allow, refuse, violation } from './verdicts';
 
@@ -28,6 +29,15 @@ export function onToolRequested(state: PolicyState, call: ToolCall, at: number):
       const refusal = plan && plan.skill === skill && subskill !== undefined ? stepRefusal(plan, subskill) : null;
       return refusal ? violation(state, refusal) : allow(state);
     }
+    case SkillToolName.invokeSkill: {
+      // Without a skill name, the tool's own input check answers (and starts nothing).
+      const name = stringField(call.input, 'skill');
+      const refusal = name === undefined ? null : invokeRefusal(state, name);
+      if (!refusal) return allow(state);
+      return refusal.violation ? violation(state, refusal.message) : refuse(state, refusal.message);
+    }
+    case SkillToolName.submitOutput:
+      return onOutputSubmitted(state, call.input);
     case humanApprovalToolName:
       return onCheckpointRequested(state, call, at);
     default:
@@ -36,12 +46,12 @@ export function onToolRequested(state: PolicyState, call: ToolCall, at: number):
 }
 
 /**
- * Any other tool: the engine's own are always allowed. A call of a registered tool is refused when there is no such tool, a violation when the active skill does not grant
+ * Any other tool: the engine's own are allowed when the run has them (a skill run has not all). A call of a registered tool is refused when there is no such tool, a violation when the active skill does not grant
  * it, refused with every problem named when its input does not validate; else allowed with the validated input
  * (defaults filled in), after a human's approval when the tool needs one.
  */
 function onRegisteredToolRequested(state: PolicyState, call: ToolCall, at: number): Reduction {
-  if (engineToolNames.includes(call.name)) return allow(state);
+  if (engineToolsInScope(state).includes(call.name)) return allow(state);
   const tools = toolsInScope(state);
   const spec = state.tools.find((tool) => tool.name === call.name);
   if (!spec) return refuse(state, `There is no tool named "${call.name}". Available tools: ${tools.join(', ')}.`);
@@ -72,6 +82,8 @@ export function onToolFinished(state: PolicyState, call: ToolCall, outcome: Tool
       const note = moved === plan ? undefined : stepLimitNote(moved, outcome.subskill);
       return allow({ ...state, plan: moved, instructions }, note ? { note } : {});
     }
+    case 'skill.invoked':
+      return allow({ ...state, delegated: null, checkpointCount: Math.max(state.checkpointCount, outcome.checkpointCount) });
     default:
       return allow(state);
   }

@@ -1,5 +1,5 @@
 import { activate } from './clock';
-import { isUnfinished, resumeNote } from './plan';
+import { isUnfinished, resumeNote, startSkillPlan } from './plan';
 import type { PolicyEvent, PolicyState, Reduction } from './types';
 import { newPolicyState } from './state';
 import { allow } from './verdicts';
@@ -8,11 +8,24 @@ type TurnStarted = Extract<PolicyEvent, { type: 'turn.started' }>;
 
 /**
  * A turn starts with the rules of its code, its settings, the catalog, and what the session's previous turn carried:
- * an unfinished plan resumes (its skill active from now), and a routing choice is passed on.
+ * an unfinished plan resumes (its skill active from now), and a routing choice is passed on. A skill run starts with
+ * its skill active and its plan at the start, its children as what it may invoke, and its parameters given.
  */
 export function onTurnStarted(event: TurnStarted): Reduction {
-  const { rules, settings, catalog, carry, at, tools } = event;
-  let state: PolicyState = { ...newPolicyState(), rules, settings, catalog, ...(rules.registeredTools && tools ? { tools: tools.tools, rootGrants: tools.rootGrants } : {}) };
+  const { rules, settings, catalog, carry, at, tools, invocation } = event;
+  let state: PolicyState = {
+    ...newPolicyState(),
+    rules,
+    settings,
+    catalog,
+    ...(rules.registeredTools && tools ? { tools: tools.tools, rootGrants: tools.rootGrants } : {}),
+    given: event.given ?? null,
+  };
+  if (invocation) {
+    const { manifest, depth, checkpointBase, params } = invocation;
+    const run = { ...state, depth, children: manifest.children, checkpointCount: checkpointBase, given: { skill: manifest.name, params }, plan: startSkillPlan(manifest, at) };
+    return allow(activate(run, manifest, at));
+  }
   if (!carry) return allow(state);
   const notes: string[] = [];
   const plan = rules.routeScopedToPlan && !isUnfinished(carry.plan) ? null : carry.plan;

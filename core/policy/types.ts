@@ -1,8 +1,8 @@
-import type { CheckpointAction, CheckpointDecision, CheckpointKind, DecisionProblem } from '../checkpoints';
+import type { CheckpointAction, CheckpointDecision, CheckpointKind, DecisionProblem, PendingCheckpoint } from '../checkpoints';
 import type { JsonSchema } from '../json-validator';
 import type { PlanSymbol } from '../skills/plan-ast';
 import type { PlanAutomaton, PlanState } from '../skills/plan-automaton';
-import type { CheckpointSpec, DeadlineSpec, FreeCheckpointPolicy, OnTimeout, SkillLimits, SkillManifest, SkillSnapshot } from '../skills/types';
+import type { CheckpointSpec, DeadlineSpec, FieldSpec, FreeCheckpointPolicy, OnTimeout, SkillLimits, SkillManifest, SkillSnapshot } from '../skills/types';
 import type { TurnSettings } from '../settings';
 import type { ToolCatalog, ToolSpec } from '../tools/types';
 import type { TurnEnding } from '../turn';
@@ -43,10 +43,15 @@ export interface ActiveSkill {
   freeCheckpoints: FreeCheckpointPolicy | null;
   /** Its `allowed-tools` words and sidecar `tools`: the registered tools the model sees while it is active. */
   grants: string[];
+  /** Its declared output: required with its plan's final answer in a turn, and as a skill run's final answer. */
+  output: FieldSpec[];
+  /** The skills it may invoke. */
+  children: string[];
 }
 
 /** What of a manifest the policy keeps for the active skill (a manifest of older code may lack nullable fields). */
-export type SkillManifestLike = Pick<SkillManifest, 'name' | 'limits' | 'checkpoints' | 'freeCheckpoints'> & Partial<Pick<SkillManifest, 'allowedTools' | 'tools'>>;
+export type SkillManifestLike = Pick<SkillManifest, 'name' | 'limits' | 'checkpoints' | 'freeCheckpoints'> &
+  Partial<Pick<SkillManifest, 'allowedTools' | 'tools' | 'output' | 'children'>>;
 
 /** What a skill has used of its limits in this turn: model rounds and active time (human waits excluded). */
 export interface SkillUsage {
@@ -91,9 +96,29 @@ export interface PolicyRules {
   declaredCheckpointKind: boolean;
   /** The worker's registered tools are offered as the active skill grants them (or the configured default at the root). */
   registeredTools: boolean;
+  /** A plan's final answer needs the output its skill declares (submit_output); an invalid one gets one correction. */
+  structuredOutput: boolean;
 }
 
-export type PolicySettings = Pick<TurnSettings, 'maxRounds' | 'maxPlanViolations' | 'checkpointTtlMs' | 'checkpointOnTimeout'>;
+export type PolicySettings = Pick<TurnSettings, 'maxRounds' | 'maxPlanViolations' | 'checkpointTtlMs' | 'checkpointOnTimeout'> & { maxSkillDepth: number };
+
+/** A checkpoint a skill run below this one waits at: answers to it are checked here and passed down. */
+export type DelegatedCheckpoint = Pick<PendingCheckpoint, 'id' | 'name' | 'kind' | 'params' | 'paramsSchema' | 'options' | 'actions'>;
+
+/** A skill's structured output in this run: whether it was given, and the corrections it took. */
+export interface OutputState {
+  given: boolean;
+  corrections: number;
+}
+
+/** What a skill run is, for the policy of that run: its skill, where it sits, and what it was given. */
+export interface SkillRunStart {
+  manifest: SkillManifest;
+  depth: number;
+  /** The checkpoints its turn has numbered so far: the run's own continue from there, so ids stay unique in the turn. */
+  checkpointBase: number;
+  params: Record<string, unknown>;
+}
 
 export interface PolicyState {
   rules: PolicyRules;
@@ -117,6 +142,16 @@ export interface PolicyState {
   open: OpenCheckpoint | null;
   /** The tool_use ids whose results hold the loaded skill's and the current step's instructions. */
   instructions: { skill?: string; step?: string };
+  /** Where this run sits among skill runs: 0 for a turn, n for a skill run n levels down. */
+  depth: number;
+  /** What this run may invoke: null for a turn (any skill of the catalog, within its plan), a skill run's children. */
+  children: string[] | null;
+  /** Parameters a caller gave the skill (the API's typed start, or invoke_skill): its checkpoints propose them. */
+  given: { skill: string; params: Record<string, unknown> } | null;
+  /** Structured outputs, per skill. */
+  outputs: Record<string, OutputState>;
+  /** The checkpoint of a skill run this run waits for, mirrored so its answers can be checked and passed down. */
+  delegated: DelegatedCheckpoint | null;
 }
 
 /** What a turn hands the session when it ends with a plan in progress (or a routing choice still to act on). */
@@ -144,10 +179,25 @@ export type ToolOutcome =
   | { kind: 'failed' }
   | { kind: 'done' }
   | { kind: 'skill.loaded'; manifest: SkillManifest }
-  | { kind: 'subskill.loaded'; skill: string; subskill: string };
+  | { kind: 'subskill.loaded'; skill: string; subskill: string }
+  /** A skill run it invoked has ended, having numbered checkpoints up to `checkpointCount`. */
+  | { kind: 'skill.invoked'; checkpointCount: number };
 
 export type PolicyEvent =
-  | { type: 'turn.started'; at: number; rules: PolicyRules; settings: PolicySettings; catalog: string[]; carry?: PlanCarry; tools?: ToolCatalog }
+  | {
+      type: 'turn.started';
+      at: number;
+      rules: PolicyRules;
+      settings: PolicySettings;
+      catalog: string[];
+      carry?: PlanCarry;
+      /** The worker's registered tools, read when the turn started. */
+      tools?: ToolCatalog;
+      /** The parameters the API's caller gave with the turn's skill. */
+      given?: { skill: string; params: Record<string, unknown> };
+      /** Present when this is a skill run, not a turn. */
+      invocation?: SkillRunStart;
+    }
   /** Before each model call; also where an exhausted round budget and the skill limits are decided. */
   | { type: 'round.starting'; at: number }
   /** Every tool call, engine tools included; request_human_approval is how a checkpoint is requested. */
@@ -155,7 +205,10 @@ export type PolicyEvent =
   | { type: 'tool.finished'; at: number; call: ToolCall; outcome: ToolOutcome }
   | { type: 'checkpoint.resolved'; at: number; decision: CheckpointDecision }
   | { type: 'checkpoint.expired'; at: number }
-  | { type: 'final.proposed' };
+  /** A skill run below this one opened a checkpoint (or closed it: null); it has numbered up to `checkpointCount`. */
+  | { type: 'checkpoint.delegated'; checkpoint: DelegatedCheckpoint | null; checkpointCount: number }
+  /** The model answered without tools: `text` is its answer. */
+  | { type: 'final.proposed'; text?: string };
 
 /** Everything the workflow needs to ask a human: the request as the policy shaped it, and how long it waits. */
 export interface CheckpointPlan {
@@ -170,6 +223,9 @@ export interface CheckpointPlan {
   ttlMs: number | null;
   onTimeout: OnTimeout;
   tool?: ToolApproval;
+  /** The skill that asks (null: none is active), and the depth of the run it asks in (0: the turn). */
+  skill: string | null;
+  depth: number;
 }
 
 export interface Allow {
@@ -184,6 +240,10 @@ export interface Allow {
   allowedNext?: PlanSymbol[];
   /** Run the registered tool with this input: the model's, validated with defaults filled in, or as a human approved it. */
   input?: Record<string, unknown>;
+  /** A skill run's final answer accepted as its declared output (validated, defaults filled in). */
+  output?: unknown;
+  /** The decision is for a skill run's checkpoint: pass it down. */
+  forward?: true;
 }
 
 export type RefusalCode = 'refused' | 'not_found' | 'not_pending' | 'invalid_decision';

@@ -34,6 +34,8 @@ export const PendingCheckpoint = Type.Object({
       { description: 'Set when the checkpoint asks to approve a tool call (name tool:NAME): params are its input, paramsSchema its input schema; cancel skips the tool and the turn goes on' },
     ),
   ),
+  skill: Type.Optional(Nullable(Type.String({ description: 'The skill that asked (null: none was active)' }))),
+  depth: Type.Optional(Type.Integer({ minimum: 0, description: '0: the turn itself asked; n: a skill run n levels down asked (answer it here all the same)' })),
 });
 export type PendingCheckpoint = Static<typeof PendingCheckpoint>;
 

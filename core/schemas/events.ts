@@ -3,18 +3,31 @@ import { CheckpointAction, PendingCheckpoint } from './checkpoints';
 import { TurnStatus } from './turn';
 import { toolSources } from '../tools/types';
 
+/**
+ * Where in the tree of skill runs an event happened: absent for the turn itself, n inside a skill run n levels down
+ * (docs/skills.md). A skill run's events reach its turn's log and stream with their depth.
+ */
+const located = {
+  depth: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description: 'Inside a skill run: its depth (1 for a skill the turn invoked). On the tool events of invoke_skill and load_skill: the depth of the skill called',
+    }),
+  ),
+};
+
 /** The turn's event catalogue (docs/events.md): one schema per event type, the `type` literal first. */
 const event = <T extends string, P extends TProperties>(type: T, description: string, properties: P) =>
-  Type.Object({ type: Type.Literal(type), ...properties }, { description });
+  Type.Object({ type: Type.Literal(type), ...properties, ...located }, { description });
 
 /** Live deltas carry the model call they belong to (its activity id) and that call's attempt. */
 const callAndAttempt = {
   call: Type.Optional(Type.String({ description: 'The model call (activity id) that produced it' })),
   attempt: Type.Optional(Type.Integer({ description: 'The attempt of that call; a higher one replaces the text of an earlier one' })),
 };
+/** Skill calls (invoke_skill, load_skill) say so; their `name` is the skill's for invoke_skill. */
 const skillCall = {
-  isSkill: Type.Optional(Type.Boolean()),
-  depth: Type.Optional(Type.Integer()),
+  isSkill: Type.Optional(Type.Boolean({ description: 'A skill call: invoke_skill (name is the skill) or load_skill' })),
 };
 /** Where the tool comes from: the engine, a built-in, a module of the tools folder, or an MCP server (named). */
 const toolOrigin = {
@@ -32,7 +45,7 @@ export const turnEventSchemas = {
     args: Type.Unknown(),
     callId: Type.String(),
     ...skillCall,
-    input: Type.Optional(Type.Unknown()),
+    input: Type.Optional(Type.Unknown({ description: 'Skill calls: invoke_skill\'s {task, params}, load_skill\'s input' })),
     ...toolOrigin,
   }),
   'tool.end': event('tool.end', 'A tool call\'s result, as the model sees it', {
@@ -51,7 +64,12 @@ export const turnEventSchemas = {
     step: Type.Union([Type.String(), Type.Null()], { description: 'The last step taken; null right after loading' }),
     remaining: Type.Array(Type.String(), { description: 'The shortest list of steps that completes the plan' }),
   }),
-  artifact: event('artifact', 'A structured output', { name: Type.String(), mimeType: Type.String(), data: Type.Unknown() }),
+  artifact: event('artifact', 'A structured output: a skill\'s declared output, validated', {
+    name: Type.String({ description: 'The skill whose output it is' }),
+    mimeType: Type.String(),
+    data: Type.Unknown(),
+    callId: Type.Optional(Type.String({ description: 'The submit_output or invoke_skill call that produced it' })),
+  }),
   done: event('done', 'Terminal: the turn completed with this answer', { output: Type.String() }),
   error: event('error', 'Terminal: the turn failed', { code: Type.String(), message: Type.String() }),
   cancelled: event('cancelled', 'Terminal: the turn was cancelled', { reason: Type.String() }),

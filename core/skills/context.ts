@@ -11,6 +11,8 @@ export const skillRules = [
   '- Never invent what a subskill would produce (questions, grades, analyses, reports) and never invent a routing decision: produce outputs only by following the loaded instructions on real inputs.',
   `- When a skill asks for a human checkpoint, call ${humanApprovalToolName} and wait: the human's answer comes back as its tool result. Never assume an approval, an answer or a choice.`,
   '- If a tool result says a step is not allowed yet, do what it says is allowed instead.',
+  `- To have a skill do a self-contained task and hand back its result, call ${SkillToolName.invokeSkill} with the skill, the task and its parameters: it runs on its own, sees only what you pass, and returns its output.`,
+  `- When a loaded skill declares an Output schema, hand in its output with ${SkillToolName.submitOutput} when its instructions say so, before your final answer.`,
 ].join('\n');
 
 /** The skill catalog block: names and descriptions only, then the rules; null when there are no skills. */

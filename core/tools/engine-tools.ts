@@ -15,6 +15,8 @@ export const engineToolCategory: Record<string, string> = {
   [SkillToolName.loadSubskill]: 'skill',
   [SkillToolName.readFile]: 'skill',
   [SkillToolName.listSkills]: 'skill',
+  [SkillToolName.invokeSkill]: 'skill',
+  [SkillToolName.submitOutput]: 'skill',
   [humanApprovalToolName]: 'hitl',
 };
 

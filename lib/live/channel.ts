@@ -17,6 +17,8 @@ export interface DeltaEvent {
    * streams again from the start, so a higher attempt replaces the text of the earlier one. */
   call?: string;
   attempt?: number;
+  /** From a skill run this many levels under the turn. */
+  depth?: number;
 }
 
 export type LiveListener = (event: LiveEvent) => void;

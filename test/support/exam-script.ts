@@ -5,7 +5,7 @@ import { text, toolUse, type MessagesRequestBody, type ResponseHandler, type Scr
  * A full exam-mode-tuner turn for the fake model, answered without per-test queues so many exams can run at once on
  * any worker: the handler finds the exam's round from the number of assistant messages the request carries.
  * Rounds: load the skill, ask exam_params, load question-generation, then per question ask it and adapt the
- * difficulty, then the analytics, post_exam_routing, and the final answer.
+ * difficulty, then the analytics, the exam's output (submit_output), post_exam_routing, and the final answer.
  */
 
 export const examSkill = 'exam-mode-tuner';
@@ -27,13 +27,24 @@ export function examRounds(questions: number): ScriptedBlock[][] {
     [subskill('question-generation')],
     ...perQuestion,
     [subskill('performance-analytics')],
+    [toolUse('submit_output', { output: examOutput(questions) })],
     [text('You scored 100%.'), ask('post_exam_routing', 'approval', { options: [stopRoute] })],
     [text('Great work: the exam is done.')],
   ];
 }
 
+/** The exam's structured output (its declared `output`), as the model hands it in after the analytics. */
+export function examOutput(questions: number, scorePercent = 100) {
+  return {
+    score_percent: scorePercent,
+    results: Array.from({ length: questions }, (_, i) => ({ number: i + 1, concept: i % 2 ? 'stacks' : 'arrays', type: 'fill_blank', difficulty: 'medium', result: 'correct', points: 1 })),
+    weak_areas: [],
+    recommendation: 'exam-mode-tuner',
+  };
+}
+
 /** Model calls and checkpoints of an exam of `questions` questions. */
-export const examModelCalls = (questions: number) => 2 * questions + 6;
+export const examModelCalls = (questions: number) => 2 * questions + 7;
 export const examCheckpoints = (questions: number) => questions + 2;
 
 /** The message that starts an exam the handler recognises; `n` keeps messages of concurrent exams apart. */

@@ -1,0 +1,72 @@
+import type { PendingCheckpoint } from './checkpoints';
+import type { TurnEventBody } from './events';
+import type { Usage } from './model';
+import type { HistoryMessage, SkillExecution } from './schemas/skill-runs';
+import type { TurnSettings } from './settings';
+import type { TurnError, TurnStatus } from './turn';
+
+/**
+ * Skill runs: a skill invoked with invoke_skill runs as a child workflow (`skillWorkflow`) of the turn, or of the skill
+ * run that invoked it. These are the shapes that cross between them.
+ */
+export type { HistoryMessage, SkillExecution };
+
+export interface SkillRunInput {
+  /** The turn at the top of the tree: clients follow its stream, answer its checkpoints, read its records. */
+  rootTurnId: string;
+  /** The turn or skill run that invoked this one, and the invoke_skill call. */
+  parentWorkflowId: string;
+  callId: string;
+  sessionId: string;
+  userId: string;
+  createdAt: string;
+  settings: TurnSettings;
+  requestId?: string;
+  skill: string;
+  task: string;
+  history: HistoryMessage[];
+  /** Validated, declared defaults filled in. */
+  params: Record<string, unknown>;
+  /** 1 for a skill the turn invoked, +1 per nesting. */
+  depth: number;
+  /** The checkpoints the turn has numbered so far: this run's continue from there (ids stay unique in the turn). */
+  checkpointBase: number;
+}
+
+export interface SkillRunResult {
+  skill: string;
+  status: Exclude<TurnStatus, 'running' | 'waiting'>;
+  reason?: string;
+  success: boolean;
+  /** The validated output of a skill that declares one, else the final answer's text; null when it failed. */
+  output: unknown;
+  error?: TurnError;
+  /** Model usage of this run and every run under it. */
+  usage: Usage;
+  /** The highest checkpoint number used by this run and the runs under it. */
+  checkpointCount: number;
+  /** The execution records of the runs under this one. */
+  skills: SkillExecution[];
+}
+
+/** What a skill run tells the run that invoked it while it goes on (the `skillProgress` signal). */
+export interface SkillProgress {
+  workflowId: string;
+  /** 1, 2, ... per run: a repeated or late one is ignored. */
+  seq: number;
+  /** Its new events (status and terminal events stay in its own log), with their depth. */
+  events: TurnEventBody[];
+  status: TurnStatus;
+  /** The checkpoint it (or a run under it) waits at, or null. */
+  pendingCheckpoint: PendingCheckpoint | null;
+  usage: Usage;
+  checkpointCount: number;
+  skills: SkillExecution[];
+}
+
+/** A skill run's workflow id: its parent's id, the skill and the invoke_skill call id (deterministic and findable). */
+export function skillRunWorkflowId(parentWorkflowId: string, skill: string, callId: string): string {
+  return `${parentWorkflowId}/${skill}/${callId}`;
+}
+
+export const skillRunWorkflowType = 'skillWorkflow';

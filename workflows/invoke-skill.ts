@@ -1,0 +1,157 @@
+import {
+  CancellationScope,
+  ChildWorkflowCancellationType,
+  ChildWorkflowFailure,
+  ParentClosePolicy,
+  TerminatedFailure,
+  TimeoutFailure,
+  executeChild,
+  isCancellation,
+} from '@temporalio/workflow';
+import { zeroUsage } from '../core/model';
+import type { ToolCall } from '../core/policy';
+import type { SkillExecution } from '../core/schemas/skill-runs';
+import { skillRunWorkflowId, skillRunWorkflowType, type SkillRunInput, type SkillRunResult } from '../core/skill-runs';
+import { checkInvocation, invokeSkillDefinition, type Invocation, type InvocationResult, type SkillManifest } from '../core/skills';
+import { engineToolSpec } from '../core/tools';
+import { searchAttributes } from './search-attributes';
+import type { skillWorkflow } from './skill-workflow';
+import type { SkillCallEvent, ToolAnswer, TurnTool } from './tool-types';
+import type { TurnRun } from './turn-run';
+
+/**
+ * invoke_skill: the policy has allowed the skill (scope, depth); the input is checked (task, history, params against
+ * the skill's declared parameters) before anything starts; then the skill runs as a child workflow of this run, with a
+ * fresh conversation, and its outcome comes back as seed 002's `{skill_id, output, success}` (`error` on failure).
+ * Cancelling this run cancels the skill run (and the ones under it) too.
+ */
+export function invokeSkillTool(catalog: SkillManifest[], invocable: SkillManifest[]): TurnTool {
+  return {
+    spec: engineToolSpec(invokeSkillDefinition(invocable), 'skill', 'child-workflow'),
+    skillCall: skillCallEvent,
+    run: (call, run) => invokeSkill(catalog, call, run),
+  };
+}
+
+function skillCallEvent(call: ToolCall, run: TurnRun): SkillCallEvent {
+  const input = (typeof call.input === 'object' && call.input !== null ? call.input : {}) as Record<string, unknown>;
+  return {
+    name: typeof input.skill === 'string' ? input.skill : call.name,
+    depth: run.depth + 1,
+    input: { task: input.task, params: input.params ?? {}, ...(input.history !== undefined ? { history: input.history } : {}) },
+  };
+}
+
+async function invokeSkill(catalog: SkillManifest[], call: ToolCall, run: TurnRun): Promise<ToolAnswer> {
+  const checked = checkInvocation(call.input, catalog);
+  if (!checked.ok) return { content: JSON.stringify(checked.result), isError: true, result: checked.result };
+  const { invocation } = checked;
+  const workflowId = skillRunWorkflowId(run.input.turnId, invocation.skill, call.id);
+  const startedAt = Date.now();
+  const record = startRecord(run, workflowId, call.id, invocation, startedAt);
+  run.children.set(workflowId, { seq: 0, usage: zeroUsage(), forwarded: new Set() });
+
+  let result: SkillRunResult;
+  try {
+    result = await executeChild<typeof skillWorkflow>(skillRunWorkflowType, {
+      workflowId,
+      // The turn's cancel (or termination, or timeout) reaches every skill run under it, which ends as cancelled.
+      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+      cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+      typedSearchAttributes: [
+        { key: searchAttributes.session, value: run.input.sessionId },
+        { key: searchAttributes.user, value: run.input.userId },
+        { key: searchAttributes.status, value: 'running' },
+        { key: searchAttributes.skill, value: invocation.skill },
+        { key: searchAttributes.depth, value: String(record.depth) },
+        { key: searchAttributes.turn, value: run.place.rootTurnId },
+      ],
+      memo: { task: invocation.task, params: invocation.params },
+      args: [skillRunInput(run, call, invocation, record.depth)],
+    });
+  } catch (err) {
+    // This run is being cancelled: the skill run was cancelled with it, and the cancellation goes on up.
+    if (CancellationScope.current().consideredCancelled) throw err;
+    result = failedRun(invocation.skill, err);
+  }
+  run.decide({ type: 'tool.finished', at: Date.now(), call, outcome: { kind: 'skill.invoked', checkpointCount: result.checkpointCount } });
+  run.setChildUsage(workflowId, result.usage);
+  run.recordSkillRuns([...result.skills, endRecord(record, result, Date.now())]);
+  const answer: InvocationResult = {
+    skill_id: invocation.skill,
+    output: result.output,
+    success: result.success,
+    ...(result.success ? {} : { error: result.error?.message ?? `Skill ${invocation.skill} did not finish (${result.reason ?? result.status}).` }),
+  };
+  return { content: JSON.stringify(answer), isError: !result.success, result: answer };
+}
+
+function skillRunInput(run: TurnRun, call: ToolCall, invocation: Invocation, depth: number): SkillRunInput {
+  const { input } = run;
+  return {
+    rootTurnId: run.place.rootTurnId,
+    parentWorkflowId: input.turnId,
+    callId: call.id,
+    sessionId: input.sessionId,
+    userId: input.userId,
+    createdAt: new Date().toISOString(),
+    settings: input.settings,
+    ...(input.requestId ? { requestId: input.requestId } : {}),
+    skill: invocation.skill,
+    task: invocation.task,
+    history: invocation.history,
+    params: invocation.params,
+    depth,
+    checkpointBase: run.policy.checkpointCount,
+  };
+}
+
+function startRecord(run: TurnRun, workflowId: string, callId: string, invocation: Invocation, startedAt: number): SkillExecution {
+  const record: SkillExecution = {
+    workflowId,
+    parentWorkflowId: run.input.turnId,
+    callId,
+    skill: invocation.skill,
+    depth: run.depth + 1,
+    status: 'running',
+    task: invocation.task,
+    params: invocation.params,
+    startedAt: new Date(startedAt).toISOString(),
+    endedAt: null,
+    durationMs: null,
+    output: null,
+    error: null,
+    usage: zeroUsage(),
+  };
+  run.recordSkillRuns([record]);
+  return record;
+}
+
+function endRecord(record: SkillExecution, result: SkillRunResult, endedAt: number): SkillExecution {
+  return {
+    ...record,
+    status: result.status,
+    endedAt: new Date(endedAt).toISOString(),
+    durationMs: endedAt - Date.parse(record.startedAt),
+    output: result.success ? result.output : null,
+    error: result.success ? null : (result.error ?? { code: result.reason ?? result.status, message: `Skill ${result.skill} did not finish.` }),
+    usage: result.usage,
+  };
+}
+
+/** A skill run that ended without a result of its own: failed, terminated or timed out in Temporal, or cancelled by hand. */
+function failedRun(skill: string, err: unknown): SkillRunResult {
+  const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
+  const base = { skill, success: false, output: null, usage: zeroUsage(), checkpointCount: 0, skills: [] };
+  if (isCancellation(err) || isCancellation(cause)) {
+    return { ...base, status: 'cancelled', reason: 'cancelled', error: { code: 'cancelled', message: `The skill run of ${skill} was cancelled.` } };
+  }
+  if (cause instanceof TerminatedFailure) {
+    return { ...base, status: 'failed', reason: 'terminated', error: { code: 'terminated', message: `The skill run of ${skill} was terminated in Temporal.` } };
+  }
+  if (cause instanceof TimeoutFailure) {
+    return { ...base, status: 'failed', reason: 'timed_out', error: { code: 'timed_out', message: `The skill run of ${skill} timed out in Temporal.` } };
+  }
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return { ...base, status: 'failed', reason: 'workflow_failed', error: { code: 'workflow_failed', message: `The skill run of ${skill} failed: ${message}` } };
+}

@@ -1,0 +1,151 @@
+import { CancellationScope, isCancellation, log, proxyActivities, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { mayInvoke, policySettingsOf } from '../core/policy';
+import { basePrompt } from '../core/prompts';
+import type { SkillRunInput, SkillRunResult } from '../core/skill-runs';
+import { nonRetryableSkillErrors, outputJsonOf, outputSchema, pinSkill, skillRunMessages, skillRunSystemPrompt } from '../core/skills';
+import { validateJson } from '../core/json-validator';
+import type { TurnInput, TurnResult } from '../core/turn';
+import { runAgentLoop } from './agent-loop';
+import { decisionRejection, takeDecision } from './checkpoint-desk';
+import { answerCheckpointUpdate, checkpointDecisionSignal, skillProgressSignal, turnEventsQuery, turnStateQuery } from './definitions';
+import { failedEnding, rulesOfThisRun } from './run-rules';
+import { absorbProgress, ProgressRelay } from './skill-progress';
+import { toolsOfRun } from './run-tools';
+import { TurnRun } from './turn-run';
+
+const { skillCatalog, toolCatalog, loadSkillSnapshot } = proxyActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 3, nonRetryableErrorTypes: nonRetryableSkillErrors },
+});
+
+/**
+ * A skill run: one skill, invoked with invoke_skill, as a child workflow of the turn (or of the skill run that invoked
+ * it). It runs the same agent loop as a turn over a fresh conversation (seed 003): the base prompt, the skill's
+ * instructions with the skills it may invoke, the history it was handed, the task. Its policy is the skill's: its
+ * plan, checkpoints, limits and children. What it emits and the checkpoint it waits at reach the turn as they happen
+ * (skill-progress.ts); answers come down through the turn. It returns its output, validated against the skill's
+ * declared output.
+ */
+export async function skillWorkflow(input: SkillRunInput): Promise<SkillRunResult> {
+  const run = new TurnRun(turnInputOf(input), skillRunMessages(input.history, input.task), { depth: input.depth, rootTurnId: input.rootTurnId });
+  setHandler(turnStateQuery, () => run.state);
+  setHandler(turnEventsQuery, (afterOffset: number) => run.log.after(afterOffset));
+  // Answers come from the turn, which checked them against the checkpoint it mirrors; operators may send them here too.
+  setHandler(answerCheckpointUpdate, async (decision) => {
+    await takeDecision(run, decision);
+    return { checkpointId: decision.checkpointId, action: decision.action };
+  }, {
+    validator: (decision) => {
+      const rejection = decisionRejection(run, decision);
+      if (rejection) throw rejection;
+    },
+  });
+  setHandler(checkpointDecisionSignal, async (decision) => {
+    const rejection = decisionRejection(run, decision);
+    if (rejection) log.warn('Ignored an invalid checkpoint decision signal', { problem: rejection.message, decision });
+    else await takeDecision(run, decision);
+  });
+  setHandler(skillProgressSignal, (progress) => absorbProgress(run, progress));
+
+  const relay = new ProgressRelay(run, input.parentWorkflowId);
+  const ending = await runSkill(run, input);
+  return await CancellationScope.nonCancellable(async () => {
+    const result = resultOf(run, input, ending);
+    run.publishEnding();
+    await relay.close();
+    upsertMemo(recordMemo(result));
+    return result;
+  });
+}
+
+const maxMemoOutputChars = 32 * 1024;
+
+/** The run's outcome in its memo, beside the task and params it started with: what a visibility listing shows. */
+function recordMemo(result: SkillRunResult): Record<string, unknown> {
+  const output = JSON.stringify(result.output ?? null);
+  return {
+    status: result.status,
+    success: result.success,
+    output: output.length <= maxMemoOutputChars ? result.output : { truncated: true, chars: output.length },
+    error: result.error ?? null,
+    durationMs: Date.now() - workflowInfo().startTime.getTime(),
+  };
+}
+
+async function runSkill(run: TurnRun, input: SkillRunInput): Promise<TurnResult> {
+  try {
+    const rules = rulesOfThisRun();
+    // Like a turn, a skill run reads the catalogs once, when it starts, and keeps them for its whole life.
+    const [skills, registry, snapshot] = await Promise.all([skillCatalog(), toolCatalog(), loadSkillSnapshot({ name: input.skill })]);
+    const catalog = skills.skills;
+    run.pinned = pinSkill(run.pinned, snapshot);
+    const { manifest } = snapshot;
+    run.decide({
+      type: 'turn.started',
+      at: Date.now(),
+      rules,
+      settings: policySettingsOf(input.settings),
+      catalog: catalog.map((skill) => skill.name),
+      tools: registry,
+      invocation: { manifest, depth: input.depth, checkpointBase: input.checkpointBase, params: input.params },
+    });
+    const children = mayInvoke(run.policy) ? catalog.filter((skill) => manifest.children.includes(skill.name)) : [];
+    const system = skillRunSystemPrompt({ basePrompt, snapshot, params: input.params, depth: input.depth, children, depthCapped: manifest.children.length > 0 && children.length === 0 });
+    return await runAgentLoop({ run, system, tools: toolsOfRun(run, catalog, children, registry) });
+  } catch (err) {
+    if (isCancellation(err)) return await CancellationScope.nonCancellable(async () => run.finish({ status: 'cancelled', reason: 'cancelled' }));
+    return run.finish(failedEnding(err));
+  }
+}
+
+/**
+ * What the skill run returns: a success carries its output (the validated JSON a skill that declares an output gave
+ * as its final answer, else the answer's text); anything else carries why it did not finish.
+ */
+function resultOf(run: TurnRun, input: SkillRunInput, ending: TurnResult): SkillRunResult {
+  const manifest = run.pinned.loaded[input.skill]?.manifest;
+  const base = { skill: input.skill, usage: run.state.usage, checkpointCount: run.policy.checkpointCount, skills: run.state.skills ?? [] };
+  const failed = (code: string, message: string): SkillRunResult => ({
+    ...base,
+    status: ending.status === 'completed' ? 'failed' : ending.status,
+    reason: ending.status === 'completed' ? code : (ending.reason ?? code),
+    success: false,
+    output: null,
+    error: ending.error ?? { code, message },
+  });
+  if (ending.status !== 'completed') {
+    const why = ending.status === 'cancelled' ? `it was cancelled (${ending.reason ?? 'cancelled'})` : `it failed (${ending.reason ?? 'failed'})`;
+    return failed(ending.reason ?? ending.status, `Skill ${input.skill} did not finish: ${why}.${ending.output ? ` Its last words: ${ending.output}` : ''}`);
+  }
+  if (!manifest || manifest.output.length === 0) return { ...base, status: 'completed', ...(ending.reason ? { reason: ending.reason } : {}), success: true, output: ending.output ?? '' };
+  const output = run.structuredOutput ?? lastWordOutput(ending.output ?? '', outputSchema(manifest));
+  if (!output) {
+    const message = `Skill ${input.skill} declares a structured output, and its run ended (${ending.reason ?? 'completed'}) without a valid one.`;
+    run.replaceEnding({ status: 'failed', reason: 'invalid_output', output: ending.output, error: { code: 'invalid_output', message } });
+    return failed('invalid_output', message);
+  }
+  run.emitArtifact(input.skill, output.value, input.callId);
+  return { ...base, status: 'completed', ...(ending.reason ? { reason: ending.reason } : {}), success: true, output: output.value };
+}
+
+/** An answer the policy never saw as a final answer (a last word after the round budget): valid output, or none. */
+function lastWordOutput(text: string, schema: ReturnType<typeof outputSchema>): { value: unknown } | undefined {
+  const parsed = outputJsonOf(text);
+  const checked = parsed && validateJson(parsed.value, schema, { applyDefaults: true });
+  return checked && checked.ok ? { value: checked.value } : undefined;
+}
+
+/** The run's identity in the shape a turn's has: its own workflow id, the turn's session and user. */
+function turnInputOf(input: SkillRunInput): TurnInput {
+  return {
+    turnId: workflowInfo().workflowId,
+    sessionId: input.sessionId,
+    userId: input.userId,
+    message: input.task,
+    history: [],
+    createdAt: input.createdAt,
+    settings: input.settings,
+    ...(input.requestId ? { requestId: input.requestId } : {}),
+  };
+}
