@@ -12,6 +12,8 @@ import type { TurnError, TurnStatus } from './turn';
 export type { HistoryMessage, SkillExecution };
 
 export interface SkillRunInput {
+  /** Its own workflow id (skillRunWorkflowId): the ids of the runs it invokes derive from it. */
+  workflowId: string;
   /** The turn at the top of the tree: clients follow its stream, answer its checkpoints, read its records. */
   rootTurnId: string;
   /** The turn or skill run that invoked this one, and the invoke_skill call. */

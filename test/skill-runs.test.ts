@@ -294,6 +294,9 @@ describe('hierarchical skills: invoke_skill runs a skill as a child workflow of 
     ]);
     expect(listed[1].memo).toMatchObject({ task: 'How large is the Danube delta?', params: { question: 'size', max_sources: 3, style: 'brief' }, status: 'completed', success: true, output: { facts: ['5,800 km²'], confidence: 0.9 } });
     expect(listed[1].parentExecution?.workflowId).toBe(lead.workflowId);
+    const byParent = [];
+    for await (const e of client.workflow.list({ query: `ParentWorkflowId = '${lead.workflowId}'` })) byParent.push(e.workflowId);
+    expect(byParent).toEqual([researcher.workflowId]);
     expect((await client.workflow.getHandle(researcher.workflowId).describe()).parentExecution?.workflowId).toBe(lead.workflowId);
   });
 
@@ -493,6 +496,28 @@ describe('hierarchical skills: invoke_skill runs a skill as a child workflow of 
     const child = client.workflow.getHandle(childId) as WorkflowHandle<() => Promise<SkillRunResult>>;
     expect(await child.result()).toMatchObject({ status: 'cancelled', success: false });
     expect((await child.describe()).searchAttributes).toMatchObject({ SkillflowStatus: ['cancelled'] });
+  });
+
+  it('a skill run cancelled or terminated by hand ends alone: its caller gets an error result and goes on', async () => {
+    const ask = () => reply(toolUse('request_human_approval', { checkpoint: 'confirm', summary: 'Confirm?', kind: 'approval' }));
+    fake.enqueue(reply(invoke('checker', 'Confirm.', { params: { claim: 'z' } })), ask(), reply(invoke('checker', 'Confirm again.', { params: { claim: 'z' } })), ask(), reply(text('Both checks were stopped.')));
+    const handle = await startTurn(client, taskQueue, 'check z twice');
+    const waitingRun = async (index: number) => {
+      const state = await eventually(() => handle.query(turnStateQuery), (s) => s.status === 'waiting' && s.skills?.[index]?.status === 'waiting');
+      return state.skills![index].workflowId;
+    };
+    await client.workflow.getHandle(await waitingRun(0)).terminate('by hand');
+    // The turn no longer shows the ended run's checkpoint as its own.
+    await eventually(() => handle.query(turnStateQuery), (s) => s.skills?.[0]?.status === 'failed');
+    expect(await handle.query(turnStateQuery)).toMatchObject({ pendingCheckpoint: null });
+    await client.workflow.getHandle(await waitingRun(1)).cancel();
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', output: 'Both checks were stopped.' });
+    expect(result.skills!.map((r) => [r.status, r.error?.code])).toEqual([['failed', 'terminated'], ['cancelled', 'cancelled']]);
+    const [[terminated, isError]] = resultsIn(fake.requests[2].body);
+    expect(isError).toBe(true);
+    expect(JSON.parse(terminated).error).toBe('The skill run of checker was terminated in Temporal.');
+    expect(JSON.parse(resultsIn(fake.requests[4].body)[0][0]).error).toBe('Skill checker did not finish: it was cancelled (cancelled).');
   });
 
   it('typed invocation from the API: params are validated before the turn starts, and the skill\'s checkpoint proposes them', async () => {

@@ -15,6 +15,7 @@ import { skillRunWorkflowId, skillRunWorkflowType, type SkillRunInput, type Skil
 import { checkInvocation, invokeSkillDefinition, type Invocation, type InvocationResult, type SkillManifest } from '../core/skills';
 import { engineToolSpec } from '../core/tools';
 import { searchAttributes } from './search-attributes';
+import { mirrorCheckpoint } from './skill-progress';
 import type { skillWorkflow } from './skill-workflow';
 import type { SkillCallEvent, ToolAnswer, TurnTool } from './tool-types';
 import type { TurnRun } from './turn-run';
@@ -74,6 +75,8 @@ async function invokeSkill(catalog: SkillManifest[], call: ToolCall, run: TurnRu
     if (CancellationScope.current().consideredCancelled) throw err;
     result = failedRun(invocation.skill, err);
   }
+  // A run that ended without saying so (terminated, cancelled by hand) may leave its checkpoint mirrored here.
+  mirrorCheckpoint(run, null, workflowId, result.checkpointCount);
   run.decide({ type: 'tool.finished', at: Date.now(), call, outcome: { kind: 'skill.invoked', checkpointCount: result.checkpointCount } });
   run.setChildUsage(workflowId, result.usage);
   run.recordSkillRuns([...result.skills, endRecord(record, result, Date.now())]);
@@ -89,6 +92,7 @@ async function invokeSkill(catalog: SkillManifest[], call: ToolCall, run: TurnRu
 function skillRunInput(run: TurnRun, call: ToolCall, invocation: Invocation, depth: number): SkillRunInput {
   const { input } = run;
   return {
+    workflowId: skillRunWorkflowId(input.turnId, invocation.skill, call.id),
     rootTurnId: run.place.rootTurnId,
     parentWorkflowId: input.turnId,
     callId: call.id,

@@ -1,4 +1,4 @@
-import { CancellationScope, condition, getExternalWorkflowHandle, log, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, condition, getExternalWorkflowHandle, log } from '@temporalio/workflow';
 import type { PendingCheckpoint } from '../core/checkpoints';
 import type { TurnEventBody } from '../core/events';
 import type { SkillProgress } from '../core/skill-runs';
@@ -57,7 +57,7 @@ export class ProgressRelay {
     if (this.parentGone) return;
     const { state, policy } = this.run;
     const progress: SkillProgress = {
-      workflowId: workflowInfo().workflowId,
+      workflowId: this.run.input.turnId,
       seq: ++this.seq,
       events,
       status: state.status,

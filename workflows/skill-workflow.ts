@@ -139,7 +139,7 @@ function lastWordOutput(text: string, schema: ReturnType<typeof outputSchema>): 
 /** The run's identity in the shape a turn's has: its own workflow id, the turn's session and user. */
 function turnInputOf(input: SkillRunInput): TurnInput {
   return {
-    turnId: workflowInfo().workflowId,
+    turnId: input.workflowId,
     sessionId: input.sessionId,
     userId: input.userId,
     message: input.task,
