@@ -227,9 +227,9 @@ describe('API routes', () => {
       const turnId = await api.startTurn('fields');
       const turn = await api.finished(turnId);
       expect(Object.keys(turn).sort()).toEqual(
-        ['id', 'sessionId', 'workflowId', 'status', 'reason', 'pendingCheckpoint', 'output', 'error', 'skill', 'step', 'usage', 'createdAt', 'updatedAt'].sort(),
+        ['id', 'sessionId', 'workflowId', 'status', 'reason', 'pendingCheckpoint', 'output', 'error', 'skill', 'step', 'usage', 'skills', 'artifacts', 'createdAt', 'updatedAt'].sort(),
       );
-      expect(turn).toMatchObject({ id: turnId, workflowId: turnId, status: 'completed', output: 'All fields.', error: null, reason: null });
+      expect(turn).toMatchObject({ id: turnId, workflowId: turnId, status: 'completed', output: 'All fields.', error: null, reason: null, skills: [], artifacts: [] });
     });
 
     it('GET /v1/turns lists the caller\'s turns, filtered by status and session, newest first, paginated', async () => {

@@ -321,6 +321,47 @@ describe('replaying recorded histories', () => {
     await keep('tool-approval-waiting', waiting);
   });
 
+  it('records turns with skill runs: nested runs that finished, and a turn waiting at its skill run\'s checkpoint', async () => {
+    const planning = 'task-planning';
+    const planOutput = { goal: 'Launch by June', milestones: ['beta'], steps: [{ id: 's1', title: 'Build' }], critical_path: ['s1'], risks: [] };
+    const writeUp = { title: 'The plan', content: 'We launch in June.', word_count: 4, placeholders: [] };
+    const invoke = (skill: string, task: string, params: Record<string, unknown>) => toolUse('invoke_skill', { skill, task, params });
+    const skillRuns = async (turn: WorkflowHandle) => (await turn.query(turnStateQuery)).skills ?? [];
+
+    // A turn invokes task-planning, whose plan passes its review checkpoint and which invokes simple-writing (depth 2).
+    fake.enqueue(
+      reply(text('Planning it.'), invoke(planning, 'Plan the launch.', { goal: 'Launch the app by June' })),
+      reply(subskill('decompose', planning)),
+      reply(subskill('estimate', planning)),
+      reply(ask('plan_review', 'approval', { params: { steps: 1, total_hours: 10, deadline_holds: true } })),
+      reply(invoke('simple-writing', 'Announce the plan to the team.', { topic: 'launch in June', type: 'email' })),
+      reply(text(JSON.stringify(writeUp))),
+      reply(text(JSON.stringify(planOutput))),
+      reply(text('Here is the plan, and the email to the team.')),
+    );
+    const nested = await startTurn(client, taskQueue, 'Plan our launch and write the team an email.');
+    const review = await waitingAt(nested, 'plan_review');
+    await decide(nested, review.id, { action: 'approve' });
+    await keepFinished('turn-with-nested-skill-runs', nested);
+    const [planRun, writingRun] = await skillRuns(nested);
+    await keepFinished('skill-run-task-planning', client.workflow.getHandle(planRun.workflowId));
+    await keepFinished('skill-run-simple-writing-depth-2', client.workflow.getHandle(writingRun.workflowId));
+
+    // A turn waits at the review checkpoint of the task-planning it invoked.
+    fake.enqueue(
+      reply(invoke(planning, 'Plan the move.', { goal: 'Move the office' })),
+      reply(subskill('decompose', planning)),
+      reply(subskill('estimate', planning)),
+      reply(text('Please review.'), ask('plan_review', 'approval', { params: { steps: 3, total_hours: 40, deadline_holds: false } })),
+    );
+    const waiting = await startTurn(client, taskQueue, 'Plan the office move.');
+    stillRunning.push(waiting);
+    await waitingAt(waiting, 'plan_review');
+    const [waitingRun] = await skillRuns(waiting);
+    await keep('turn-waiting-at-skill-run-checkpoint', waiting);
+    await keep('skill-run-waiting-at-checkpoint', client.workflow.getHandle(waitingRun.workflowId));
+  });
+
   it('replays the fresh and the committed histories without a determinism error', async () => {
     const committed = listAllJson(fixturesDir).map((file) => ({ workflowId: path.relative(fixturesDir, file), history: JSON.parse(fs.readFileSync(file, 'utf8')) }));
     const histories: Array<{ workflowId: string; history: unknown }> = [

@@ -1,0 +1,108 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import type { FastifyInstance } from 'fastify';
+import { rulePatches } from '../core/policy';
+import { buildTestApp } from './support/api';
+import { testDeps } from './support/deps';
+import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
+import { frozenWorkflowBundle } from './support/frozen-bundle';
+import { ApiDriver } from './support/scenario';
+import { TemporalTestEnv } from './support/temporal';
+
+/**
+ * The deploy of child skills and structured outputs (docs/operators.md, "Changing workflow code"): a worker on the
+ * frozen bundle of the code before them (test/fixtures/bundles/workflows-a45e16b.js.gz) starts an exam that waits at a
+ * checkpoint; a worker with the current code takes over. The old exam finishes on its own rules (its final answer needs
+ * no submit_output); a turn started afterwards records the new patch, invokes a skill as a child workflow, and is held
+ * to the exam's declared output.
+ */
+const frozenCommit = 'a45e16b';
+const exam = 'exam-mode-tuner';
+const subskill = (name: string) => toolUse('load_subskill', { skill: exam, subskill: name });
+const ask = (checkpoint: string, kind: 'approval' | 'question', extra: Record<string, unknown> = {}) =>
+  toolUse('request_human_approval', { checkpoint, summary: `About ${checkpoint}`, kind, ...extra });
+const examParams = () => ask('exam_params', 'approval', { params: { question_count: 1, time_limit_min: 35, concepts: ['arrays'] } });
+
+async function patchesIn(handle: WorkflowHandle): Promise<string[]> {
+  const history = await handle.fetchHistory();
+  return (history.events ?? []).flatMap((event) => {
+    const marker = event.markerRecordedEventAttributes;
+    const data = marker?.markerName === 'core_patch' ? marker.details?.['patch-data']?.payloads?.[0]?.data : undefined;
+    return data ? [(JSON.parse(new TextDecoder().decode(data)) as { id: string }).id] : [];
+  });
+}
+
+const lastText = (body: MessagesRequestBody) => JSON.stringify(body.messages.at(-1));
+
+describe('handing turns in flight from the code before child skills to the current code', () => {
+  let env: TemporalTestEnv;
+  let fake: FakeAnthropic;
+  let app: FastifyInstance;
+  let api: ApiDriver;
+  let oldWorker: Worker;
+  const taskQueue = `handover-skills-${Date.now().toString(36)}`;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-handover-skills-'));
+
+  beforeAll(async () => {
+    env = await TemporalTestEnv.connect();
+    fake = await startFakeAnthropic();
+    oldWorker = await env.startWorker(taskQueue, testDeps(fake.url, { dataDir }), undefined, { workflowBundlePath: frozenWorkflowBundle(frozenCommit) });
+    ({ app } = await buildTestApp(env.client, taskQueue));
+    api = new ApiDriver(app);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await env?.close();
+    await fake?.close();
+  });
+
+  it('an exam waiting on the old code finishes on its rules; new turns invoke skills and hand in the exam\'s report', async () => {
+    fake.enqueue({ content: [toolUse('load_skill', { name: exam })] }, { content: [examParams()] });
+    const waiting = await api.startTurn('Give me a practice test on arrays.');
+    const params = await api.pending(waiting);
+    expect(await patchesIn(env.client.workflow.getHandle(waiting))).not.toContain(rulePatches.structuredOutput);
+
+    await env.stopWorker(oldWorker);
+    await env.startWorker(taskQueue, testDeps(fake.url, { dataDir }));
+
+    // The old exam ends with no report handed in: its final answer stands, as it did on the code it started on.
+    fake.enqueue(
+      { content: [subskill('question-generation')] },
+      { content: [subskill('adaptive-difficulty')] },
+      { content: [subskill('performance-analytics')] },
+      { content: [text('You scored 100%.'), ask('post_exam_routing', 'approval')] },
+      { content: [text('Well done.')] },
+    );
+    await api.answer(waiting, params.id, { action: 'approve' });
+    const route = await api.pending(waiting, params.id);
+    await api.answer(waiting, route.id, { action: 'choose', choice: 'Stop here' });
+    expect(await api.finished(waiting)).toMatchObject({ status: 'completed', output: 'Well done.', artifacts: [] });
+    expect(await patchesIn(env.client.workflow.getHandle(waiting))).toEqual(['skill-limits', 'refused-checkpoints-end-turn', 'declared-checkpoint-params', 'route-scoped-to-plan']);
+
+    // A new turn: the new rules (and patch), a skill run as a child workflow, the exam's report required.
+    fake.enqueue(
+      { content: [toolUse('invoke_skill', { skill: 'simple-writing', task: 'A one-line note.', params: { topic: 'arrays', type: 'summary' } })] },
+      { content: [text(JSON.stringify({ title: 'Arrays', content: 'Arrays hold items.', word_count: 3, placeholders: [] }))] },
+      { content: [toolUse('load_skill', { name: exam })] },
+      { content: [examParams()] },
+      { content: [subskill('question-generation')] },
+      { content: [subskill('adaptive-difficulty')] },
+      { content: [subskill('performance-analytics')] },
+      { content: [text('You scored 100%.'), ask('post_exam_routing', 'approval')] },
+      { content: [text('Well done.')] },
+      { content: [text('Well done, again.')] },
+    );
+    const fresh = await api.startTurn('Write a note on arrays, then test me.');
+    const freshParams = await api.pending(fresh);
+    await api.answer(fresh, freshParams.id, { action: 'approve' });
+    const freshRoute = await api.pending(fresh, freshParams.id);
+    await api.answer(fresh, freshRoute.id, { action: 'choose', choice: 'Stop here' });
+    expect(await api.finished(fresh)).toMatchObject({ status: 'failed', reason: 'invalid_output', skills: [{ skill: 'simple-writing', status: 'completed' }] });
+    expect(lastText(fake.requests.at(-1)!.body)).toContain('declares a structured output and it has not been handed in');
+    expect((await patchesIn(env.client.workflow.getHandle(fresh))).sort()).toEqual(Object.values(rulePatches).sort());
+    expect(fake.pending).toBe(0);
+  }, 120_000);
+});
