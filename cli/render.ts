@@ -8,10 +8,15 @@ export class EventPrinter {
   constructor(private readonly write: (text: string) => void) {}
 
   print(event: StreamEvent): void {
+    // Inside a skill run (invoke_skill), lines are indented by its depth and its text is the skill run's, not the assistant's.
+    const depth = 'depth' in event && typeof event.depth === 'number' && !('isSkill' in event && event.isSkill) ? event.depth : 0;
+    const pad = '  '.repeat(depth);
+    const speaker = depth > 0 ? `${pad}skill run> ` : 'assistant> ';
     switch (event.type) {
       case 'message.delta':
-        if (this.streaming === undefined) this.write('assistant> ');
-        this.streaming = event.call ?? '';
+        if (this.streaming !== undefined && this.streaming !== `${depth}:${event.call ?? ''}`) this.endLine();
+        if (this.streaming === undefined) this.write(speaker);
+        this.streaming = `${depth}:${event.call ?? ''}`;
         this.write(event.text);
         return;
       case 'message.reset':
@@ -20,25 +25,26 @@ export class EventPrinter {
         return;
       case 'message':
         if (this.streaming !== undefined) this.endLine();
-        else this.write(`assistant> ${event.text}\n`);
+        else this.write(`${speaker}${event.text}\n`);
         return;
       case 'tool.start':
         if (event.name === 'request_human_approval') return;
         this.endLine();
-        this.write(`  - ${event.name}${compact(event.args)}\n`);
+        if (event.isSkill && event.name !== 'load_skill') this.write(`${'  '.repeat((event.depth ?? 1) - 1)}  - skill ${event.name} (depth ${event.depth})${compact(event.input)}\n`);
+        else this.write(`${pad}  - ${event.name}${compact(event.args)}\n`);
         return;
       case 'tool.end':
-        if (event.isError) this.write(`  ! ${event.name} failed: ${truncate(typeof event.result === 'string' ? event.result : JSON.stringify(event.result), 120)}\n`);
+        if (event.isError) this.write(`${pad}  ! ${event.name} failed: ${truncate(typeof event.result === 'string' ? event.result : JSON.stringify(event.result), 120)}\n`);
         return;
       case 'step':
         this.endLine();
-        this.write(`  > ${event.skill}: ${event.step ?? 'loaded'}${event.remaining.length > 0 ? ` (then ${event.remaining.join(', ')})` : ' (plan complete)'}\n`);
+        this.write(`${pad}  > ${event.skill}: ${event.step ?? 'loaded'}${event.remaining.length > 0 ? ` (then ${event.remaining.join(', ')})` : ' (plan complete)'}\n`);
         return;
       case 'checkpoint.resolved':
-        this.write(`  ok ${event.checkpointId}: ${event.action} by ${event.by}\n`);
+        this.write(`${pad}  ok ${event.checkpointId}: ${event.action} by ${event.by}\n`);
         return;
       case 'checkpoint.expired':
-        this.write(`  ${event.checkpointId} expired before anyone answered\n`);
+        this.write(`${pad}  ${event.checkpointId} expired before anyone answered\n`);
         return;
       case 'error':
         this.endLine();
@@ -66,7 +72,8 @@ export class EventPrinter {
 /** How a pending checkpoint is shown before its prompt. */
 export function describeCheckpoint(checkpoint: PendingCheckpoint, now = Date.now()): string {
   const deadline = checkpoint.expiresAt ? `, answer within ${formatAge(Date.parse(checkpoint.expiresAt) - now)}` : '';
-  const lines = [`? ${checkpoint.summary}`, `  (${checkpoint.kind} ${checkpoint.name}, ${checkpoint.id}${deadline})`];
+  const asker = checkpoint.depth ? `, asked by skill ${checkpoint.skill} at depth ${checkpoint.depth}` : '';
+  const lines = [`? ${checkpoint.summary}`, `  (${checkpoint.kind} ${checkpoint.name}, ${checkpoint.id}${deadline}${asker})`];
   for (const [key, value] of Object.entries(checkpoint.params ?? {})) lines.push(`    ${key} = ${JSON.stringify(value)}`);
   (checkpoint.options ?? []).forEach((option, index) => lines.push(`    ${index + 1}) ${option}`));
   return `${lines.join('\n')}\n`;
