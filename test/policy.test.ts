@@ -881,7 +881,7 @@ describe('views for the workflow', () => {
   });
 
   it('the tool scope follows the active skill: the root default, then each skill its own grants', () => {
-    const engine = ['load_skill', 'load_subskill', 'read_file', 'list_skills', 'request_human_approval'];
+    const engine = ['load_skill', 'load_subskill', 'read_file', 'list_skills', 'invoke_skill', 'submit_output', 'request_human_approval'];
     const root = apply([withTools()]).state;
     expect(toolsInScope(root)).toEqual([...engine, 'calc']);
     const researching = apply([withTools(), loaded(researcher)]).state;
@@ -1126,13 +1126,20 @@ describe('skill runs and structured outputs, event by event', () => {
     { name: 'a given value the checkpoint would refuse is not proposed', given: [turn({ given: { skill: 'boss', params: { n: 0 } } }), loaded(boss)], when: ask('go', { params: { n: 2 } }), verdict: { kind: 'allow', ask: { params: { n: 2 }, skill: 'boss', depth: 0 } } },
     { name: 'parameters given for another skill are not proposed', given: [turn({ given: { skill: 'exam', params: { n: 9 } } }), loaded(boss)], when: ask('go', { params: { n: 2 } }), verdict: { kind: 'allow', ask: { params: { n: 2 } } } },
     { name: 'a free checkpoint asked with no skill active names no skill', given: [turn()], when: question('q'), verdict: { kind: 'allow', ask: { skill: null, depth: 0 } } },
+    {
+      name: 'a tool approval names the skill that grants the tool, or none at the root',
+      given: [withTools({ tools: { ...registry, rootGrants: ['deploy'] } })],
+      when: requested('deploy', { q: 'prod' }),
+      verdict: { kind: 'allow', ask: { name: 'tool:deploy', skill: null, depth: 0 } },
+    },
+    { name: 'a tool approval in a skill names it', given: [withTools(), loaded(researcher)], when: requested('deploy', { q: 'prod' }), verdict: { kind: 'allow', ask: { skill: 'researcher', depth: 0 } } },
 
     // submit_output in a turn
     {
       name: 'submit_output of a valid output: accepted, defaults filled in',
       given: [turn(), loaded(helper)],
       when: submit({ output: { answer: 'yes' } }),
-      verdict: { kind: 'allow', output: { answer: 'yes', score: 5 }, result: { accepted: true, skill: 'helper' } },
+      verdict: { kind: 'allow', input: { output: { answer: 'yes', score: 5 } } },
       state: { outputs: { helper: { given: true, corrections: 0 } } },
     },
     {
