@@ -15,7 +15,7 @@ import { turnStateQuery } from '../workflows/definitions';
  * active skill changes, validation errors, scoping refusals (by name and by category), approval (approve, modify with
  * re-validation, cancel) and an idempotency key that stays the same across an activity retry.
  */
-const engineTools = ['load_skill', 'load_subskill', 'read_file', 'list_skills', 'request_human_approval'];
+const engineTools = ['load_skill', 'load_subskill', 'read_file', 'list_skills', 'invoke_skill', 'submit_output', 'request_human_approval'];
 
 const posted: Array<{ input: unknown; key?: string }> = [];
 const writes: Array<{ key?: string; attempt: number }> = [];

@@ -81,20 +81,25 @@ export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<Answe
 }
 
 /**
- * Takes a decision the validator accepted: one on this run's own checkpoint is kept for askHuman; one on the
- * checkpoint of a skill run below (mirrored here) is settled here, so it cannot be taken twice, and passed down.
+ * Takes a decision the validator accepted: one on this run's own checkpoint is kept for askHuman, at once (handlers
+ * that take it stay synchronous, so the commands of turns in flight keep their order); one on the checkpoint of a
+ * skill run below (mirrored here) is settled here, so it cannot be taken twice, and passed down: the promise of that.
  */
-export async function takeDecision(run: TurnRun, decision: CheckpointDecision): Promise<void> {
+export function takeDecision(run: TurnRun, decision: CheckpointDecision): Promise<void> | undefined {
   const verdict = run.preview({ type: 'checkpoint.resolved', at: Date.now(), decision });
   if (verdict.kind !== 'allow' || !verdict.forward) {
     run.decision = decision;
-    return;
+    return undefined;
   }
   const skillRun = run.mirroring!;
   run.decide({ type: 'checkpoint.resolved', at: Date.now(), decision });
   run.children.get(skillRun)?.forwarded.add(decision.checkpointId);
   showPending(run, null);
   run.setStatus('running');
+  return passDown(skillRun, decision);
+}
+
+async function passDown(skillRun: string, decision: CheckpointDecision): Promise<void> {
   try {
     await getExternalWorkflowHandle(skillRun).signal(checkpointDecisionSignal, decision);
   } catch (err) {

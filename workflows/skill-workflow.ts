@@ -32,19 +32,20 @@ export async function skillWorkflow(input: SkillRunInput): Promise<SkillRunResul
   setHandler(turnStateQuery, () => run.state);
   setHandler(turnEventsQuery, (afterOffset: number) => run.log.after(afterOffset));
   // Answers come from the turn, which checked them against the checkpoint it mirrors; operators may send them here too.
-  setHandler(answerCheckpointUpdate, async (decision) => {
-    await takeDecision(run, decision);
-    return { checkpointId: decision.checkpointId, action: decision.action };
+  setHandler(answerCheckpointUpdate, (decision) => {
+    const accepted = { checkpointId: decision.checkpointId, action: decision.action };
+    const passedDown = takeDecision(run, decision);
+    return passedDown ? passedDown.then(() => accepted) : accepted;
   }, {
     validator: (decision) => {
       const rejection = decisionRejection(run, decision);
       if (rejection) throw rejection;
     },
   });
-  setHandler(checkpointDecisionSignal, async (decision) => {
+  setHandler(checkpointDecisionSignal, (decision) => {
     const rejection = decisionRejection(run, decision);
     if (rejection) log.warn('Ignored an invalid checkpoint decision signal', { problem: rejection.message, decision });
-    else await takeDecision(run, decision);
+    else return takeDecision(run, decision);
   });
   setHandler(skillProgressSignal, (progress) => absorbProgress(run, progress));
 

@@ -30,9 +30,10 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   // hand) is logged and ignored.
   setHandler(
     answerCheckpointUpdate,
-    async (decision) => {
-      await takeDecision(run, decision);
-      return { checkpointId: decision.checkpointId, action: decision.action };
+    (decision) => {
+      const accepted = { checkpointId: decision.checkpointId, action: decision.action };
+      const passedDown = takeDecision(run, decision);
+      return passedDown ? passedDown.then(() => accepted) : accepted;
     },
     {
       validator: (decision) => {
@@ -41,10 +42,10 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       },
     },
   );
-  setHandler(checkpointDecisionSignal, async (decision) => {
+  setHandler(checkpointDecisionSignal, (decision) => {
     const rejection = decisionRejection(run, decision);
     if (rejection) log.warn('Ignored an invalid checkpoint decision signal', { problem: rejection.message, decision });
-    else await takeDecision(run, decision);
+    else return takeDecision(run, decision);
   });
   // What a skill run this turn invoked did: its events, its pending checkpoint, its usage and records.
   setHandler(skillProgressSignal, (progress) => absorbProgress(run, progress));
