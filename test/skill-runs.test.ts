@@ -65,7 +65,7 @@ function library(): string {
     '      claim: { type: string, description: The claim to confirm. }',
     '',
   ].join('\n'));
-  writeSkill(dir, 'looper', 'Works in short loops. Use for tests of limits.', '# Looper\n\nLook things up, one at a time.', 'limits:\n  max-iterations: 2\n');
+  writeSkill(dir, 'looper', 'Works in short loops. Use for tests of limits.', '# Looper\n\nLook things up, one at a time.', 'limits:\n  max-iterations: 2\ntools: [calculator]\n');
   writeSkill(dir, 'sleeper', 'Works slowly. Use for tests of limits.', '# Sleeper\n\nTake your time.', 'limits:\n  timeout: 1s\n');
   return dir;
 }
@@ -315,6 +315,24 @@ describe('hierarchical skills: invoke_skill runs a skill as a child workflow of 
     expect(toolNames(fake.requests[2].body)).toEqual(['load_subskill', 'read_file', 'request_human_approval']);
     expect(resultsIn(fake.requests[3].body)).toEqual([['Skill runs nest at most 2 deep (SKILLFLOW_MAX_SKILL_DEPTH); invoking checker here would run it at depth 3.', true]]);
     expect(result.skills!.map((r) => [r.skill, r.depth, r.status])).toEqual([['lead', 1, 'completed'], ['researcher', 2, 'completed']]);
+  });
+
+  it('a skill run gets the registered tools its skill grants (the tools issue\'s scope), for its whole run', async () => {
+    fake.enqueue(
+      reply(invoke('looper', 'What is 6 * 7?'), invoke('sleeper', 'Nothing to compute.')),
+      reply(toolUse('calculator', { expression: '6 * 7' })),
+      reply(text('42')),
+      reply(toolUse('calculator', { expression: '1 + 1' })),
+      reply(text('I may not compute.')),
+      reply(text('6 * 7 is 42.')),
+    );
+    const { result, events } = await runTurn(client, taskQueue, 'compute');
+    expect(toolNames(fake.requests[1].body)).toEqual(['load_subskill', 'read_file', 'request_human_approval', 'calculator']);
+    expect(resultsIn(fake.requests[2].body)).toEqual([['6 * 7 = 42', false]]);
+    expect(toolNames(fake.requests[3].body)).toEqual(['load_subskill', 'read_file', 'request_human_approval']);
+    expect(resultsIn(fake.requests[4].body)[0][1]).toBe(true);
+    expect(events.find((e) => e.type === 'tool.start' && e.name === 'calculator')).toMatchObject({ depth: 1, source: 'builtin' });
+    expect(result.skills!.map((r) => [r.skill, r.output])).toEqual([['looper', '42'], ['sleeper', 'I may not compute.']]);
   });
 
   it('a skill run may invoke only its children: a call outside them is refused and counts as a plan violation', async () => {
