@@ -1,6 +1,7 @@
 import type { PendingCheckpoint } from './checkpoints';
 import type { TurnEventBody } from './events';
 import type { Usage } from './model';
+import type { ToolCatalog } from './tools/types';
 import type { HistoryMessage, SkillExecution } from './schemas/skill-runs';
 import type { TurnSettings } from './settings';
 import type { TurnError, TurnStatus } from './turn';
@@ -33,6 +34,8 @@ export interface SkillRunInput {
   depth: number;
   /** The checkpoints the turn has numbered so far: this run's continue from there (ids stay unique in the turn). */
   checkpointBase: number;
+  /** The registered tools of its turn, as the turn read them when it started: a skill run keeps the same list. */
+  tools: ToolCatalog;
 }
 
 export interface SkillRunResult {

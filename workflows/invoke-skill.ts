@@ -107,6 +107,7 @@ function skillRunInput(run: TurnRun, call: ToolCall, invocation: Invocation, dep
     params: invocation.params,
     depth,
     checkpointBase: run.policy.checkpointCount,
+    tools: { tools: run.policy.tools, rootGrants: [] },
   };
 }
 

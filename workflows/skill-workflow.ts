@@ -14,7 +14,7 @@ import { absorbProgress, ProgressRelay } from './skill-progress';
 import { toolsOfRun } from './run-tools';
 import { TurnRun } from './turn-run';
 
-const { skillCatalog, toolCatalog, loadSkillSnapshot } = proxyActivities<Activities>({
+const { skillCatalog, loadSkillSnapshot } = proxyActivities<Activities>({
   startToCloseTimeout: '30s',
   retry: { maximumAttempts: 3, nonRetryableErrorTypes: nonRetryableSkillErrors },
 });
@@ -77,9 +77,10 @@ function recordMemo(result: SkillRunResult): Record<string, unknown> {
 async function runSkill(run: TurnRun, input: SkillRunInput): Promise<TurnResult> {
   try {
     const rules = rulesOfThisRun();
-    // Like a turn, a skill run reads the catalogs once, when it starts, and keeps them for its whole life.
-    const [skills, registry, snapshot] = await Promise.all([skillCatalog(), toolCatalog(), loadSkillSnapshot({ name: input.skill })]);
+    // The skill catalog is read when the run starts (like a turn's); the registered tools are its turn's, as given.
+    const [skills, snapshot] = await Promise.all([skillCatalog(), loadSkillSnapshot({ name: input.skill })]);
     const catalog = skills.skills;
+    const registry = input.tools;
     run.pinned = pinSkill(run.pinned, snapshot);
     const { manifest } = snapshot;
     run.decide({
