@@ -186,10 +186,18 @@ describe('sanitizeMarkdown', () => {
 
     it.each(Object.keys(patterns))('%s: 256 KiB in under a second, growing with the size as plain prose does', (name) => {
       const make = patterns[name];
-      const [half, full, plainHalf, plainFull] = bestOf([make(size / 2), make(size), baseline(size / 2), baseline(size)]);
+      const texts = [make(size / 2), make(size), baseline(size / 2), baseline(size)];
       // Doubling the input may cost at most 2.5 times as much, measured against plain prose, whose growth (about 2)
       // is what allocation and GC add on this machine; a quadratic pattern (4 and more) stands out from that noise.
-      const growth = (full / half) * (2 / Math.max(2, plainFull / plainHalf));
+      // A linear pattern measured at a bad moment of a loaded machine can come out at 2.6 once; a quadratic one comes
+      // out at 4 every time: so the lowest growth of up to three measurements counts.
+      let growth = Infinity;
+      let full = Infinity;
+      for (let attempt = 0; attempt < 3 && growth > 2.5; attempt += 1) {
+        const [half, whole, plainHalf, plainFull] = bestOf(texts);
+        growth = Math.min(growth, (whole / half) * (2 / Math.max(2, plainFull / plainHalf)));
+        full = Math.min(full, whole);
+      }
       expect({ name, underASecond: full < 1 }).toEqual({ name, underASecond: true });
       expect({ name, growth: growth <= 2.5 ? 'linear' : `x${growth.toFixed(2)}` }).toEqual({ name, growth: 'linear' });
     });
