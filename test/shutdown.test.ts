@@ -14,6 +14,9 @@ import { TemporalTestEnv } from './support/temporal';
 import { startTurn } from './support/turns';
 
 const root = path.resolve(__dirname, '..');
+/** A worker process bundles the workflow code when it starts, which takes tens of seconds on a loaded 2-core machine:
+ * the tests that start one get the start-up's own deadline (90 s) on top of the suite's minute. */
+const withWorkerProcess = 150_000;
 
 /** SIGTERM and close: what a deploy or a scale-down does to a worker and an API process. */
 describe('shutdown', () => {
@@ -83,7 +86,7 @@ describe('shutdown', () => {
     await env.startWorker(taskQueue, testDeps(fake.url));
     expect(await turn.result()).toMatchObject({ status: 'completed', output: 'Finished before the worker left.' });
     expect(fake.requests).toHaveLength(1);
-  });
+  }, withWorkerProcess);
 
   it('a model call longer than the grace goes back to Temporal at once and another worker runs it, not after the heartbeat timeout', async () => {
     const taskQueue = env.newTaskQueue('shutdown-handback');
@@ -100,7 +103,7 @@ describe('shutdown', () => {
     expect(Date.now() - stopped).toBeLessThan(15_000);
     expect(fake.requests).toHaveLength(2);
     expect(await fake.requests[0].finished).toBe('aborted');
-  });
+  }, withWorkerProcess);
 
   describe('the API', () => {
     let app: FastifyInstance;
