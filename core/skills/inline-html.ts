@@ -12,7 +12,11 @@ import { isAllowedUrl } from './link-destinations';
  *   comment or declaration left open) is removed to its end or to the end of the block.
  */
 
-export type Piece = { code: boolean; text: string };
+/** Where a unit's output goes, in order: prose (HTML removed) and code spans (verbatim). */
+export interface UnitSink {
+  prose(text: string): void;
+  code(text: string): void;
+}
 /** `flat` is prose without code spans: the fallback that reads a whole document as text. */
 export type UnitMode = 'prose' | 'html' | 'flat';
 
@@ -33,14 +37,13 @@ const riskyAfterLt = /[A-Za-z/!?]/;
 /** What may follow `<` in any construct: a tag, comment, declaration, PI, or a URI or email autolink. */
 const mayStartConstruct = /[A-Za-z0-9/!?.#$%&'*+=^_`{|}~-]/;
 
-export function sanitizeUnit(text: string, mode: UnitMode): Piece[] {
-  return new UnitScanner(text, mode).run();
+export function sanitizeUnit(text: string, mode: UnitMode, sink: UnitSink): void {
+  new UnitScanner(text, mode, sink).run();
 }
 
 class UnitScanner {
-  private readonly pieces: Piece[] = [];
   /** The prose since the last code span, in parts joined once; text copied from the unit grows one range. */
-  private prose: string[] = [];
+  private readonly prose: string[] = [];
   private rangeStart = 0;
   private rangeEnd = -1;
   /** Where a `<` waits to learn what follows it in the output (-1: none). */
@@ -54,9 +57,10 @@ class UnitScanner {
   constructor(
     private readonly text: string,
     private readonly mode: UnitMode,
+    private readonly sink: UnitSink,
   ) {}
 
-  run(): Piece[] {
+  run(): void {
     const { text } = this;
     let i = 0;
     while (i < text.length) {
@@ -77,7 +81,6 @@ class UnitScanner {
       }
     }
     this.endProse();
-    return this.pieces;
   }
 
   /** A code span from the backtick run at `i`, kept as written; a run with no closing run of its length is text. */
@@ -90,7 +93,7 @@ class UnitScanner {
       return i + length;
     }
     this.endProse();
-    this.pieces.push({ code: true, text: this.text.slice(i, closer + length) });
+    this.sink.code(this.text.slice(i, closer + length));
     return closer + length;
   }
 
@@ -237,8 +240,9 @@ class UnitScanner {
   private endProse(): void {
     this.flushLt();
     this.flushRange();
-    if (this.prose.length > 0) this.pieces.push({ code: false, text: this.prose.join('') });
-    this.prose = [];
+    if (this.prose.length === 1) this.sink.prose(this.prose[0]);
+    else if (this.prose.length > 1) this.sink.prose(this.prose.join(''));
+    this.prose.length = 0;
     this.trailingBackslashes = 0;
   }
 }
