@@ -336,7 +336,7 @@ const cases: Case[] = [
       requested('load_skill', { name: 'writer' }),
     ],
     when: requested('load_skill', { name: 'writer' }),
-    verdict: { kind: 'end', ending: { error: { message: 'The model broke the plan of the routing decision 3 times; the turn was stopped. Remaining: none.' } } },
+    verdict: { kind: 'end', ending: { error: { message: "The model went against the human's routing decision 3 times; the turn was stopped. Remaining: none." } } },
   },
 
   // tool.requested: load_subskill
@@ -580,6 +580,12 @@ const cases: Case[] = [
     when: requested('fetch', { q: 'x' }),
     verdict: { kind: 'refuse', message: 'Tool fetch is not available before a skill is loaded: the tools granted now are calc. Use only the tools you were given.' },
     state: { violations: 1 },
+  },
+  {
+    name: 'violations at the root without a plan or a route name the rules of the turn',
+    given: [withTools({ settings: { ...settings, maxPlanViolations: 2 } }), requested('fetch', { q: 'x' })],
+    when: requested('fetch', { q: 'x' }),
+    verdict: { kind: 'end', ending: { reason: 'plan_violations', error: { message: 'The model broke the rules of this turn 2 times; the turn was stopped. Remaining: none.' } } },
   },
   {
     name: 'a skill that grants nothing offers only the engine tools',
@@ -1089,7 +1095,13 @@ describe('skill runs and structured outputs, event by event', () => {
       name: 'invocations outside the scope end a skill run at the violation limit',
       given: [runOf(boss), invoke('writer'), invoke('writer')],
       when: invoke('writer'),
-      verdict: { kind: 'end', ending: { status: 'failed', reason: 'plan_violations', error: { message: expect.stringContaining('3 times; the skill run was stopped.') } } },
+      verdict: { kind: 'end', ending: { status: 'failed', reason: 'plan_violations', error: { message: 'The model broke the plan of skill boss at its start 3 times; the skill run was stopped. Remaining: checkpoint:go → work.' } } },
+    },
+    {
+      name: 'violations in a skill run without a plan name the run',
+      given: [runOf(helper), invoke('boss'), invoke('boss')],
+      when: invoke('boss'),
+      verdict: { kind: 'end', ending: { status: 'failed', reason: 'plan_violations', error: { message: 'The model broke the rules of skill run helper 3 times; the skill run was stopped. Remaining: none.' } } },
     },
     {
       name: 'a skill run loads no other skill: a plan violation',

@@ -351,7 +351,7 @@ describe('hierarchical skills: invoke_skill runs a skill as a child workflow of 
       skill_id: 'lead',
       output: null,
       success: false,
-      error: 'The model broke the plan of the routing decision 2 times; the skill run was stopped. Remaining: none.',
+      error: 'The model broke the rules of skill run lead 2 times; the skill run was stopped. Remaining: none.',
     });
     expect(result).toMatchObject({ status: 'completed', output: 'The lead could not finish.', skills: [{ skill: 'lead', status: 'failed', error: { code: 'plan_violations' } }] });
   });

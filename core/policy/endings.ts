@@ -10,10 +10,18 @@ const remaining = (plan: ActivePlan | null) => (plan ? remainingSteps(plan).join
 /** What was stopped: the turn, or a skill run (whose plan is not carried anywhere). */
 const stopped = (state: Pick<PolicyState, 'depth'>) => (state.depth > 0 ? 'the skill run was stopped' : 'the turn was stopped');
 
+/** What the model kept doing: breaking the active plan, going against the human's route, or breaking the run's rules. */
+function violated(state: PolicyState): string {
+  const { plan } = state;
+  if (plan) return `broke the plan of skill ${plan.skill} at ${plan.current ? `step ${plan.current}` : 'its start'}`;
+  if (state.route) return "went against the human's routing decision";
+  const run = state.depth > 0 ? state.given : null;
+  return run ? `broke the rules of skill run ${run.skill}` : 'broke the rules of this turn';
+}
+
 export function planViolationsEnd(state: PolicyState): End {
   const { plan } = state;
-  const where = plan ? `skill ${plan.skill} at ${plan.current ? `step ${plan.current}` : 'its start'}` : 'the routing decision';
-  const message = `The model broke the plan of ${where} ${state.violations} times; ${stopped(state)}. Remaining: ${remaining(plan) || 'none'}.`;
+  const message = `The model ${violated(state)} ${state.violations} times; ${stopped(state)}. Remaining: ${remaining(plan) || 'none'}.`;
   return { kind: 'end', ending: { status: 'failed', reason: 'plan_violations', error: { code: 'plan_violations', message } } };
 }
 
