@@ -24,7 +24,10 @@ export interface ToolContext {
   idempotencyKey?: string;
   /** The activity attempt, from 1. */
   attempt: number;
-  /** Aborted when the turn is cancelled or the activity times out. */
+  /**
+   * Aborted when the attempt times out or the worker shuts down, and, when the tool declares `heartbeat`, when the turn
+   * is cancelled (Temporal tells an activity of a cancel only through its heartbeats).
+   */
   signal: AbortSignal;
   /** Records progress; the activity heartbeats on its own while `run` is pending. */
   heartbeat(details?: unknown): void;
