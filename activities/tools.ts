@@ -17,15 +17,20 @@ export function createToolActivities(deps: ToolActivityDeps) {
     async toolCatalog(): Promise<ToolCatalog> {
       return registry.catalog();
     },
-    /** One call of a registered tool; heartbeats on its own when the tool declares a heartbeat. */
+    /**
+     * One call of a registered tool; heartbeats on its own when the tool declares a heartbeat. The tool's signal aborts
+     * when its attempt's time is up, here on the worker: Temporal times the attempt out on the server and tells the
+     * worker only through a heartbeat, so a tool that does not heartbeat would otherwise run on after its timeout.
+     */
     async runTool(input: ToolRunInput): Promise<ToolRunResult> {
       const context = Context.current();
       const heartbeatMs = registry.get(input.name)?.spec.activity?.heartbeatMs ?? null;
       const beating = heartbeatMs ? setInterval(() => context.heartbeat(), Math.max(100, Math.floor(heartbeatMs / 3))) : undefined;
+      const timeUp = AbortSignal.timeout(context.info.startToCloseTimeoutMs);
       try {
         return await registry.run(input, {
           attempt: context.info.attempt,
-          signal: context.cancellationSignal,
+          signal: AbortSignal.any([context.cancellationSignal, timeUp]),
           heartbeat: (details) => context.heartbeat(details),
         });
       } finally {
