@@ -14,6 +14,11 @@
  * with two more workers added on the task queue (all sharing the transcript store), comparing transcript misses and
  * history per round.
  *
+ * Then the issue's table (bench/rounds.ts): BENCH_ROUND_EXAMS (4) exams of BENCH_ROUND_QUESTIONS (50) questions one at a
+ * time through skillflow and then through a plain in-process loop (the Anthropic SDK, same fake answering at once, same
+ * tools): engine time per tool round and its overhead over the loop, checkpoint resume latency, history per round and
+ * the prompt-cache read ratio from round 2.
+ *
  * Environment: BENCH_CHUNK_DELAY_MS (20), BENCH_CONCURRENCY (50), BENCH_BASELINE_TURNS (10), BENCH_EXAM_BASELINE_TURNS
  * (5), BENCH_WORKER_EXAMS (5; 0 skips the comparison), BENCH_TIMEOUT_MS (300000: abort, clean up and exit 1),
  * BENCH_WRITE=0 to skip appending to docs/benchmarks.md. Exits 0 when every turn completed with the expected number of
@@ -23,6 +28,7 @@ import { sessionWorkflowId } from '../core/turn';
 import { BenchClient } from './client';
 import { describeHistory, summarizeHistory } from './history';
 import { allTables, appendToDocs, describeMachine, markdownSection } from './report';
+import { measureRounds, roundsTable, type RoundsResult } from './rounds';
 import { runScenario, type ScenarioResult, type ScenarioSpec } from './scenario';
 import { startStack, type Stack } from './stack';
 import { runTurn } from './turn';
@@ -37,15 +43,17 @@ function setting(name: string, fallback: number): number {
 
 const log = (line: string) => console.log(`[bench] ${line}`);
 
-async function measure(stack: Stack, client: BenchClient, scenarios: ScenarioSpec[], signal: AbortSignal): Promise<ScenarioResult[]> {
+async function measure(stack: Stack, client: BenchClient, scenarios: ScenarioSpec[], signal: AbortSignal, first: () => Promise<void>): Promise<ScenarioResult[]> {
   log('warm-up: one plain turn and one exam turn (not measured)');
   for (const kind of ['plain', 'exam'] as const) {
     signal.throwIfAborted();
     const warm = await runTurn(client, await client.createSession(), kind, 0);
     if (!warm.ok) throw new Error(`warm-up ${kind} turn failed: ${warm.error}`);
   }
+  await first();
   const results: ScenarioResult[] = [];
   for (const spec of scenarios) {
+    if (spec.turns === 0) continue;
     signal.throwIfAborted();
     log(`${spec.name}: ${spec.turns} ${spec.kind} turns, ${spec.concurrency} at a time...`);
     const result = await runScenario(spec, stack, client);
@@ -62,6 +70,8 @@ async function main(): Promise<number> {
   const baselineTurns = setting('BENCH_BASELINE_TURNS', 10);
   const examBaselineTurns = setting('BENCH_EXAM_BASELINE_TURNS', 5);
   const workerExams = setting('BENCH_WORKER_EXAMS', 5);
+  const roundExams = setting('BENCH_ROUND_EXAMS', 4);
+  const roundQuestions = setting('BENCH_ROUND_QUESTIONS', 50);
   const timeoutMs = setting('BENCH_TIMEOUT_MS', 300_000);
   const machine = describeMachine();
   const abort = new AbortController();
@@ -95,7 +105,17 @@ async function main(): Promise<number> {
       { name: 'baseline: exam, one at a time', kind: 'exam', turns: examBaselineTurns, concurrency: 1 },
       { name: `exam, ${concurrency} concurrent`, kind: 'exam', turns: concurrency, concurrency },
     ];
-    const measuring = measure(stack, client, scenarios, abort.signal);
+    let rounds: RoundsResult | undefined;
+    // The rounds go first, on a quiet worker (after the warm-up): the issue's table is measured one turn at a time.
+    const beforeScenarios = async () => {
+      if (roundExams === 0) return;
+      log(`rounds: ${roundExams} exams of ${roundQuestions} questions through skillflow, then through the in-process loop...`);
+      const running = stack as Stack;
+      running.setExamDelay(0);
+      rounds = await measureRounds(running, client, roundExams, roundQuestions, 500);
+      running.setExamDelay(chunkDelayMs);
+    };
+    const measuring = measure(stack, client, scenarios, abort.signal, beforeScenarios);
     measuring.catch(() => undefined);
     const results = await Promise.race([measuring, aborted, workerStopped]);
     const workers: WorkersResult[] = [];
@@ -119,9 +139,11 @@ async function main(): Promise<number> {
     for (const line of histories) log(line);
     const workersSection = workers.length > 0 ? `\n\n#### One worker and three\n\n${workersTable(workers)}` : '';
     if (workersSection) console.log(workersSection);
+    const roundsSection = rounds ? `\n\n#### A model round: skillflow against an in-process loop\n\n${roundsTable(rounds)}` : '';
+    if (roundsSection) console.log(roundsSection);
     const rateLimited = client.statuses.get(429) ?? 0;
     if (rateLimited > 0) log(`the API answered 429 (rate limited) ${rateLimited} times with its default limits`);
-    if (process.env.BENCH_WRITE !== '0') log(`appended to ${appendToDocs(markdownSection(machine, { chunkDelayMs, baselineTurns, examBaselineTurns, concurrency }, results, client.statuses, histories) + workersSection)}`);
+    if (process.env.BENCH_WRITE !== '0') log(`appended to ${appendToDocs(markdownSection(machine, { chunkDelayMs, baselineTurns, examBaselineTurns, concurrency }, results, client.statuses, histories) + roundsSection + workersSection)}`);
     const failed = results.filter((r) => r.errors > 0 || r.modelCalls !== r.expectedModelCalls);
     for (const r of failed) log(`FAILED ${r.name}: ${r.errors} errors, ${r.modelCalls}/${r.expectedModelCalls} model calls; ${r.errorSamples.join(' | ')}`);
     const [one, three] = workers;
@@ -131,7 +153,8 @@ async function main(): Promise<number> {
       ...(three && three.bytesPerRound > one.bytesPerRound * 1.1 ? [`three workers: ${Math.round(three.bytesPerRound)} bytes of history per round, one: ${Math.round(one.bytesPerRound)}`] : []),
     ];
     for (const problem of workerProblems) log(`FAILED workers: ${problem}`);
-    return failed.length === 0 && workerProblems.length === 0 ? 0 : 1;
+    for (const problem of rounds?.engine.failed ?? []) log(`FAILED rounds: ${problem}`);
+    return failed.length === 0 && workerProblems.length === 0 && (rounds?.engine.failed.length ?? 0) === 0 ? 0 : 1;
   } catch (err) {
     log(`${timedOut ? 'aborted' : 'failed'}: ${err instanceof Error ? err.message : String(err)}`);
     return 1;

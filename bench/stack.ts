@@ -24,6 +24,10 @@ export interface Stack {
   apiUrl: string;
   apiKey: string;
   fake: FakeAnthropic;
+  /** Sets the fake's pause between stream events for exams (the rounds measurement has the model answer at once). */
+  setExamDelay(ms: number): void;
+  /** The run's own temporary folder (removed by `stop()`). */
+  dataDir: string;
   devServer: DevServer;
   /** A Temporal client of the benchmark's own, on a connection of its own (not counted in apiRpcs). */
   probeClient: Client;
@@ -73,9 +77,10 @@ export async function startStack(chunkDelayMs: number, log: (line: string) => vo
     stops.push(async () => process.off('exit', killDevServer));
     stops.push(() => devServer.stop());
 
-    const fake = await startFakeAnthropic();
+    const fake = await startFakeAnthropic({ promptCache: {} });
     const bench = benchModel(chunkDelayMs);
-    const exams = examModel({ delayMs: chunkDelayMs });
+    const examOptions = { delayMs: chunkDelayMs };
+    const exams = examModel(examOptions);
     fake.respond((body, request) => (examRoundOf(body) ? exams(body, request) : bench(body, request)));
     stops.push(() => fake.close());
 
@@ -124,7 +129,10 @@ export async function startStack(chunkDelayMs: number, log: (line: string) => vo
     const addWorker = async (identity: string) => {
       await startWorker(identity);
     };
-    return { apiUrl, apiKey: benchApiKey, fake, devServer, probeClient: new Client({ connection: probeConnection }), apiRpcs, metricsUrl: `http://${metricsAddress}/metrics`, workerRunning, addWorker, stop };
+    const setExamDelay = (ms: number) => {
+      examOptions.delayMs = ms;
+    };
+    return { apiUrl, apiKey: benchApiKey, fake, setExamDelay, dataDir: dir, devServer, probeClient: new Client({ connection: probeConnection }), apiRpcs, metricsUrl: `http://${metricsAddress}/metrics`, workerRunning, addWorker, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { PromptCache, type PromptCacheOptions } from './fake-prompt-cache';
 
 /**
  * A scripted stand-in for the Anthropic Messages API on 127.0.0.1, spoken to through the real SDK:
@@ -61,6 +63,18 @@ export interface RecordedRequest {
   anthropicVersion: string | undefined;
   /** Settles when the response is over: `aborted` when the client closed the connection before the end. */
   finished: Promise<'completed' | 'aborted'>;
+  /** `performance.now()` when the request arrived, and when its response was completely written (unset until then). */
+  receivedAt: number;
+  respondedAt?: number;
+  /** What the fake answered, once decided. */
+  reply?: ScriptedResponse;
+  /** The usage it reported, for a message. */
+  usage?: Required<ScriptedUsage>;
+}
+
+export interface FakeAnthropicOptions {
+  /** Reports prompt-cache usage as the API would (test/support/fake-prompt-cache.ts) instead of the scripted tokens. */
+  promptCache?: PromptCacheOptions;
 }
 
 export type ResponseHandler = (body: MessagesRequestBody, request: RecordedRequest) => ScriptedResponse | Promise<ScriptedResponse>;
@@ -88,7 +102,8 @@ const base62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const anthropicId = (prefix: 'msg' | 'toolu' | 'req'): string =>
   `${prefix}_01${Array.from(randomBytes(22), (byte) => base62[byte % 62]).join('')}`;
 
-export async function startFakeAnthropic(): Promise<FakeAnthropic> {
+export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeAnthropic> {
+  const cache = options.promptCache ? new PromptCache(options.promptCache) : undefined;
   const queue: ScriptedResponse[] = [];
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
@@ -106,6 +121,7 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
   });
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const receivedAt = performance.now();
     const finished = new Promise<'completed' | 'aborted'>((resolve) => {
       res.on('close', () => resolve(res.writableFinished ? 'completed' : 'aborted'));
     });
@@ -125,12 +141,17 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
       apiKey: header(req, 'x-api-key') ?? header(req, 'authorization')?.replace(/^Bearer\s+/i, ''),
       anthropicVersion: header(req, 'anthropic-version'),
       finished,
+      receivedAt,
     };
+    res.on('finish', () => {
+      request.respondedAt = performance.now();
+    });
     requests.push(request);
     if (!request.apiKey) return sendError(res, 401, 'authentication_error', 'x-api-key header is required');
     if (!request.anthropicVersion) return sendError(res, 400, 'invalid_request_error', 'anthropic-version: header is required');
 
     const script = queue.shift() ?? (handler ? await handler(body, request) : undefined);
+    request.reply = script;
     if (!script) {
       return sendError(res, 500, 'api_error',
         `fake-anthropic: no scripted response for request #${requests.length} (model ${body.model}); ` +
@@ -142,7 +163,8 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
     if ('streamError' in script && !body.stream) {
       return sendError(res, statusForErrorType(script.streamError.type), script.streamError.type, script.streamError.message);
     }
-    const message = 'content' in script ? messageOf(script, body.model) : undefined;
+    const message = 'content' in script ? messageOf(script, body.model, cache?.usageOf(body)) : undefined;
+    request.usage = message?.usage;
     if (!body.stream && message) {
       res.writeHead(200, { 'content-type': 'application/json', 'request-id': anthropicId('req') });
       res.end(JSON.stringify(message));
@@ -186,7 +208,7 @@ interface ApiMessage {
   usage: Required<ScriptedUsage>;
 }
 
-function messageOf(script: ScriptedMessage, model: string): ApiMessage {
+function messageOf(script: ScriptedMessage, model: string, cached?: Partial<ScriptedUsage>): ApiMessage {
   const content = script.content.map((block) =>
     block.type === 'tool_use' ? { ...block, id: block.id ?? anthropicId('toolu') }
     : block.type === 'thinking' ? { ...block, signature: block.signature ?? `sig-${block.thinking.length}` }
@@ -201,7 +223,7 @@ function messageOf(script: ScriptedMessage, model: string): ApiMessage {
     content,
     stop_reason: script.stopReason ?? (usesTool ? 'tool_use' : 'end_turn'),
     stop_sequence: null,
-    usage: { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, ...script.usage },
+    usage: { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, ...script.usage, ...cached },
   };
 }
 
