@@ -18,8 +18,18 @@ export interface DevServerOptions {
   uiPort?: number;
   logFile: string;
   /** `--dynamic-config-value` settings, e.g. a small continue-as-new suggestion for tests. */
-  dynamicConfig?: Record<string, string | number>;
+  dynamicConfig?: Record<string, string | number | boolean>;
 }
+
+/**
+ * Dynamic config every dev server skillflow starts gets (options can override): eager activity dispatch, so the model
+ * call a workflow task schedules comes back to the worker in the task's completion instead of through a poll of the
+ * activity queue (docs/benchmarks.md measures what it saves a round). The compose deployment's Temporal sets the same
+ * (deploy/temporal/dynamicconfig/skillflow.yaml).
+ */
+export const devServerDynamicConfig: Readonly<Record<string, string | number | boolean>> = {
+  'system.enableActivityEagerExecution': true,
+};
 
 export interface DevServer {
   address: string;
@@ -68,7 +78,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   if (options.uiPort === undefined) args.push('--headless');
   else args.push('--ui-ip', host, '--ui-port', String(options.uiPort));
   for (const name of searchAttributeNames) args.push('--search-attribute', `${name}=Keyword`);
-  for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) args.push('--dynamic-config-value', `${key}=${value}`);
+  for (const [key, value] of Object.entries({ ...devServerDynamicConfig, ...options.dynamicConfig })) args.push('--dynamic-config-value', `${key}=${value}`);
 
   fs.mkdirSync(path.dirname(options.logFile), { recursive: true });
   const log = fs.openSync(options.logFile, 'a');

@@ -120,7 +120,7 @@ function compactIfNeeded(context: LoopContext, definitions: ToolDefinition[]): v
   const { run } = context;
   const budget = run.settings.contextWindowTokens * run.settings.contextBudgetFraction;
   const fixed = estimateTokens([context.system, definitions], run.charsPerToken);
-  if (fixed + estimateTokens(run.messages, run.charsPerToken) <= budget) return;
+  if (fixed + Math.ceil(run.measure.jsonLength(run.messages) / run.charsPerToken) <= budget) return;
   const compacted = compactMessages(run.messages, {
     targetTokens: Math.floor(budget * 0.6) - fixed,
     keepRecentMessages: 2,

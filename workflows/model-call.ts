@@ -2,7 +2,7 @@ import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporali
 import type { Activities } from '../activities';
 import type { ChatMessage, TextBlock, ToolDefinition } from '../core/messages';
 import { nonRetryableModelErrors, type ModelRequest, type ModelResponse } from '../core/model';
-import { digestOf, transcriptMissType, type TranscriptDelta } from '../core/transcript';
+import { transcriptMissType, type TranscriptDelta } from '../core/transcript';
 import type { TurnRun } from './turn-run';
 
 const activityMargin = 30_000;
@@ -44,7 +44,7 @@ export async function callModel(run: TurnRun, options: ModelCallOptions): Promis
   };
   run.state.modelCalls++;
   const summary = `model call ${run.state.modelCalls}: ${options.purpose}`;
-  const delta = deltaSince(run.synced, messages);
+  const delta = deltaSince(run, messages);
   let response: ModelResponse;
   try {
     response = await activities.callModel.executeWithOptions({ summary }, [delta ? { ...base, delta } : { ...base, messages }]);
@@ -52,15 +52,16 @@ export async function callModel(run: TurnRun, options: ModelCallOptions): Promis
     if (!delta || !isTranscriptMiss(err)) throw err;
     response = await activities.callModel.executeWithOptions({ summary: `${summary} (whole conversation)` }, [{ ...base, messages }]);
   }
-  run.synced = { count: messages.length, digest: digestOf(messages) };
+  run.synced = { count: messages.length, digest: run.measure.digest(messages) };
   run.addUsage(response.usage);
   calibrate(run, base, messages, response);
   return response;
 }
 
-function deltaSince(synced: TurnRun['synced'], messages: ChatMessage[]): TranscriptDelta | undefined {
+function deltaSince(run: TurnRun, messages: ChatMessage[]): TranscriptDelta | undefined {
+  const { synced } = run;
   if (!synced || synced.count > messages.length || synced.count === 0) return undefined;
-  if (digestOf(messages.slice(0, synced.count)) !== synced.digest) return undefined;
+  if (run.measure.digest(messages, synced.count) !== synced.digest) return undefined;
   return { baseCount: synced.count, baseDigest: synced.digest, append: messages.slice(synced.count) };
 }
 
@@ -72,6 +73,7 @@ function isTranscriptMiss(err: unknown): boolean {
 function calibrate(run: TurnRun, request: ModelRequest, messages: ChatMessage[], response: ModelResponse): void {
   const promptTokens = response.usage.inputTokens + response.usage.cacheReadInputTokens + response.usage.cacheCreationInputTokens;
   if (promptTokens <= 0) return;
-  const promptChars = JSON.stringify([request.system, request.tools, messages]).length;
+  // JSON.stringify([system, tools, messages]).length, with the conversation's part measured once per message.
+  const promptChars = JSON.stringify(request.system).length + JSON.stringify(request.tools ?? null).length + run.measure.jsonLength(messages) + 4;
   run.charsPerToken = Math.min(8, Math.max(1.5, promptChars / promptTokens));
 }

@@ -7,6 +7,7 @@ import { addUsage, zeroUsage, type Usage } from '../core/model';
 import { carryOf, migratePlanCarry, newPolicyState, positionOf, reducePolicy, type PlanCarry, type PolicyEvent, type PolicyState, type Verdict } from '../core/policy';
 import type { SkillExecution } from '../core/schemas/skill-runs';
 import { emptySkillTurnState, type SkillTurnState } from '../core/skills';
+import { ConversationMeasure } from '../core/transcript';
 import { terminalStatuses, type TurnEnding, type TurnInput, type TurnResult, type TurnState, type TurnStatus } from '../core/turn';
 import { searchAttributes } from './search-attributes';
 import { liveSink } from './sinks';
@@ -44,6 +45,8 @@ export class TurnRun {
   charsPerToken = 3.5;
   /** How much of the conversation the worker already holds (see core/transcript.ts). */
   synced: { count: number; digest: string } | undefined;
+  /** Digests and sizes of `messages`, each message measured once (core/transcript.ts). */
+  readonly measure = new ConversationMeasure();
   /** This run's own model usage; `state.usage` adds the skill runs under it. */
   private ownUsage: Usage = zeroUsage();
   /** The skill runs it invoked, by workflow id. */
