@@ -120,8 +120,16 @@ export async function startStack(chunkDelayMs: number, log: (line: string) => vo
     stops.push(() => connection.close());
     const probeConnection = await Connection.connect({ address });
     stops.push(() => probeConnection.close());
-    // Only what the benchmark must set: every other setting, the rate limit included, keeps its default.
-    const config = loadConfig({ TEMPORAL_ADDRESS: address, SKILLFLOW_TASK_QUEUE: taskQueue, SKILLFLOW_API_KEYS: `${benchApiKey}=bench`, SKILLFLOW_DATA_DIR: dir });
+    // Only what the benchmark must set: every other setting, the rate limit included, keeps its default. The daily token
+    // quota is off: the fake reports prompt tokens as the API would (tens of thousands a round in a long exam), and one
+    // run's hundreds of rounds for the one bench user would exhaust the default 5,000,000.
+    const config = loadConfig({
+      TEMPORAL_ADDRESS: address,
+      SKILLFLOW_TASK_QUEUE: taskQueue,
+      SKILLFLOW_API_KEYS: `${benchApiKey}=bench`,
+      SKILLFLOW_DATA_DIR: dir,
+      SKILLFLOW_USER_DAILY_TOKENS: '0',
+    });
     const app: FastifyInstance = await buildApp({ client: new Client({ connection }), config, apiKeys: config.apiKeys, live });
     stops.push(() => app.close());
     const apiUrl = await app.listen({ host: '127.0.0.1', port: 0 });
