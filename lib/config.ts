@@ -10,6 +10,13 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/**
+ * The worker's workflow cache: a cached turn costs about 2 MB of the worker's memory (docs/benchmarks.md: 50 concurrent
+ * exam turns, with their sessions, grew the worker's process 200-225 MB), so 150 keeps a worker near 400 MB RSS with
+ * its cache full; a turn beyond it is evicted and replays its history (a few ms a round) when it wakes.
+ */
+export const defaultMaxCachedWorkflows = 150;
+
 export interface Config {
   port: number;
   host: string;
@@ -83,6 +90,10 @@ export interface Config {
   /** On SIGTERM the worker stops polling and gives running activities this long before it cancels them. */
   workerShutdownGraceMs: number;
   workerLogLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /** Workflows the worker keeps in memory (sticky cache); an evicted turn replays its history when it wakes. */
+  workerMaxCachedWorkflows: number;
+  /** Activity slots a workflow task may reserve for eager execution (0: off); the server must allow it. */
+  workerEagerActivities: number;
   logRequests: boolean;
   /** Port of the API's Prometheus request metrics (`/metrics`); 0: off. */
   apiMetricsPort: number;
@@ -261,6 +272,8 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     workerShutdownGraceMs: duration('SKILLFLOW_WORKER_SHUTDOWN_GRACE_MS', 50_000, 0, 3_600_000),
     logRequests: oneOf('SKILLFLOW_LOG_REQUESTS', ['0', '1'] as const, '0') === '1',
     workerLogLevel: oneOf('SKILLFLOW_WORKER_LOG_LEVEL', ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const, 'WARN'),
+    workerMaxCachedWorkflows: integer('SKILLFLOW_WORKER_MAX_CACHED_WORKFLOWS', defaultMaxCachedWorkflows, 0, 100_000),
+    workerEagerActivities: integer('SKILLFLOW_WORKER_EAGER_ACTIVITIES', 3, 0, 100),
     apiMetricsPort: port('SKILLFLOW_API_METRICS_PORT'),
     workerMetricsPort: port('SKILLFLOW_WORKER_METRICS_PORT'),
     workerHealthPort: port('SKILLFLOW_WORKER_HEALTH_PORT'),

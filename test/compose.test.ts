@@ -74,7 +74,7 @@ const workerOnly = [
   'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'SKILLFLOW_MODEL', 'SKILLFLOW_WORKER_LOG_LEVEL', 'SKILLFLOW_STORE_URL',
   'SKILLFLOW_STORE_RETENTION_HOURS', 'SKILLFLOW_WORKER_SHUTDOWN_GRACE_MS', 'SKILLFLOW_WORKER_METRICS_PORT', 'SKILLFLOW_WORKER_HEALTH_PORT',
   'SKILLFLOW_DEFAULT_TOOLS', 'SKILLFLOW_TOOLS_DIR', 'SKILLFLOW_MCP_CONFIG', 'SKILLFLOW_HTTP_FETCH_HOSTS', 'SKILLFLOW_HTTP_FETCH_MAX_BYTES',
-  'SKILLFLOW_HTTP_FETCH_TIMEOUT_MS',
+  'SKILLFLOW_HTTP_FETCH_TIMEOUT_MS', 'SKILLFLOW_WORKER_MAX_CACHED_WORKFLOWS', 'SKILLFLOW_WORKER_EAGER_ACTIVITIES',
 ];
 /** The secrets among them, and the one service each belongs to. */
 const secrets = { ANTHROPIC_API_KEY: 'worker', SKILLFLOW_STORE_URL: 'worker', SKILLFLOW_API_KEYS: 'api', SKILLFLOW_STREAM_TOKEN_SECRET: 'api' } as const;
@@ -155,7 +155,9 @@ describe('Temporal on PostgreSQL', () => {
     const mount = service('temporal').volumes!.map((spec) => spec.split(':')).find(([, target]) => target === '/etc/temporal/config/dynamicconfig');
     expect(mount?.[0]).toBe('./deploy/temporal/dynamicconfig');
     const dynamicConfig = parse(read(path.join(mount![0], path.basename(configPath)))) as Record<string, unknown>;
-    expect(Object.keys(dynamicConfig)).toEqual(['limit.maxIDLength']);
+    expect(Object.keys(dynamicConfig)).toEqual(['limit.maxIDLength', 'system.enableActivityEagerExecution']);
+    // Eager activities, as on the dev server (lib/dev-server.ts): the worker reserves slots for them.
+    expect(dynamicConfig['system.enableActivityEagerExecution']).toEqual([{ value: true, constraints: {} }]);
   });
 
   test('the UI talks to the frontend and is published on 8080', () => {

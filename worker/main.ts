@@ -53,6 +53,8 @@ async function main(): Promise<void> {
         shutdownGraceTime: config.workerShutdownGraceMs,
         // A worker that still has not stopped well after its grace gives up rather than hang its container.
         shutdownForceTime: config.workerShutdownGraceMs + 15_000,
+        maxCachedWorkflows: config.workerMaxCachedWorkflows,
+        maxEagerActivityReservationsPerWorkflowTask: config.workerEagerActivities,
       },
     });
     const health = config.workerHealthPort > 0 ? await serveWorkerHealth({ worker, connection }, config.workerHealthPort, config.host) : undefined;
