@@ -3,10 +3,11 @@ import type { MessageStreamParams } from '@anthropic-ai/sdk/resources';
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import { withCacheBreakpoints } from '../core/cache-control';
-import type { ChatMessage, ContentBlock } from '../core/messages';
+import type { ChatMessage, ContentBlock, TextBlock } from '../core/messages';
 import { ModelErrorType, type ModelRequest, type ModelResponse } from '../core/model';
 import { classifyModelError, modelFailure } from './model-errors';
 import type { SharedStore } from '../lib/store';
+import { PromptStore } from './prompt-store';
 import { TranscriptStore } from './transcript-store';
 
 /** A piece of streamed text; `depth` when it comes from a skill run (published on its turn's stream). */
@@ -39,15 +40,16 @@ export function createModelActivities(deps: ModelDeps) {
   });
 
   const transcripts = new TranscriptStore(deps.store, { log: deps.log });
+  const prompts = new PromptStore(deps.store);
 
   async function callModel(request: ModelRequest): Promise<ModelResponse> {
     if (!deps.apiKey && !deps.baseURL) {
       throw modelFailure(ModelErrorType.authentication, 'No Anthropic API key configured: set ANTHROPIC_API_KEY.');
     }
     const context = Context.current();
-    const messages = await transcripts.resolve(request.turnId, request.messages, request.delta);
-    const shared = transcripts.share(request, messages);
-    const marked = withCacheBreakpoints(request.system, request.tools ?? [], messages);
+    const [messages, prompt] = await Promise.all([transcripts.resolve(request.turnId, request.messages, request.delta), prompts.resolve(request)]);
+    const shared = Promise.all([transcripts.share(request, messages), prompts.share(request, prompt)]);
+    const marked = withCacheBreakpoints(prompt.system, prompt.tools, messages);
     const params = toParams({ ...request, ...marked }, deps);
     const stream = client.messages.stream(params, { signal: context.cancellationSignal });
     const watch = watchStream(context, deps.timeoutMs, () => stream.abort());
@@ -88,7 +90,7 @@ export function createModelActivities(deps: ModelDeps) {
   return { callModel };
 }
 
-function toParams(request: ModelRequest & { messages: ChatMessage[] }, deps: ModelDeps): MessageStreamParams {
+function toParams(request: ModelRequest & { messages: ChatMessage[]; system: TextBlock[] }, deps: ModelDeps): MessageStreamParams {
   const params: MessageStreamParams = {
     model: request.model ?? deps.model,
     max_tokens: request.maxTokens ?? deps.maxTokens,

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ChatMessage } from '../core/messages';
 import type { ModelRequest } from '../core/model';
-import { digestOf, transcriptMissType, type TranscriptDelta } from '../core/transcript';
+import { ConversationMeasure, digestOf, restoreRepeated, transcriptMissType, type TranscriptDelta } from '../core/transcript';
 import type { SharedStore } from '../lib/store';
 
 /** A conversation as the workflow names it: how many messages, and their digest. */
@@ -33,6 +33,8 @@ export interface TranscriptStoreOptions {
  */
 export class TranscriptStore {
   private readonly recent = new Map<string, TranscriptKey & { messages: ChatMessage[] }>();
+  /** Per turn, the digests of its conversations, each message hashed once (its conversation grows by a delta a call). */
+  private readonly measures = new Map<string, ConversationMeasure>();
   private readonly maxTurns: number;
   private lastProblem = '';
 
@@ -47,7 +49,11 @@ export class TranscriptStore {
   async resolve(turnId: string, messages: ChatMessage[] | undefined, delta: TranscriptDelta | undefined): Promise<ChatMessage[]> {
     if (!delta) return messages ?? [];
     const base = await this.conversation(turnId, { count: delta.baseCount, digest: delta.baseDigest });
-    return [...base, ...delta.append];
+    const conversation = [...base, ...delta.append];
+    if (!delta.repeated || delta.repeated.length === 0) return conversation;
+    const restored = restoreRepeated(conversation, delta.baseCount, delta.repeated);
+    if (!restored) throw miss(`A repeated tool result of turn ${turnId} names a content its conversation does not hold; send it whole.`);
+    return restored;
   }
 
   /**
@@ -57,10 +63,10 @@ export class TranscriptStore {
   async share(request: ModelRequest, messages: ChatMessage[]): Promise<void> {
     if (!this.shared) return;
     const record: TranscriptRecord = request.delta
-      ? { base: { count: request.delta.baseCount, digest: request.delta.baseDigest }, append: request.delta.append }
+      ? { base: { count: request.delta.baseCount, digest: request.delta.baseDigest }, append: messages.slice(request.delta.baseCount) }
       : { base: null, append: messages };
     try {
-      await this.shared.put(scopeOf(request.turnId), nameOf(keyOf(messages)), JSON.stringify(record));
+      await this.shared.put(scopeOf(request.turnId), nameOf(this.keyOf(request.turnId, messages)), JSON.stringify(record));
       this.lastProblem = '';
     } catch (err) {
       // The next call of this turn may then miss on another worker and send the conversation whole: slower, not wrong.
@@ -71,8 +77,17 @@ export class TranscriptStore {
   /** Keeps the conversation of a call that succeeded in this worker's memory. */
   remember(turnId: string, messages: ChatMessage[]): void {
     this.recent.delete(turnId);
-    this.recent.set(turnId, { ...keyOf(messages), messages });
+    this.recent.set(turnId, { ...this.keyOf(turnId, messages), messages });
     while (this.recent.size > this.maxTurns) this.recent.delete(this.recent.keys().next().value as string);
+  }
+
+  private keyOf(turnId: string, messages: ChatMessage[]): TranscriptKey {
+    let measure = this.measures.get(turnId);
+    if (measure) this.measures.delete(turnId);
+    measure ??= new ConversationMeasure();
+    this.measures.set(turnId, measure);
+    while (this.measures.size > this.maxTurns) this.measures.delete(this.measures.keys().next().value as string);
+    return { count: messages.length, digest: measure.digest(messages) };
   }
 
   private async conversation(turnId: string, wanted: TranscriptKey): Promise<ChatMessage[]> {
@@ -127,7 +142,6 @@ export class TranscriptStore {
   }
 }
 
-const keyOf = (messages: ChatMessage[]): TranscriptKey => ({ count: messages.length, digest: digestOf(messages) });
-const scopeOf = (turnId: string) => `transcript.${turnId}`;
+export const scopeOf = (turnId: string) => `transcript.${turnId}`;
 const nameOf = (key: TranscriptKey) => `${key.count}-${key.digest}`;
-const miss = (message: string) => ApplicationFailure.nonRetryable(message, transcriptMissType);
+export const miss = (message: string) => ApplicationFailure.nonRetryable(message, transcriptMissType);

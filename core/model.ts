@@ -17,10 +17,17 @@ export interface ModelRequest {
   turnId: string;
   /** A skill run's call: its live deltas go to its turn's stream instead, marked with the run's depth. */
   live?: { turnId: string; depth: number };
-  system: TextBlock[];
+  /** The system prompt; absent when `promptRefs.system` names it. */
+  system?: TextBlock[];
+  /**
+   * The system prompt and tool definitions by digest (core/transcript.ts `digestOf`), when an earlier call of this run
+   * sent them whole: the worker resolves them, or answers TranscriptMiss and the run sends the call whole.
+   */
+  promptRefs?: { system?: string; tools?: string };
   /** The whole conversation; or, with `delta`, nothing and only what was added since the previous call. */
   messages?: ChatMessage[];
   delta?: TranscriptDelta;
+  /** The tool definitions; absent when `promptRefs.tools` names them. */
   tools?: ToolDefinition[];
   /** Overrides the worker's configured model. */
   model?: string;

@@ -9,6 +9,31 @@ export interface TranscriptDelta {
   baseCount: number;
   baseDigest: string;
   append: ChatMessage[];
+  /**
+   * Tool results of `append` whose content repeats, whole, a tool result earlier in the conversation (a subskill loaded
+   * again): sent with empty content, named here by `digestOf` of that content; the worker copies it from the earlier one.
+   */
+  repeated?: RepeatedResult[];
+}
+
+/** Block `block` of message `message` of a delta's `append`. */
+export interface RepeatedResult {
+  message: number;
+  block: number;
+  digest: string;
+}
+
+/** Tool results shorter than this are sent whole even when they repeat. */
+export const minRepeatedChars = 256;
+
+/** The digest of each long tool result's content in a message, by block index. */
+export function longResultsOf(message: ChatMessage): Array<{ block: number; digest: string }> {
+  if (typeof message.content === 'string') return [];
+  const found: Array<{ block: number; digest: string }> = [];
+  message.content.forEach((block, index) => {
+    if (block.type === 'tool_result' && typeof block.content === 'string' && block.content.length >= minRepeatedChars) found.push({ block: index, digest: digestOf(block.content) });
+  });
+  return found;
 }
 
 export const transcriptMissType = 'TranscriptMiss';
@@ -43,6 +68,24 @@ export class ConversationMeasure {
   /** The digest state and JSON length of `[` + the first i+1 messages joined by `,`. */
   private states: Array<[number, number]> = [];
   private lengths: number[] = [];
+  /** Long tool results of each message (`longResultsOf`), and where each digest first occurs. */
+  private results: Array<Array<{ block: number; digest: string }>> = [];
+  private readonly firstResult = new Map<string, number>();
+
+  /**
+   * The tool results of messages `from` onwards whose content repeats an earlier tool result of the conversation whole,
+   * as `TranscriptDelta.repeated` (message indexes counted from `from`).
+   */
+  repeatedResults(messages: ChatMessage[], from: number): RepeatedResult[] {
+    this.cover(messages, messages.length);
+    const repeated: RepeatedResult[] = [];
+    for (let i = from; i < messages.length; i++) {
+      for (const { block, digest } of this.results[i]) {
+        if ((this.firstResult.get(digest) ?? i) < i) repeated.push({ message: i - from, block, digest });
+      }
+    }
+    return repeated;
+  }
 
   digest(messages: ChatMessage[], count = messages.length): string {
     if (count === 0) return digestOf([]);
@@ -64,12 +107,47 @@ export class ConversationMeasure {
       this.seen.length = same;
       this.states.length = same;
       this.lengths.length = same;
+      this.results.length = same;
+      for (const [digest, at] of this.firstResult) if (at >= same) this.firstResult.delete(digest);
     }
     for (let i = same; i < count; i++) {
       const text = (i === 0 ? '[' : ',') + JSON.stringify(messages[i]);
       this.states.push(feed(i === 0 ? fnvStart() : this.states[i - 1], text));
       this.lengths.push((i === 0 ? 0 : this.lengths[i - 1]) + text.length);
       this.seen.push(messages[i]);
+      this.results.push(longResultsOf(messages[i]));
+      for (const { digest } of this.results[i]) if (!this.firstResult.has(digest)) this.firstResult.set(digest, i);
     }
   }
+}
+
+/** `append` with the repeated tool results' content left empty (copies; the run's messages stay whole). */
+export function elideRepeated(append: ChatMessage[], repeated: RepeatedResult[]): ChatMessage[] {
+  return append.map((message, index) => {
+    const blocks = repeated.filter((entry) => entry.message === index).map((entry) => entry.block);
+    if (blocks.length === 0 || typeof message.content === 'string') return message;
+    return { ...message, content: message.content.map((block, at) => (blocks.includes(at) && block.type === 'tool_result' ? { ...block, content: '' } : block)) };
+  });
+}
+
+/**
+ * The conversation with the repeated tool results of a delta appended at `from` filled in from the earlier tool results
+ * they repeat; undefined when one names a content the conversation does not hold.
+ */
+export function restoreRepeated(conversation: ChatMessage[], from: number, repeated: RepeatedResult[]): ChatMessage[] | undefined {
+  const contents = new Map<string, string>();
+  for (const message of conversation) {
+    if (typeof message.content === 'string') continue;
+    for (const block of message.content) {
+      if (block.type === 'tool_result' && typeof block.content === 'string' && block.content.length >= minRepeatedChars) contents.set(digestOf(block.content), block.content);
+    }
+  }
+  const restored = conversation.slice();
+  for (const { message, block, digest } of repeated) {
+    const content = contents.get(digest);
+    const target = restored[from + message];
+    if (content === undefined || !target || typeof target.content === 'string' || target.content[block]?.type !== 'tool_result') return undefined;
+    restored[from + message] = { ...target, content: target.content.map((b, at) => (at === block ? { ...b, content } : b)) as ChatMessage['content'] };
+  }
+  return restored;
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
-import { rulePatches } from '../core/policy';
+import { allPatchIds } from '../core/policy';
 import { authHeaders, buildTestApp, eventually } from './support/api';
 import { testDeps } from './support/deps';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
@@ -139,7 +139,7 @@ describe('handing turns in flight from the old workflow code to the new', () => 
     expect(await api.finished(afterStop)).toMatchObject({ status: 'completed', output: haiku });
     expect(lastText(fake.requests.at(-1)!.body)).toContain('Skill simple-writing');
     expect(lastText(fake.requests.at(-1)!.body)).not.toContain('is_error');
-    expect((await patchesIn(env.client.workflow.getHandle(afterStop))).sort()).toEqual(Object.values(rulePatches).sort());
+    expect((await patchesIn(env.client.workflow.getHandle(afterStop))).sort()).toEqual([...allPatchIds].sort());
 
     fake.enqueue({ content: [text('Stopping for today.')] });
     const question2 = await api.pending(resumed);

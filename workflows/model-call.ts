@@ -2,7 +2,7 @@ import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporali
 import type { Activities } from '../activities';
 import type { ChatMessage, TextBlock, ToolDefinition } from '../core/messages';
 import { nonRetryableModelErrors, type ModelRequest, type ModelResponse } from '../core/model';
-import { transcriptMissType, type TranscriptDelta } from '../core/transcript';
+import { digestOf, elideRepeated, transcriptMissType, type TranscriptDelta } from '../core/transcript';
 import type { TurnRun } from './turn-run';
 
 const activityMargin = 30_000;
@@ -44,25 +44,54 @@ export async function callModel(run: TurnRun, options: ModelCallOptions): Promis
   };
   run.state.modelCalls++;
   const summary = `model call ${run.state.modelCalls}: ${options.purpose}`;
-  const delta = deltaSince(run, messages);
+  const delta = deltaSince(run, messages, run.engine.promptByReference);
+  const prompt = run.engine.promptByReference ? promptDigests(options) : undefined;
+  const lean = leanPrompt(base, prompt, run.sentPrompt);
   let response: ModelResponse;
   try {
-    response = await activities.callModel.executeWithOptions({ summary }, [delta ? { ...base, delta } : { ...base, messages }]);
+    response = await activities.callModel.executeWithOptions({ summary }, [delta ? { ...lean, delta } : { ...lean, messages }]);
   } catch (err) {
-    if (!delta || !isTranscriptMiss(err)) throw err;
+    if ((!delta && lean === base) || !isTranscriptMiss(err)) throw err;
     response = await activities.callModel.executeWithOptions({ summary: `${summary} (whole conversation)` }, [{ ...base, messages }]);
   }
   run.synced = { count: messages.length, digest: run.measure.digest(messages) };
+  run.sentPrompt = prompt;
   run.addUsage(response.usage);
   calibrate(run, base, messages, response);
   return response;
 }
 
-function deltaSince(run: TurnRun, messages: ChatMessage[]): TranscriptDelta | undefined {
+const promptDigestCache = new WeakMap<object, string>();
+const digestOnce = (value: object) => promptDigestCache.get(value) ?? promptDigestCache.set(value, digestOf(value)).get(value)!;
+
+function promptDigests(options: ModelCallOptions): { system: string; tools: string } {
+  return { system: digestOnce(options.system), tools: digestOf(options.tools) };
+}
+
+/** The request without the parts the worker already holds for this run, named by digest instead; `base` when none. */
+function leanPrompt(base: ModelRequest, prompt: TurnRun['sentPrompt'], sent: TurnRun['sentPrompt']): ModelRequest {
+  if (!prompt || !sent) return base;
+  const sameSystem = prompt.system === sent.system;
+  const sameTools = prompt.tools === sent.tools;
+  if (!sameSystem && !sameTools) return base;
+  const { system, tools, ...rest } = base;
+  return {
+    ...rest,
+    ...(sameSystem ? {} : { system }),
+    ...(sameTools ? {} : { tools }),
+    promptRefs: { ...(sameSystem ? { system: prompt.system } : {}), ...(sameTools ? { tools: prompt.tools } : {}) },
+  };
+}
+
+/** What the worker lacks of the conversation; with `byReference`, tool results repeating earlier ones go by digest. */
+function deltaSince(run: TurnRun, messages: ChatMessage[], byReference: boolean): TranscriptDelta | undefined {
   const { synced } = run;
   if (!synced || synced.count > messages.length || synced.count === 0) return undefined;
   if (run.measure.digest(messages, synced.count) !== synced.digest) return undefined;
-  return { baseCount: synced.count, baseDigest: synced.digest, append: messages.slice(synced.count) };
+  const append = messages.slice(synced.count);
+  const repeated = byReference ? run.measure.repeatedResults(messages, synced.count) : [];
+  if (repeated.length === 0) return { baseCount: synced.count, baseDigest: synced.digest, append };
+  return { baseCount: synced.count, baseDigest: synced.digest, append: elideRepeated(append, repeated), repeated };
 }
 
 function isTranscriptMiss(err: unknown): boolean {

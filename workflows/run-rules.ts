@@ -1,5 +1,5 @@
 import { ActivityFailure, ApplicationFailure, patched } from '@temporalio/workflow';
-import { rulePatches, type PolicyRules } from '../core/policy';
+import { enginePatches, rulePatches, type PolicyRules } from '../core/policy';
 import type { TurnEnding, TurnError } from '../core/turn';
 
 /** The rules of the code this run started on: each rule that changed while turns ran is behind a patch. */
@@ -7,6 +7,11 @@ export function rulesOfThisRun(): PolicyRules {
   const rules = {} as PolicyRules;
   for (const [rule, patchId] of Object.entries(rulePatches) as Array<[keyof PolicyRules, string]>) rules[rule] = patched(patchId);
   return rules;
+}
+
+/** The engine changes (not policy rules) of the code this run started on, read once when it starts. */
+export function engineOfThisRun(): Record<keyof typeof enginePatches, boolean> {
+  return { promptByReference: patched(enginePatches.promptByReference) };
 }
 
 /** How a run ends when its code throws (not a cancellation): the model's errors, or anything else. */

@@ -45,6 +45,10 @@ export class TurnRun {
   charsPerToken = 3.5;
   /** How much of the conversation the worker already holds (see core/transcript.ts). */
   synced: { count: number; digest: string } | undefined;
+  /** The engine changes of the code this run started on (workflows/run-rules.ts); none before it reads them. */
+  engine = { promptByReference: false };
+  /** Digests of the system prompt and tools the worker already holds for this run (with engine.promptByReference). */
+  sentPrompt: { system: string; tools: string } | undefined;
   /** Digests and sizes of `messages`, each message measured once (core/transcript.ts). */
   readonly measure = new ConversationMeasure();
   /** This run's own model usage; `state.usage` adds the skill runs under it. */

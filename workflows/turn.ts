@@ -8,7 +8,7 @@ import { sessionWorkflowId, type TurnInput, type TurnResult } from '../core/turn
 import { appendUserText, runAgentLoop } from './agent-loop';
 import { decisionRejection, takeDecision } from './checkpoint-desk';
 import { answerCheckpointUpdate, checkpointDecisionSignal, skillProgressSignal, turnEndedSignal, turnEventsQuery, turnStateQuery } from './definitions';
-import { failedEnding, rulesOfThisRun } from './run-rules';
+import { engineOfThisRun, failedEnding, rulesOfThisRun } from './run-rules';
 import { toolsOfRun } from './run-tools';
 import { absorbProgress } from './skill-progress';
 import { preloadSkill } from './skill-tools';
@@ -61,6 +61,7 @@ async function runTurn(run: TurnRun): Promise<TurnResult> {
   const withPlan = (result: TurnResult): TurnResult => ({ ...result, skill: run.state.skill, step: run.state.step, plan: run.carry() });
   try {
     const rules = rulesOfThisRun();
+    run.engine = engineOfThisRun();
     // Both catalogs are read once: the turn keeps the skills and tools it started with for its whole life.
     const [catalog, registry] = await Promise.all([skillCatalog(), rules.registeredTools ? toolCatalog() : Promise.resolve(emptyToolCatalog)]);
     const carry = migratePlanCarry(input.resume);

@@ -35,6 +35,19 @@ export const rulePatches: Record<keyof PolicyRules, string> = {
   structuredOutput: 'structured-skill-output',
 };
 
+/**
+ * The `patched()` ids of engine changes that are not policy rules, read once when a run starts like the rules'.
+ * promptByReference: a model call names the system prompt and tool definitions an earlier call of its run sent whole
+ * by their digest, and a tool result repeating an earlier one whole (a subskill loaded again) by its digest, instead of
+ * carrying them again in every activity input (workflows/model-call.ts, activities/prompt-store.ts).
+ */
+export const enginePatches = {
+  promptByReference: 'prompt-by-reference',
+} as const;
+
+/** Every patch id a run started by this code records. */
+export const allPatchIds: readonly string[] = [...Object.values(rulePatches), ...Object.values(enginePatches)];
+
 /** The policy's settings from a turn's (sessions created before a setting existed lack it: its default). */
 export function policySettingsOf(settings: Pick<TurnSettings, keyof PolicySettings>): PolicySettings {
   const { maxRounds, maxPlanViolations, checkpointTtlMs, checkpointOnTimeout, maxSkillDepth } = settings;

@@ -1,0 +1,121 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import type { PendingCheckpoint } from '../core/checkpoints';
+import { FileStore } from '../lib/store';
+import { answerCheckpointUpdate, turnStateQuery } from '../workflows/definitions';
+import { testDeps } from './support/deps';
+import { examDecision, examMessage, examModel, examModelCalls } from './support/exam-script';
+import { startFakeAnthropic, type FakeAnthropic } from './support/fake-anthropic';
+import { TemporalTestEnv } from './support/temporal';
+import { startTurn } from './support/turns';
+
+const { HistoryEvent } = temporal.api.history.v1;
+const EventType = temporal.api.enums.v1.EventType;
+
+/**
+ * History stays small and flat (issue 15, item 3): the system prompt and tool definitions go to the worker by digest
+ * after the first call, a subskill loaded again goes by digest, and the conversation by delta, so a long exam's history
+ * grows by about the same few KiB each round from its first question to its last. Before, each round carried the
+ * system prompt and every tool definition again and every reload of a subskill its whole body: 12.3 KiB a round.
+ *
+ * FLAT_HISTORY_QUESTIONS (default 200): the issue's 200-question exam (407 model calls, 202 checkpoints). The whole
+ * turn's mean includes its fixed start (the skill pinned, the first call sent whole: about 37 KB), which a short exam
+ * cannot spread under 4 KiB a round; a question's two rounds measured 1.9 and 5.0 KB (20 questions, 2026-11-26).
+ */
+const questions = Number(process.env.FLAT_HISTORY_QUESTIONS ?? 200);
+const maxBytesPerRound = 4096;
+
+describe('a long exam keeps its history small and flat', () => {
+  let env: TemporalTestEnv;
+  let fake: FakeAnthropic;
+  let taskQueue: string;
+
+  beforeAll(async () => {
+    env = await TemporalTestEnv.connect();
+    fake = await startFakeAnthropic();
+    fake.respond(examModel());
+    taskQueue = env.newTaskQueue('flat');
+    const deps = testDeps(fake.url, { skillsDir: librarySized(questions) });
+    const store = new FileStore(fs.mkdtempSync(path.join(os.tmpdir(), 'sf-flat-')), 3_600_000);
+    await env.startWorker(taskQueue, { ...deps, model: { ...deps.model, store } });
+  });
+  afterAll(async () => {
+    await env?.close();
+    await fake?.close();
+  });
+
+  it(`${questions} questions: at most ${maxBytesPerRound} bytes of history a round, the last questions no more than the first`, async () => {
+    const handle = await startTurn(env.client, taskQueue, examMessage(questions));
+    for (let last: string | undefined; ; ) {
+      const pending = await nextCheckpoint(handle, last);
+      if (!pending) break;
+      await handle.executeUpdate(answerCheckpointUpdate, { args: [{ ...examDecision(pending), checkpointId: pending.id, by: 'tester' }] });
+      last = pending.id;
+    }
+    const result = await handle.result();
+    expect({ status: result.status, error: result.error }).toEqual({ status: 'completed', error: undefined });
+
+    const rounds = await bytesPerRound(handle);
+    expect(rounds).toHaveLength(examModelCalls(questions));
+    const total = rounds.reduce((sum, bytes) => sum + bytes, 0);
+    // A question is two rounds (ask it, then adapt the difficulty): compare the first ten questions with the last ten.
+    const questionRounds = rounds.slice(3, 3 + 2 * questions);
+    const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
+    const first = mean(questionRounds.slice(0, 20));
+    const lastTen = mean(questionRounds.slice(-20));
+    expect(total / rounds.length).toBeLessThanOrEqual(maxBytesPerRound);
+    expect(first).toBeLessThanOrEqual(maxBytesPerRound);
+    expect(lastTen).toBeLessThanOrEqual(maxBytesPerRound);
+    // Flat: what a question adds to history does not grow with the questions before it (a few bytes of ids and counters may).
+    expect(lastTen).toBeLessThanOrEqual(first * 1.05);
+  }, 600_000);
+});
+
+/** The bundled library with exam-mode-tuner allowing `count` questions (it allows 50, 60 adaptive steps and 200 rounds). */
+function librarySized(count: number): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-flat-skills-'));
+  fs.cpSync(path.resolve(__dirname, '..', 'skills'), dir, { recursive: true });
+  const sidecar = path.join(dir, 'exam-mode-tuner', 'skillflow.yaml');
+  const yaml = fs.readFileSync(sidecar, 'utf8');
+  const edits: Array<[RegExp, string]> = [
+    [/(question_count:\n\s+type: integer\n\s+minimum: 1\n\s+maximum: )50\n/, `$1${Math.max(50, count)}\n`],
+    [/(adaptive-difficulty:\n\s+max-runs: )60\n/, `$1${Math.max(60, count + 10)}\n`],
+    [/(max-iterations: )200\n/, `$1${Math.max(200, 2 * count + 50)}\n`],
+  ];
+  let sized = yaml;
+  for (const [pattern, replacement] of edits) {
+    const next = sized.replace(pattern, replacement);
+    if (next === sized) throw new Error(`exam-mode-tuner/skillflow.yaml has no ${pattern.source}: update this test`);
+    sized = next;
+  }
+  fs.writeFileSync(sidecar, sized);
+  return dir;
+}
+
+/** The history's bytes (events as Temporal encodes them) from each model call's scheduling to the next's. */
+async function bytesPerRound(handle: WorkflowHandle): Promise<number[]> {
+  const history = await handle.fetchHistory();
+  const rounds: number[] = [];
+  let current = -1;
+  for (const event of history.events ?? []) {
+    const scheduled = event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel';
+    if (scheduled) rounds.push(0);
+    current = rounds.length - 1;
+    if (current >= 0) rounds[current] += HistoryEvent.encode(HistoryEvent.create(event)).finish().length;
+  }
+  return rounds;
+}
+
+async function nextCheckpoint(handle: WorkflowHandle, after: string | undefined): Promise<PendingCheckpoint | undefined> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const state = await handle.query(turnStateQuery);
+    if (state.pendingCheckpoint && state.pendingCheckpoint.id !== after) return state.pendingCheckpoint;
+    if (['completed', 'failed', 'cancelled'].includes(state.status)) return undefined;
+    if (Date.now() > deadline) throw new Error(`no checkpoint after ${after} within 30 s; the turn is ${state.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
