@@ -6,7 +6,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import type { PendingCheckpoint } from '../core/checkpoints';
 import { defaultTurnSettings } from '../core/settings';
-import { answerCheckpointUpdate, sessionStateQuery, startTurnUpdate, turnStateQuery } from '../workflows/definitions';
+import { answerCheckpointUpdate, checkpointDecisionSignal, sessionStateQuery, startTurnUpdate, turnEventsQuery, turnStateQuery } from '../workflows/definitions';
 import type { sessionWorkflow } from '../workflows/session';
 import { examOutput } from './support/exam-script';
 import { text, toolUse, type FakeAnthropic, type ScriptedBlock } from './support/fake-anthropic';
@@ -20,8 +20,11 @@ import { answerNext, startTurn } from './support/turns';
  * fails here. Histories recorded by this test are replayed at once; the committed ones in test/fixtures/histories
  * keep turns of older code honest across changes (docs/operators.md, "Changing workflow code").
  *
+ * Each recording test keeps exactly its named scenarios and replays them at once; the committed set must hold the
+ * scenarios of the replay gate (gateScenarios), and a history made nondeterministic must be refused.
+ *
  * `SKILLFLOW_RECORD_HISTORIES=1` also writes this run's histories to test/fixtures/histories/<commit>/, named by
- * scenario, once they have replayed: do it with the outgoing code before changing workflow code. It refuses to
+ * scenario, once every recording test's have replayed: do it with the outgoing code before changing workflow code. It refuses to
  * write over a folder that exists (fixtures are never re-recorded) or to record from uncommitted workflow code.
  * (The ba8b671 set also holds scenarios of defects that code had, which later code no longer runs the same way:
  * out-of-range params proposed, refused checkpoints past the violation limit, rounds past a skill's max-iterations.)
@@ -78,16 +81,32 @@ describe('replaying recorded histories', () => {
   let fake: FakeAnthropic;
   let taskQueue: string;
   let client: Client;
-  const recorded: Recorded[] = [];
+  /** This test's histories; and, when recording, every test's that replayed cleanly, by test. */
+  let recorded: Recorded[] = [];
+  const replayedSets: Recorded[][] = [];
+  const recordingTests = 5;
   const stillRunning: WorkflowHandle[] = [];
 
   beforeAll(() => {
     ({ env, fake, taskQueue } = harness);
     client = env.client;
   });
+  beforeEach(() => {
+    recorded = [];
+  });
   afterAll(async () => {
     for (const handle of stillRunning) await handle.terminate('replay test done').catch(() => undefined);
+    if (!recording) return;
+    if (replayedSets.length !== recordingTests) throw new Error(`Only ${replayedSets.length} of ${recordingTests} recording tests replayed cleanly: nothing written.`);
+    await writeFixtures(replayedSets.flat());
   });
+
+  /** This test kept exactly the named histories (in order), and each replays against the current code. */
+  async function replaysCleanly(names: string[]): Promise<void> {
+    expect(recorded.map((entry) => entry.name)).toEqual(names);
+    expect(await replayFailures(recorded.map(({ name, history }) => ({ workflowId: `fresh:${name}`, history })))).toEqual([]);
+    replayedSets.push(recorded);
+  }
 
   /** Keeps the history as it stands now: a finished workflow's whole history, or a waiting one's history so far. */
   const keep = async (name: string, handle: WorkflowHandle, runId?: string) => {
@@ -177,7 +196,15 @@ describe('replaying recorded histories', () => {
     }
     await session.terminate('replay test done');
     await keep('session-two-turns', session);
-    expect(recorded).toHaveLength(7);
+    await replaysCleanly([
+      'plain-answer',
+      'exam-modified-then-cancelled',
+      'retry-and-continuation',
+      'cancelled-during-model-call',
+      'session-turn-1',
+      'session-turn-2',
+      'session-two-turns',
+    ]);
   });
 
   it('records turns in flight: waiting at checkpoints, plans and routes carried into the next turn, continue-as-new', async () => {
@@ -293,6 +320,19 @@ describe('replaying recorded histories', () => {
     await waitingAt(afterContinue, 'question_2');
     await keep('turn-after-continue-as-new-waiting', afterContinue);
     await keep('session-continued-with-plan', carrySession);
+    await replaysCleanly([
+      'exam-waiting-at-params',
+      'exam-waiting-at-question',
+      'exam-routed-to-coach-waiting',
+      'exam-routing-answered-stop',
+      'turn-after-stop-here',
+      'session-exam-stopped-then-new-request',
+      'exam-cancelled-with-plan',
+      'turn-resuming-carried-plan-waiting',
+      'session-run-ending-in-continue-as-new',
+      'turn-after-continue-as-new-waiting',
+      'session-continued-with-plan',
+    ]);
   });
 
   it('records turns with registered tools: a skill using one, approvals answered and one waiting', async () => {
@@ -319,6 +359,11 @@ describe('replaying recorded histories', () => {
     stillRunning.push(waiting);
     await waitingAt(waiting, 'tool:post_note');
     await keep('tool-approval-waiting', waiting);
+    await replaysCleanly([
+      'tool-calculator-in-skill',
+      'tool-approvals-answered',
+      'tool-approval-waiting',
+    ]);
   });
 
   it('records turns with skill runs: nested runs that finished, and a turn waiting at its skill run\'s checkpoint', async () => {
@@ -360,24 +405,108 @@ describe('replaying recorded histories', () => {
     const [waitingRun] = await skillRuns(waiting);
     await keep('turn-waiting-at-skill-run-checkpoint', waiting);
     await keep('skill-run-waiting-at-checkpoint', client.workflow.getHandle(waitingRun.workflowId));
+    await replaysCleanly([
+      'turn-with-nested-skill-runs',
+      'skill-run-task-planning',
+      'skill-run-simple-writing-depth-2',
+      'turn-waiting-at-skill-run-checkpoint',
+      'skill-run-waiting-at-checkpoint',
+    ]);
   });
 
-  it('replays the fresh and the committed histories without a determinism error', async () => {
+  it('records turns ended by a timer, a signal, a superseding message and the plan policy', async () => {
+    // A checkpoint whose deadline passes: its timer fires, nobody answered, the model is told so and goes on.
+    fake.enqueue(reply(text('Shall I go on?'), ask('go_on', 'approval')), reply(text('Nobody answered; I stopped there.')));
+    const expiring = await startTurn(client, taskQueue, 'ask me and wait', { settings: { checkpointTtlMs: 300, checkpointOnTimeout: 'skip' } });
+    await keepFinished('checkpoint-expired-skipped', expiring);
+    expect(((await expiring.query(turnEventsQuery, 0)) as Array<{ type: string }>).map((event) => event.type)).toContain('checkpoint.expired');
+
+    // A decision sent as a signal (as operators do from the UI or CLI), not through the update.
+    fake.enqueue(reply(ask('go_on', 'approval')), reply(text('Approved, going on.')));
+    const signalled = await startTurn(client, taskQueue, 'ask me');
+    const pending = await waitingAt(signalled, 'go_on');
+    await signalled.signal(checkpointDecisionSignal, { checkpointId: pending.id, action: 'approve', by: 'operator' });
+    await keepFinished('checkpoint-answered-by-signal', signalled);
+    expect(await signalled.query(turnStateQuery)).toMatchObject({ status: 'completed', output: 'Approved, going on.' });
+
+    // A turn waiting at a checkpoint, superseded by the session's next message (which cancels it first).
+    const session = await newSession();
+    fake.enqueue(reply(ask('go_on', 'approval')), reply(text('The new request, answered.')));
+    const superseded = await send(session, 'ask me');
+    await waitingAt(superseded, 'go_on');
+    const superseding = client.workflow.getHandle((await session.executeUpdate(startTurnUpdate, { args: [{ message: 'never mind', supersede: true }] })).turnId);
+    await keepFinished('turn-superseded', superseded);
+    await keepFinished('turn-superseding', superseding);
+    await sessionRecorded(session, superseding.workflowId);
+    await session.terminate('replay test done');
+    await keep('session-with-superseded-turn', session);
+    expect((await session.query(sessionStateQuery)).turns.map((turn) => turn.status)).toEqual(['cancelled', 'completed']);
+
+    // A turn the plan policy stops: the model claims to be done twice before the exam's plan is complete.
+    const failingSession = await newSession();
+    fake.enqueue(reply(loadSkill()), reply(text('Done!')), reply(text('Really done!')), reply(text('Still done!')), reply(text('Done again!')), reply(text('Done, truly!')));
+    const failing = await send(failingSession, 'exam');
+    await keepFinished('turn-failed-plan-violations', failing);
+    await sessionRecorded(failingSession, failing.workflowId);
+    await failingSession.terminate('replay test done');
+    await keep('session-with-failed-turn', failingSession);
+    expect((await failingSession.query(sessionStateQuery)).turns[0]).toMatchObject({ status: 'failed', reason: 'plan_violations' });
+    await replaysCleanly([
+      'checkpoint-expired-skipped',
+      'checkpoint-answered-by-signal',
+      'turn-superseded',
+      'turn-superseding',
+      'session-with-superseded-turn',
+      'turn-failed-plan-violations',
+      'session-with-failed-turn',
+    ]);
+  });
+
+  it('replays every committed history without a determinism error, and they cover what can break', async () => {
     const committed = listAllJson(fixturesDir).map((file) => ({ workflowId: path.relative(fixturesDir, file), history: JSON.parse(fs.readFileSync(file, 'utf8')) }));
-    const histories: Array<{ workflowId: string; history: unknown }> = [
-      ...recorded.map(({ name, history }) => ({ workflowId: `fresh:${name}`, history })),
-      ...committed,
-    ];
-    expect(histories.length).toBeGreaterThanOrEqual(7);
-    const failures: string[] = [];
-    const sinks = { live: { logAppended: { fn: () => undefined, callDuringReplay: false } } };
-    for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! }, sinks }, histories)) {
-      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
-    }
-    expect(failures).toEqual([]);
-    if (recording) await writeFixtures(recorded);
+    const scenarios = new Set(committed.map(({ workflowId }) => path.basename(workflowId, '.json')));
+    expect([...gateScenarios].filter((name) => !scenarios.has(name))).toEqual([]);
+    expect(await replayFailures(committed)).toEqual([]);
+  });
+
+  it('refuses a history that the current code would not make (a model call renamed in it)', async () => {
+    const file = path.join(fixturesDir, '346c5dc', 'plain-answer.json');
+    const history = JSON.parse(fs.readFileSync(file, 'utf8')) as { events: Array<Record<string, { activityType?: { name: string } }>> };
+    const scheduled = history.events.map((event) => event.activityTaskScheduledEventAttributes).filter((attributes) => attributes?.activityType?.name === 'callModel');
+    expect(scheduled.length).toBeGreaterThan(0);
+    scheduled[0].activityType!.name = 'callSomethingElse';
+    const failures = await replayFailures([{ workflowId: 'mutated:plain-answer', history }]);
+    expect(failures).toEqual([expect.stringMatching(/^mutated:plain-answer: DeterminismViolationError: /)]);
   });
 });
+
+/**
+ * The scenarios the committed fixtures must hold between them: each is a way a change can break a turn in flight
+ * (docs/operators.md, "Changing workflow code").
+ */
+const gateScenarios = [
+  'checkpoint-expired-skipped',
+  'checkpoint-answered-by-signal',
+  'turn-superseded',
+  'session-run-ending-in-continue-as-new',
+  'retry-and-continuation',
+  'cancelled-during-model-call',
+  'exam-cancelled-with-plan',
+  'turn-with-nested-skill-runs',
+  'turn-waiting-at-skill-run-checkpoint',
+  'turn-failed-plan-violations',
+];
+
+/** Replays the histories against the bundled workflow code: one line per history that fails, with the error's name. */
+async function replayFailures(histories: Array<{ workflowId: string; history: unknown }>): Promise<string[]> {
+  const failures: string[] = [];
+  const sinks = { live: { logAppended: { fn: () => undefined, callDuringReplay: false } } };
+  const options = { workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! }, sinks };
+  for await (const result of Worker.runReplayHistories(options, histories)) {
+    if (result.error) failures.push(`${result.workflowId}: ${result.error.name}: ${result.error.message}`);
+  }
+  return failures;
+}
 
 /** Writes this run's histories under the commit of the workflow code that made them; never over existing ones. */
 async function writeFixtures(recorded: Recorded[]): Promise<void> {
