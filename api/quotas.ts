@@ -1,10 +1,10 @@
 import type { Client } from '@temporalio/client';
 import type { Usage } from '../core/model';
-import type { TurnResult } from '../core/turn';
 import type { Config } from '../lib/config';
 import { turnStateQuery } from '../workflows/definitions';
 import { HttpError } from './errors';
 import type { QuotaStore } from './quota-store';
+import { closedTurnOutcome } from './turn-result';
 import { listAll, quoted } from './visibility';
 
 type QuotaConfig = Pick<Config, 'maxSessionsPerUser' | 'userDailyTokens' | 'taskQueue'>;
@@ -118,8 +118,9 @@ export class Quotas {
         const state = await this.client.connection.withDeadline(this.now() + queryDeadlineMs, () => handle.query(turnStateQuery));
         return tokensOf(state.usage);
       }
-      // A turn that failed or was terminated in Temporal has no result, and no usage to read.
-      const tokens = status === 'COMPLETED' ? tokensOf(((await handle.result()) as TurnResult).usage) : 0;
+      // A turn that ended `failed` carries its result in its failure; one terminated or timed out has no usage to read.
+      const outcome = status === 'COMPLETED' || status === 'FAILED' ? await closedTurnOutcome(handle) : undefined;
+      const tokens = outcome && 'result' in outcome ? tokensOf(outcome.result.usage) : 0;
       if (this.closedTurnTokens.size >= maxCachedTurns) this.closedTurnTokens.clear();
       this.closedTurnTokens.set(key, tokens);
       return tokens;

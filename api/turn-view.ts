@@ -10,6 +10,7 @@ import type { Caller } from './auth';
 import { notFound } from './errors';
 import type { TurnView } from './schemas';
 import { endingOfClosedWorkflow } from './turn-closure';
+import { closedTurnOutcome } from './turn-result';
 
 const queryDeadlineMs = 5_000;
 
@@ -73,16 +74,12 @@ export async function viewOf(client: Client, turnId: string, description: Workfl
       const status = (description.typedSearchAttributes.get(searchAttributes.status) as TurnStatus | undefined) ?? 'running';
       return { ...base, ...empty, status, reason: null };
     }
-    case 'COMPLETED': {
-      const result = (await handle.result()) as TurnResult;
-      return { ...base, ...fromResult(result) };
-    }
+    case 'COMPLETED':
     case 'FAILED': {
-      const message = await handle.result().then(
-        () => 'The turn failed.',
-        (err: unknown) => failureMessage(err),
-      );
-      return { ...base, ...empty, ...endingOfClosedWorkflow('FAILED', message) };
+      // A turn that ended `failed` fails its workflow with its result: it reads as a completed one does.
+      const outcome = await closedTurnOutcome(handle);
+      if ('result' in outcome) return { ...base, ...fromResult(outcome.result) };
+      return { ...base, ...empty, ...endingOfClosedWorkflow('FAILED', failureMessage(outcome.failure)) };
     }
     default:
       return { ...base, ...empty, ...endingOfClosedWorkflow(description.status.name) };

@@ -57,6 +57,19 @@ export interface TurnResult {
   artifacts?: Artifact[];
 }
 
+/**
+ * The failure type of a turn workflow that failed (Temporal status Failed) because the turn ended `failed`: its one
+ * detail is the turn's TurnResult, so the session, the API and quotas read the same result as from a completed turn.
+ */
+export const turnFailedErrorType = 'TurnFailed';
+
+/** The TurnResult a `TurnFailed` failure carries in its details; undefined for any other failure. */
+export function turnResultOfFailure(type: string | undefined, details: readonly unknown[] | undefined): TurnResult | undefined {
+  if (type !== turnFailedErrorType) return undefined;
+  const result = details?.[0] as Partial<TurnResult> | undefined;
+  return result && typeof result.turnId === 'string' && result.status === 'failed' && typeof result.usage === 'object' ? (result as TurnResult) : undefined;
+}
+
 /** How a turn ends, before the turn adds its id and usage. */
 export type TurnEnding = Omit<TurnResult, 'turnId' | 'usage' | 'skills' | 'artifacts'>;
 

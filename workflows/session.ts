@@ -15,7 +15,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { migratePlanCarry } from '../core/policy';
-import { turnWorkflowId, type Exchange, type PlanCarry, type TurnResult } from '../core/turn';
+import { turnResultOfFailure, turnWorkflowId, type Exchange, type PlanCarry, type TurnResult } from '../core/turn';
 import { closeSessionUpdate, sessionStateQuery, startTurnUpdate, turnEndedSignal } from './definitions';
 import { searchAttributes } from './search-attributes';
 import { SessionErrorType, type SessionInput, type SessionState, type TurnRecord } from './session-types';
@@ -154,9 +154,12 @@ export function recentExchanges(turns: TurnRecord[], window: number): Exchange[]
     .map((turn) => ({ user: turn.message, assistant: turn.output ?? '' }));
 }
 
-function childFailureResult(err: unknown): Pick<TurnResult, 'status' | 'reason' | 'error'> {
+function childFailureResult(err: unknown): TurnResult | Pick<TurnResult, 'status' | 'reason' | 'error'> {
   const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
   if (isCancellation(err) || isCancellation(cause)) return { status: 'cancelled', reason: 'cancelled' };
+  // A turn that ended `failed` fails its workflow with its result (which it also signalled before).
+  const failed = cause instanceof ApplicationFailure ? turnResultOfFailure(cause.type ?? undefined, cause.details ?? undefined) : undefined;
+  if (failed) return failed;
   if (cause instanceof TerminatedFailure) {
     return { status: 'failed', reason: 'terminated', error: { code: 'terminated', message: 'The turn was terminated in Temporal.' } };
   }

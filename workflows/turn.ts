@@ -1,10 +1,10 @@
-import { CancellationScope, getExternalWorkflowHandle, isCancellation, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, getExternalWorkflowHandle, isCancellation, log, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { emptyToolCatalog } from '../core/tools';
-import { migratePlanCarry, pinnedSkillsOf, policySettingsOf } from '../core/policy';
+import { migratePlanCarry, pinnedSkillsOf, policySettingsOf, workflowPatches } from '../core/policy';
 import { basePrompt } from '../core/prompts';
 import { buildSystemPrompt } from '../core/skills';
-import { sessionWorkflowId, type TurnInput, type TurnResult } from '../core/turn';
+import { sessionWorkflowId, turnFailedErrorType, type TurnInput, type TurnResult } from '../core/turn';
 import { appendUserText, runAgentLoop } from './agent-loop';
 import { decisionRejection, takeDecision } from './checkpoint-desk';
 import { answerCheckpointUpdate, checkpointDecisionSignal, skillProgressSignal, turnEndedSignal, turnEventsQuery, turnStateQuery } from './definitions';
@@ -19,7 +19,8 @@ const { skillCatalog, toolCatalog } = proxyActivities<Activities>({ startToClose
 /**
  * One chat turn: the agent loop over a fresh message list (the session's earlier text and the new message), with
  * the skill tools, the checkpoint tool and the worker's registered tools, ruled by the turn's policy (core/policy).
- * The turn returns what the session keeps.
+ * The turn returns what the session keeps; a turn that ends `failed` fails its workflow with that result in the
+ * failure's details (Failed in the Temporal UI), after the session learned it.
  */
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const run = new TurnRun(input);
@@ -53,7 +54,18 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const result = await runTurn(run);
   await CancellationScope.nonCancellable(() => tellSession(input, result));
   run.publishEnding();
+  if (result.status === 'failed' && patched(workflowPatches.failedTurnFails)) throw turnFailure(result);
   return result;
+}
+
+/** The failure a failed turn ends its workflow with: not retried, its message the turn's error, its result the detail. */
+function turnFailure(result: TurnResult): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: turnFailedErrorType,
+    message: result.error?.message ?? `The turn failed (${result.reason ?? 'failed'}).`,
+    nonRetryable: true,
+    details: [result],
+  });
 }
 
 async function runTurn(run: TurnRun): Promise<TurnResult> {

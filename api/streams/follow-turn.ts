@@ -168,8 +168,9 @@ export class TurnFollower {
     if (status === 'RUNNING') return false;
     const rest = await this.queryEvents();
     if (rest && this.deliver(rest)) return true;
-    if (status === 'COMPLETED') {
-      // A completed turn always logs its ending; when the log cannot be read (no worker to replay it), the result can.
+    if (status === 'COMPLETED' || status === 'FAILED') {
+      // A completed turn, or one that ended `failed` (its workflow Failed), always logs its ending; when the log cannot
+      // be read (no worker to replay it), the result can (viewOf reads any other failure as workflow_failed).
       if (!rest && !queryFailed) return false;
       const view = await viewOf(client, turnId, description).catch(() => null);
       if (!view) return false;

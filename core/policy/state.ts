@@ -48,6 +48,15 @@ export const enginePatches = {
 /** Every patch id a run started by this code records. */
 export const allPatchIds: readonly string[] = [...Object.values(rulePatches), ...Object.values(enginePatches)];
 
+/**
+ * The `patched()` ids read when a turn ends, not when it starts (so not in allPatchIds: only runs that end `failed`
+ * record them). `failedTurnFails`: a turn that ends `failed` fails its workflow (Temporal status Failed, type
+ * `TurnFailed`, its result in the details) instead of completing; turns that ended before it completed, and replay so.
+ */
+export const workflowPatches = {
+  failedTurnFails: 'failed-turn-fails-workflow',
+} as const;
+
 /** The policy's settings from a turn's (sessions created before a setting existed lack it: its default). */
 export function policySettingsOf(settings: Pick<TurnSettings, keyof PolicySettings>): PolicySettings {
   const { maxRounds, maxPlanViolations, checkpointTtlMs, checkpointOnTimeout, maxSkillDepth } = settings;

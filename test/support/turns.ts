@@ -5,6 +5,7 @@ import type { TurnInput, TurnResult } from '../../core/turn';
 import type { CheckpointDecision, PendingCheckpoint } from '../../core/checkpoints';
 import { answerCheckpointUpdate, turnEventsQuery, turnStateQuery } from '../../workflows/definitions';
 import type { turnWorkflow } from '../../workflows/turn';
+import { closedTurnOutcome } from '../../api/turn-result';
 
 export const fastSettings: TurnSettings = { ...defaultTurnSettings, modelMaxAttempts: 3, modelRetryInitialMs: 100, modelTimeoutMs: 20_000 };
 
@@ -35,7 +36,7 @@ export async function startTurn(
 
 export async function runTurn(client: Client, taskQueue: string, message: string, overrides: TurnOverrides = {}): Promise<{ result: TurnResult; events: Awaited<ReturnType<typeof eventsOf>> }> {
   const handle = await startTurn(client, taskQueue, message, overrides);
-  const result = await handle.result();
+  const result = await resultOf(handle);
   return { result, events: await eventsOf(handle) };
 }
 
@@ -62,4 +63,11 @@ export async function answerNext(
     if (Date.now() > deadline) throw new Error('no checkpoint came');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** The turn's result as the session and the API read it, also for a turn that ended `failed` (its workflow Failed). */
+export async function resultOf(handle: WorkflowHandle): Promise<TurnResult> {
+  const outcome = await closedTurnOutcome(handle);
+  if ('result' in outcome) return outcome.result;
+  throw outcome.failure;
 }
