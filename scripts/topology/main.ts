@@ -7,10 +7,14 @@
  *
  *   1. 20 concurrent exams, each started on one API process and streamed (SSE) from the other;
  *   2. 20 more, during which one worker, then the Temporal server (restarted on the same databases), then one API
- *      process are killed with SIGKILL while exams are mid-stream and mid-checkpoint.
+ *      process are killed with SIGKILL while exams are mid-stream and mid-checkpoint; then a new worker build (workflow
+ *      code with a patch, scripts/topology/new-build.ts) is deployed by replacing the workers one at a time (SIGTERM,
+ *      start the new build, wait until it polls).
  *
  * Every exam must complete, no checkpoint may be asked twice, every answer must resolve its checkpoint, at most one
- * model call may repeat per kill per exam, and every stream must resume with Last-Event-ID without gaps or duplicates.
+ * model call may repeat per kill per exam (the deploy may repeat none), every stream must resume with Last-Event-ID
+ * without gaps or duplicates, no workflow task may fail with a nondeterminism error, and exams in flight at the deploy
+ * must go on on the new build (its patch marker in their histories).
  * The figures go to docs/reliability.md (TOPOLOGY_WRITE=0 skips that). Exit code 0 only when every check passed.
  */
 import { randomBytes } from 'node:crypto';
@@ -29,6 +33,7 @@ import { transcriptFigures } from '../../test/support/transcript-figures';
 import { NodeProcess, repoRoot, TemporalService } from './cluster';
 import { checkExam, ExamClient, type Api, type ExamRecord } from './exam-client';
 import { writeReport, type Figures } from './report';
+import { deployFigures, prepareNewBuild } from './new-build';
 import { createDatabase, dropDatabases, MissingServiceError, postgresParts, redisUrl, requireServices } from './services';
 
 const say = (line: string) => console.log(`[topology] ${line}`);
@@ -185,6 +190,7 @@ async function main(): Promise<number> {
     const [build, cli] = await stage('Temporal server build and CLI (cached)', () => Promise.all([obtainTemporalServer(cacheDir, say), obtainTemporalCli(cacheDir, say)]));
     cluster = await startCluster(build, cli.path, runDir);
     const c = cluster;
+    const newBuild = await stage('a new worker build to deploy (a copy of the tree, workflow code with a patch)', async () => prepareNewBuild(runDir));
 
     const first = await stage(`${exams} concurrent exams, streams served by the other API process`, () => runExams(c, range(1, exams), 3));
     const problems = first.flatMap(checkExam);
@@ -193,8 +199,9 @@ async function main(): Promise<number> {
     }
 
     const kills: Figures['kills'] = [];
+    let deploy: Figures['deploy'];
     const requestsBefore = c.fake.requests.length;
-    const second = await stage(`${exams} exams while a worker, the Temporal server and an API process are killed`, () =>
+    const second = await stage(`${exams} exams while a worker, the Temporal server and an API process are killed, then a new worker build is deployed`, () =>
       runExams(c, range(exams + 1, 2 * exams), 8, async (clients) => {
         const answered = () => clients.reduce((sum, client) => sum + client.record.answers.length, 0);
         const waiting = () => clients.filter((client) => client.record.events.filter((e) => e.type === 'checkpoint.requested').length > client.record.answers.length).length;
@@ -221,6 +228,19 @@ async function main(): Promise<number> {
           await new Promise((resolve) => setTimeout(resolve, 1_000));
           await c.apis[0].start();
         });
+        // The rolling deploy: each worker in turn stops (SIGTERM: it finishes its activities within its grace) and the
+        // new build starts in its place; the other worker keeps the exams going meanwhile.
+        const ready = await until(midway, 120_000);
+        const inFlight = clients.filter((client) => !client.record.terminal).length;
+        const at = { streaming: c.inFlight(), waiting: waiting() };
+        say(`deploying the new build, one worker at a time: ${inFlight} exams in flight, ${at.streaming} model calls streaming, ${at.waiting} exams waiting${ready ? '' : ' (the run never got there: deploying anyway)'}`);
+        const deployStarted = Date.now();
+        for (const worker of c.workers) {
+          await worker.kill('SIGTERM');
+          worker.root = newBuild;
+          await worker.start();
+        }
+        deploy = { ...at, inFlight, seconds: (Date.now() - deployStarted) / 1000, onNewBuild: 0, nondeterministic: 0 };
       }),
     );
     problems.push(...second.flatMap(checkExam));
@@ -238,6 +258,11 @@ async function main(): Promise<number> {
           const turn = await transcriptFigures(client, record.turnId);
           misses += turn.misses;
           whole += turn.wholeConversations;
+          if (deploy && second.includes(record)) {
+            const versions = await deployFigures(client, record.turnId);
+            if (versions.onNewBuild) deploy.onNewBuild++;
+            deploy.nondeterministic += versions.nondeterministic;
+          }
         }
         return { misses, whole };
       } finally {
@@ -245,10 +270,16 @@ async function main(): Promise<number> {
       }
     });
     if (figures.misses > 0) problems.push(`${figures.misses} model calls missed their transcript`);
+    if (!deploy) problems.push('the new build was never deployed');
+    else {
+      if (deploy.nondeterministic > 0) problems.push(`${deploy.nondeterministic} workflow tasks failed with a nondeterminism error after the deploy`);
+      if (deploy.inFlight > 0 && deploy.onNewBuild === 0) problems.push(`none of the ${deploy.inFlight} exams in flight at the deploy ran on the new build`);
+    }
 
     const result: Figures = {
       exams: { first: first.length, second: second.length, completed: [...first, ...second].filter((r) => r.terminal?.type === 'done').length },
       kills,
+      deploy,
       repeatedModelCalls: [...repeats.values()].reduce((a, b) => a + b, 0),
       examsWithRepeats: [...repeats.values()].filter((count) => count > 0).length,
       maxRepeatsPerExam: Math.max(0, ...repeats.values()),
@@ -265,9 +296,10 @@ async function main(): Promise<number> {
     };
     for (const problem of problems) say(`FAILED: ${problem}`);
     say(`exams completed ${result.exams.completed}/${first.length + second.length}; kills ${kills.map((k) => k.what).join(', ')}; ` +
+      `deploy: ${deploy ? `${deploy.onNewBuild} of ${deploy.inFlight} exams in flight went on on the new build` : 'none'}; ` +
       `repeated model calls ${result.repeatedModelCalls} (${result.examsWithRepeats} exams, at most ${result.maxRepeatsPerExam} each); ` +
       `streams resumed ${result.resumedStreams} (${result.examsResumed} exams); transcript misses ${result.transcriptMisses}`);
-    if (process.env.TOPOLOGY_WRITE !== '0') say(`figures appended to ${writeReport(result, commitOf())}`);
+    if (process.env.TOPOLOGY_WRITE !== '0') say(`figures written to ${writeReport(result, commitOf())}`);
     passed = problems.length === 0;
     return passed ? 0 : 1;
   } catch (err) {

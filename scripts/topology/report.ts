@@ -6,6 +6,8 @@ import { repoRoot } from './cluster';
 export interface Figures {
   exams: { first: number; second: number; completed: number };
   kills: Array<{ what: 'worker' | 'Temporal server' | 'API process'; streaming: number; waiting: number; answeredBefore: number }>;
+  /** The rolling deploy of the new worker build: exams in flight at its start, how many went on on the new build. */
+  deploy?: { streaming: number; waiting: number; inFlight: number; seconds: number; onNewBuild: number; nondeterministic: number };
   repeatedModelCalls: number;
   examsWithRepeats: number;
   maxRepeatsPerExam: number;
@@ -22,8 +24,10 @@ export interface Figures {
 }
 
 const reportFile = path.join(repoRoot, 'docs', 'reliability.md');
+/** The line after which docs/reliability.md holds the last run's figures: everything below it is replaced. */
+export const figuresMarker = 'The figures of the last run (each run replaces them):';
 
-/** Appends one run's figures to docs/reliability.md; returns the file. */
+/** Writes one run's figures to docs/reliability.md in place of the previous run's; returns the file. */
 export function writeReport(figures: Figures, commit: string): string {
   const date = new Date().toISOString().replace('T', ' ').slice(0, 16);
   const lines = [
@@ -37,6 +41,13 @@ export function writeReport(figures: Figures, commit: string): string {
     '|---|--:|',
     `| exams completed (20 concurrent, then 20 through the kills) | ${figures.exams.completed} of ${figures.exams.first + figures.exams.second} |`,
     ...figures.kills.map((kill) => `| SIGKILL of the ${kill.what} (${kill.streaming} model calls streaming, ${kill.waiting} exams waiting at a checkpoint) | 1 |`),
+    ...(figures.deploy
+      ? [
+          `| new worker build deployed, one worker at a time, in ${figures.deploy.seconds.toFixed(0)} s (${figures.deploy.inFlight} exams in flight, ${figures.deploy.streaming} model calls streaming, ${figures.deploy.waiting} exams waiting at a checkpoint) | 1 |`,
+          `| exams in flight that went on on the new build (its patch marker in their history) | ${figures.deploy.onNewBuild} of ${figures.deploy.inFlight} |`,
+          `| workflow tasks failed with a nondeterminism error | ${figures.deploy.nondeterministic} |`,
+        ]
+      : []),
     `| model calls, all exams | ${figures.modelCalls} |`,
     `| model calls repeated (exams affected, most in one exam) | ${figures.repeatedModelCalls} (${figures.examsWithRepeats}, ${figures.maxRepeatsPerExam}) |`,
     `| checkpoints answered (answers that needed a retry on the other API process) | ${figures.checkpointsAnswered} (${figures.answersRetried}) |`,
@@ -49,6 +60,9 @@ export function writeReport(figures: Figures, commit: string): string {
     ...figures.stages.map((stage) => `| ${stage.name} | ${stage.seconds.toFixed(1)} |`),
   ];
   if (figures.problems.length > 0) lines.push('', 'Problems:', '', ...figures.problems.slice(0, 20).map((problem) => `- ${problem}`));
-  fs.appendFileSync(reportFile, `${lines.join('\n')}\n`);
+  const text = fs.readFileSync(reportFile, 'utf8');
+  const at = text.indexOf(figuresMarker);
+  if (at < 0) throw new Error(`${reportFile} has no line "${figuresMarker}" to put the figures after`);
+  fs.writeFileSync(reportFile, `${text.slice(0, at + figuresMarker.length)}\n${lines.join('\n')}\n`);
   return reportFile;
 }
