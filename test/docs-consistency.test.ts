@@ -1,0 +1,31 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { enginePatches, rulePatches, workflowPatches } from '../core/policy/state';
+
+/** The documents say what the code does: every patch in force is in the operators' table, and no merge was left half done. */
+const docsDir = path.join(__dirname, '..', 'docs');
+const documents = ['README.md', ...fs.readdirSync(docsDir).filter((name) => name.endsWith('.md')).map((name) => path.join('docs', name))];
+const read = (relative: string) => fs.readFileSync(path.join(__dirname, '..', relative), 'utf8');
+
+describe('the documents', () => {
+  it.each(documents)('%s holds no merge-conflict markers', (document) => {
+    const markers = read(document)
+      .split('\n')
+      .map((line, i) => ({ line: i + 1, text: line }))
+      .filter(({ text }) => /^(<{7}|={7}|>{7})( |$)/.test(text));
+    expect(markers).toEqual([]);
+  });
+
+  it("operators.md's patch table lists every patch a run of this code records, and no other", () => {
+    const lines = read('docs/operators.md').split('\n');
+    const header = lines.findIndex((line) => line.startsWith('| patch id |'));
+    expect(header).toBeGreaterThan(-1);
+    const end = lines.findIndex((line, i) => i > header && !line.startsWith('|'));
+    const table = lines
+      .slice(header + 2, end)
+      .map((line) => /^\| `([a-z0-9-]+)` \|/.exec(line)?.[1])
+      .filter((id): id is string => id !== undefined);
+    const inForce = [...Object.values(rulePatches), ...Object.values(enginePatches), ...Object.values(workflowPatches)];
+    expect([...table].sort()).toEqual([...inForce].sort());
+  });
+});
