@@ -1,8 +1,10 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { turnEventsQuery } from '../workflows/definitions';
-import { bobKey, buildTestApp, operatorKey } from './support/api';
+import { answerCheckpointUpdate, turnEventsQuery } from '../workflows/definitions';
+import { bobKey, buildTestApp, eventually, operatorKey } from './support/api';
+import { currentDetails, pastedAnswers } from './support/current-details';
 import { text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
 import { ApiDriver } from './support/scenario';
 import { testDeps } from './support/deps';
@@ -63,6 +65,43 @@ describe('human-in-the-loop checkpoints', () => {
       'status:running',
       'status:completed',
     ]);
+  });
+
+  it('the Temporal UI\'s current details name the pending checkpoint with answers ready to paste, and clear once it is answered', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    fake.enqueue({ content: [ask('exam_params', { params: modelParams, options: ['Short', 'Long'] })] });
+    fake.respond(async () => {
+      await released;
+      return { content: [text('Going ahead.')] };
+    });
+    try {
+      const turnId = await api.startTurn('exam please');
+      await api.pending(turnId);
+      const handle = env.client.workflow.getHandle(turnId);
+      const details = await currentDetails(handle);
+      expect(details).toMatch(/^\*\*Waiting for a human\*\* at checkpoint \*\*exam_params\*\* \(`cp-1`, approval\)\.\n\n> Decide exam_params\n/);
+      expect(details).toContain(`- Deadline: none (it waits until answered)\n- Parameters: \`${JSON.stringify(modelParams)}\`\n- Options: \`Short\`, \`Long\`\n- Actions: approve, modify, cancel, choose\n`);
+      const pasted = pastedAnswers(details);
+      expect(Object.keys(pasted)).toEqual(['approve', 'modify', 'cancel', 'choose']);
+      expect(pasted.modify).toEqual({ checkpointId: 'cp-1', action: 'modify', overrides: modelParams, by: 'operator' });
+
+      // Pasted into the update dialog: an edit the checkpoint refuses comes back with the reason; the answer as offered is taken.
+      const refused = handle.executeUpdate(answerCheckpointUpdate, { args: [{ ...pasted.choose, choice: 'Medium' } as never] });
+      await expect(refused).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
+      await expect(refused).rejects.toMatchObject({ cause: { message: 'choice must be one of the options exactly as offered: ["Short","Long"].' } });
+      expect(await handle.executeUpdate(answerCheckpointUpdate, { args: [pasted.modify as never] })).toEqual({ checkpointId: 'cp-1', action: 'modify' });
+
+      // Answered, the turn runs its next model call and waits for nobody.
+      await eventually(async () => fake.requests.length, (count) => count === 2);
+      expect((await api.turn(turnId)).body.status).toBe('running');
+      expect(await currentDetails(handle)).toBe('');
+      release();
+      expect(await api.finished(turnId)).toMatchObject({ status: 'completed', output: 'Going ahead.' });
+    } finally {
+      fake.respond(undefined);
+      release();
+    }
   });
 
   it('modify: overrides must be params of the checkpoint with the same JSON types', async () => {

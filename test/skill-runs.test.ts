@@ -12,6 +12,7 @@ import { SkillRegistry } from '../lib/skills';
 import { livePublisher } from '../worker/model-deps';
 import { checkpointDecisionSignal, turnEventsQuery, turnStateQuery } from '../workflows/definitions';
 import { authHeaders, buildTestApp, eventually, operatorKey } from './support/api';
+import { currentDetails, pastedAnswers } from './support/current-details';
 import { bundledSkillsDir, testDeps } from './support/deps';
 import { examOutput } from './support/exam-script';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody, type ScriptedMessage } from './support/fake-anthropic';
@@ -483,9 +484,18 @@ describe('hierarchical skills: invoke_skill runs a skill as a child workflow of 
     expect(pending).toMatchObject({ status: 'waiting', pendingCheckpoint: { id: 'cp-1', skill: 'checker', depth: 1 } });
     const described = await handle.describe();
     expect(described.searchAttributes).toMatchObject({ SkillflowStatus: ['waiting'], SkillflowCheckpoint: ['confirm'] });
-    // An invalid signal is ignored; a valid one is passed down.
+    // The UI's current details: the turn's name the checkpoint and the skill run that asked; the run's send operators to the turn.
+    const childId = pending.skills![0].workflowId;
+    const details = await currentDetails(handle);
+    expect(details.split('\n')[0]).toBe(`**Waiting for a human** at checkpoint **confirm** (\`cp-1\`, approval), asked by skill \`checker\` in skill run \`${childId}\` (depth 1).`);
+    expect(details).toContain('- Parameters: `{"claim":"x"}`\n');
+    const childDetails = await currentDetails(client.workflow.getHandle(childId));
+    expect(childDetails).toContain(`Answer it through its turn \`${handle.workflowId}\` with the update \`answerCheckpoint\``);
+    const pasted = pastedAnswers(details);
+    expect(pastedAnswers(childDetails)).toEqual(pasted);
+    // An invalid signal is ignored; a valid one (the details' cancel, with a name in `by`) is passed down.
     await handle.signal(checkpointDecisionSignal, { checkpointId: 'cp-1', action: 'choose', choice: 'x', by: 'ops' });
-    await handle.signal(checkpointDecisionSignal, { checkpointId: 'cp-1', action: 'cancel', by: 'ops-alice' });
+    await handle.signal(checkpointDecisionSignal, { ...pasted.cancel, by: 'ops-alice' } as never);
     const result = await handle.result();
     const [[content, isError]] = resultsIn(fake.requests[3].body);
     expect(isError).toBe(true);
@@ -499,6 +509,8 @@ describe('hierarchical skills: invoke_skill runs a skill as a child workflow of 
     const events = await eventsOf(handle);
     expect(events.find((e) => e.type === 'checkpoint.resolved')).toMatchObject({ checkpointId: 'cp-1', action: 'cancel', by: 'ops-alice', depth: 1 });
     expect((await handle.describe()).searchAttributes).toMatchObject({ SkillflowStatus: ['completed'] });
+    expect(await currentDetails(handle)).toBe('');
+    expect(await currentDetails(client.workflow.getHandle(childId))).toBe('');
   });
 
   it('cancelling the turn cancels its skill runs', async () => {

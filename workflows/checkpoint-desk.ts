@@ -1,7 +1,8 @@
-import { ApplicationFailure, condition, getExternalWorkflowHandle, log, upsertSearchAttributes } from '@temporalio/workflow';
+import { ApplicationFailure, condition, getExternalWorkflowHandle, log, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { checkpointDetails } from '../core/checkpoint-details';
 import { CheckpointErrorType, type CheckpointDecision, type PendingCheckpoint } from '../core/checkpoints';
 import type { CheckpointPlan, RefusalCode, Verdict } from '../core/policy';
-import { checkpointDecisionSignal } from './definitions';
+import { answerCheckpointUpdate, checkpointDecisionSignal } from './definitions';
 import type { AnsweredCall } from './tool-types';
 import { searchAttributes } from './search-attributes';
 import type { TurnRun } from './turn-run';
@@ -53,6 +54,7 @@ export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<Answe
   run.decision = undefined;
   run.state.pendingCheckpoint = pending;
   upsertSearchAttributes([{ key: searchAttributes.checkpoint, value: pending.name }]);
+  publishDetails(run);
   run.emit({ type: 'checkpoint.requested', checkpoint: pending });
   run.setStatus('waiting');
 
@@ -60,6 +62,7 @@ export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<Answe
   const answered = ask.ttlMs === null ? (await condition(decided), true) : await condition(decided, ask.ttlMs);
   run.state.pendingCheckpoint = null;
   upsertSearchAttributes([{ key: searchAttributes.checkpoint, value: null }]);
+  publishDetails(run);
 
   let verdict: Verdict;
   if (answered) {
@@ -113,4 +116,21 @@ export function showPending(run: TurnRun, pending: PendingCheckpoint | null, ski
   run.state.pendingCheckpoint = pending;
   run.mirroring = pending ? skillRun : undefined;
   upsertSearchAttributes([{ key: searchAttributes.checkpoint, value: pending ? pending.name : null }]);
+  publishDetails(run);
+}
+
+/**
+ * The run's current details in the Temporal UI (the `__temporal_workflow_metadata` query): the checkpoint it waits at
+ * with answers ready to paste, or nothing. Not a command: turns in flight replay unchanged.
+ */
+function publishDetails(run: TurnRun): void {
+  setCurrentDetails(
+    checkpointDetails(run.state.pendingCheckpoint, {
+      answerTo: run.place.rootTurnId,
+      signal: checkpointDecisionSignal.name,
+      update: answerCheckpointUpdate.name,
+      ...(run.mirroring ? { askedBy: run.mirroring } : {}),
+      viaTurn: run.depth > 0,
+    }),
+  );
 }

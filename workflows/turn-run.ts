@@ -1,4 +1,4 @@
-import { upsertSearchAttributes } from '@temporalio/workflow';
+import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { CheckpointDecision } from '../core/checkpoints';
 import type { TurnEventBody } from '../core/events';
 import { EventLog } from '../core/event-log';
@@ -203,6 +203,8 @@ export class TurnRun {
     if (!ending || terminalStatuses.has(this.state.status)) return;
     this.state.output = ending.output;
     this.state.error = ending.error;
+    // An ended run waits for nobody, whatever checkpoint it was at (the UI's current details).
+    setCurrentDetails('');
     this.setStatus(ending.status, ending.reason);
     if (ending.status === 'completed') this.emit({ type: 'done', output: ending.output ?? '' });
     else if (ending.status === 'cancelled') this.emit({ type: 'cancelled', reason: ending.reason ?? 'cancelled' });
