@@ -5,6 +5,7 @@ import { answerCheckpointUpdate } from '../workflows/definitions';
 import type { Config } from '../lib/config';
 import type { Caller } from './auth';
 import { HttpError, type ErrorDetail } from './errors';
+import { answerUpdateId, keyDigest, requestDigest } from './idempotency';
 import { checkedAnswer } from './input-limits';
 import type { CheckpointAccepted, CheckpointAnswer } from './schemas';
 import { describeVisibleTurn } from './turn-view';
@@ -21,21 +22,26 @@ export async function answerCheckpoint(
   checkpointId: string,
   given: CheckpointAnswer,
   limits: Pick<Config, 'maxMessageChars'>,
+  idempotencyKey?: string,
 ): Promise<CheckpointAccepted> {
   const answer = checkedAnswer(given, limits);
   const description = await describeVisibleTurn(client, caller, turnId);
-  if (description.status.name !== 'RUNNING') {
-    throw new HttpError(409, 'checkpoint_not_pending', `Turn ${turnId} has ended; its checkpoints can no longer be answered.`);
-  }
+  const running = description.status.name === 'RUNNING';
+  // With a key, an ended turn still answers a retry of an answer it took (Temporal keeps the update's outcome).
+  if (!running && idempotencyKey === undefined) throw turnEndedAnswer(turnId);
+  const updateId = idempotencyKey === undefined ? undefined : answerUpdateId(checkpointId, keyDigest(caller.id, idempotencyKey), requestDigest(answer));
   try {
     const accepted = await client.workflow
       .getHandle(turnId)
-      .executeUpdate(answerCheckpointUpdate, { args: [{ ...answer, checkpointId, by: caller.id }] });
+      .executeUpdate(answerCheckpointUpdate, { args: [{ ...answer, checkpointId, by: caller.id }], ...(updateId ? { updateId } : {}) });
     return { checkpointId: accepted.checkpointId, action: accepted.action, by: caller.id };
   } catch (err) {
+    if (!running) throw turnEndedAnswer(turnId);
     throw mapCheckpointError(err, turnId);
   }
 }
+
+const turnEndedAnswer = (turnId: string) => new HttpError(409, 'checkpoint_not_pending', `Turn ${turnId} has ended; its checkpoints can no longer be answered.`);
 
 export async function cancelTurn(client: Client, caller: Caller, turnId: string): Promise<void> {
   const description = await describeVisibleTurn(client, caller, turnId);
@@ -63,9 +69,7 @@ function detailsOf(value: unknown): ErrorDetail[] | undefined {
 }
 
 function mapCheckpointError(err: unknown, turnId: string): unknown {
-  if (err instanceof WorkflowNotFoundError) {
-    return new HttpError(409, 'checkpoint_not_pending', `Turn ${turnId} has ended; its checkpoints can no longer be answered.`);
-  }
+  if (err instanceof WorkflowNotFoundError) return turnEndedAnswer(turnId);
   if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
     const { type, message } = err.cause;
     if (type === CheckpointErrorType.notFound) return new HttpError(404, 'not_found', message);

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { turnEventSchemas } from '../core/schemas/events';
-import { aliceKey, authHeaders, bobKey, buildTestApp } from './support/api';
+import { aliceKey, authHeaders, bobKey, buildTestApp, eventually } from './support/api';
 import { text, toolUse } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
 import { ApiDriver } from './support/scenario';
@@ -74,6 +74,98 @@ describe('API contract for clients', () => {
     expect((await create(undefined)).json().id).not.toBe((await create(undefined)).json().id);
     expect((await create('has space')).statusCode).toBe(400);
     expect((await create('x'.repeat(256))).statusCode).toBe(400);
+  });
+
+  it('Idempotency-Key on POST .../turns: a retry returns the first turn, while it waits, after it ended and after the session continued as new', async () => {
+    const { fake, env } = harness;
+    const api = new ApiDriver(app);
+    const sessionId = await api.createSession();
+    const send = (payload: Record<string, unknown>, key?: string) =>
+      app.inject({ method: 'POST', url: `/v1/sessions/${sessionId}/turns`, headers: { ...authHeaders(), ...(key ? { 'idempotency-key': key } : {}) }, payload });
+    const reply = (response: Awaited<ReturnType<typeof send>>) => ({ status: response.statusCode, body: response.json(), replayed: response.headers['idempotent-replayed'], location: response.headers.location });
+    const parameters = (route: string) => document.paths[route].post.parameters.filter((p: { in: string }) => p.in === 'header').map((p: { name: string }) => p.name);
+    expect(parameters('/v1/sessions/{id}/turns')).toEqual(['idempotency-key']);
+    expect(parameters('/v1/turns/{id}/checkpoints/{checkpointId}')).toEqual(['idempotency-key']);
+
+    fake.enqueue({ content: [toolUse('request_human_approval', { checkpoint: 'hold', summary: 'Hold?', kind: 'approval' })] });
+    const key = `turn-${Date.now()}`;
+    const first = reply(await send({ message: 'first' }, key));
+    expect(first).toMatchObject({ status: 202, body: { id: expect.any(String), sessionId }, replayed: undefined });
+    const turnId = first.body.id as string;
+    await api.pending(turnId);
+    // While the turn waits, another message is 409; the retry is the turn itself.
+    expect((await send({ message: 'first' })).statusCode).toBe(409);
+    expect(reply(await send({ message: 'first' }, key))).toEqual({ ...first, replayed: 'true' });
+    // The same key for another request: refused, the first stands.
+    expect(reply(await send({ message: 'second' }, key))).toMatchObject({ status: 422, body: { error: { code: 'idempotency_key_reused' } } });
+    expect((await send({ message: 'first' }, 'x'.repeat(256))).statusCode).toBe(400);
+
+    fake.enqueue({ content: [text('Held.')] });
+    expect((await api.answer(turnId, 'cp-1', { action: 'approve' })).code).toBe(200);
+    await api.finished(turnId);
+    expect(reply(await send({ message: 'first' }, key))).toEqual({ ...first, replayed: 'true' });
+
+    // Turns without a key until the session continues as new; the key still names the first turn after it.
+    const session = env.client.workflow.getHandle(`session-${sessionId}`);
+    const firstRun = (await session.describe()).runId;
+    for (let n = 2; (await session.describe()).runId === firstRun; n++) {
+      if (n > 15) throw new Error('the session never continued as new');
+      fake.enqueue({ content: [text(`Answer ${n}.`)] });
+      const started = await send({ message: `message ${n}` });
+      expect(started.statusCode).toBe(202);
+      await api.finished(started.json().id);
+    }
+    expect(reply(await send({ message: 'first' }, key))).toEqual({ ...first, replayed: 'true' });
+    expect((await send({ message: 'second' }, key)).statusCode).toBe(422);
+
+    // Two attempts at once with a new key: one turn.
+    fake.enqueue({ content: [text('Once.')] });
+    const [a, b] = (await Promise.all([send({ message: 'once' }, `${key}-b`), send({ message: 'once' }, `${key}-b`)])).map(reply);
+    expect([a.status, b.status, a.body.id === b.body.id, [a.replayed, b.replayed].filter(Boolean)]).toEqual([202, 202, true, ['true']]);
+    await api.finished(a.body.id);
+    const turns = (await api.app.inject({ method: 'GET', url: `/v1/sessions/${sessionId}`, headers: authHeaders() })).json().turns as Array<{ id: string; message: string }>;
+    expect(turns.filter((turn) => turn.message === 'first' || turn.message === 'once').map((turn) => turn.id)).toEqual([turnId, a.body.id]);
+  }, 120_000);
+
+  it('Idempotency-Key on checkpoint answers: a retry returns the first answer, also after the turn went on and ended', async () => {
+    const { fake } = harness;
+    const api = new ApiDriver(app);
+    fake.enqueue({ content: [toolUse('request_human_approval', { checkpoint: 'go', summary: 'Go?', kind: 'approval', params: { speed: 1 } })] });
+    const turnId = await api.startTurn('go somewhere');
+    await api.pending(turnId);
+    const answer = (payload: Record<string, unknown>, key?: string) =>
+      app.inject({ method: 'POST', url: `/v1/turns/${turnId}/checkpoints/cp-1`, headers: { ...authHeaders(), ...(key ? { 'idempotency-key': key } : {}) }, payload });
+    const key = `answer-${Date.now()}`;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    fake.respond(async () => {
+      await released;
+      return { content: [text('Went.')] };
+    });
+    try {
+      const first = await answer({ action: 'modify', overrides: { speed: 2 } }, key);
+      expect({ status: first.statusCode, body: first.json() }).toEqual({ status: 200, body: { checkpointId: 'cp-1', action: 'modify', by: 'alice' } });
+      // The turn went on (its next model call is running): without the key a second answer is 409, with it the first answer.
+      await eventually(async () => fake.requests.length, (count) => count === 2);
+      expect((await answer({ action: 'modify', overrides: { speed: 2 } })).statusCode).toBe(409);
+      const retry = await answer({ action: 'modify', overrides: { speed: 2 } }, key);
+      expect({ status: retry.statusCode, body: retry.json() }).toEqual({ status: 200, body: first.json() });
+      // Another answer under the key is not a retry: the checkpoint is no longer pending.
+      expect((await answer({ action: 'cancel' }, key)).json().error.code).toBe('checkpoint_not_pending');
+    } finally {
+      release();
+    }
+    await api.finished(turnId);
+    fake.respond(undefined);
+    const afterEnd = await answer({ action: 'modify', overrides: { speed: 2 } }, key);
+    expect({ status: afterEnd.statusCode, body: afterEnd.json() }).toEqual({ status: 200, body: { checkpointId: 'cp-1', action: 'modify', by: 'alice' } });
+    expect((await answer({ action: 'modify', overrides: { speed: 2 } })).json().error.code).toBe('checkpoint_not_pending');
+    expect((await answer({ action: 'approve' }, key)).json().error.code).toBe('checkpoint_not_pending');
+    expect((await answer({ overrides: { speed: 2 }, action: 'modify' }, key)).statusCode).toBe(200);
+    // One decision was taken, once.
+    const events = (await app.inject({ method: 'GET', url: `/v1/turns/${turnId}/log`, headers: authHeaders() })).json().events as Array<{ type: string }>;
+    expect(events.filter((event) => event.type === 'checkpoint.resolved')).toHaveLength(1);
+    expect(JSON.stringify(fake.requests[1].body.messages.at(-1))).toContain('speed');
   });
 
   it('Location names what a 201 or 202 created or started', async () => {

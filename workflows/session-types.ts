@@ -23,6 +23,15 @@ export interface TurnRecord {
   error?: TurnError;
   createdAt: string;
   endedAt?: string;
+  /** The Idempotency-Key (its digest) of the request that started it, and what a retry must match: kept across continue-as-new. */
+  idempotency?: TurnOrigin;
+}
+
+/** The request that started a turn under an Idempotency-Key: a retry with the key gets this turn back. */
+export interface TurnOrigin {
+  key: string;
+  requestDigest: string;
+  attempt: string;
 }
 
 export interface SessionState {
@@ -34,12 +43,15 @@ export interface SessionState {
   turns: TurnRecord[];
 }
 
-/** The user's request as the API validated it, and the id of the API request that carried it (for the turn's logs). */
-export type StartTurnRequest = TurnRequest & { requestId?: string };
+/** The user's request as the API validated it, the id of the API request that carried it (for the turn's logs), and its
+ * Idempotency-Key when it had one. */
+export type StartTurnRequest = TurnRequest & { requestId?: string; idempotency?: TurnOrigin };
 
+/** The turn; with a key, the request that started it (another attempt's, when this was a retry). */
 export interface StartTurnResponse {
   turnId: string;
   number: number;
+  idempotency?: TurnOrigin;
 }
 
 /** ApplicationFailure types the session's update rejects with; the API maps them to HTTP codes. */

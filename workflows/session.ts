@@ -76,14 +76,26 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
     startTurnUpdate,
     async (request) => {
       // Checked again after every wait, with nothing awaited between the check and the reservation below.
-      while (state.activeTurnId) {
+      for (;;) {
+        // A retry under an Idempotency-Key that this session (or a run of it before continue-as-new) already took.
+        const known = request.idempotency && state.turns.find((turn) => turn.idempotency?.key === request.idempotency!.key);
+        if (known) return { turnId: known.id, number: known.number, idempotency: known.idempotency };
+        if (!state.activeTurnId) break;
         if (request.supersede) await cancelActiveTurn();
         else await waitForActiveTurnToEnd();
       }
       const number = state.turns.length + 1;
       const turnId = turnWorkflowId(state.sessionId, number);
       const createdAt = new Date().toISOString();
-      const record: TurnRecord = { id: turnId, number, message: request.message, skill: request.skill, status: 'running', createdAt };
+      const record: TurnRecord = {
+        id: turnId,
+        number,
+        message: request.message,
+        skill: request.skill,
+        status: 'running',
+        createdAt,
+        ...(request.idempotency ? { idempotency: request.idempotency } : {}),
+      };
       state.turns.push(record);
       state.activeTurnId = turnId;
       const child = await startChild(turnWorkflow, {
@@ -114,7 +126,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
         (result) => recordEnd(record, result),
         (err) => recordEnd(record, childFailureResult(err)),
       );
-      return { turnId, number };
+      return { turnId, number, ...(request.idempotency ? { idempotency: request.idempotency } : {}) };
     },
     {
       validator: (request) => {

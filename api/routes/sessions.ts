@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import type { Static } from '@sinclair/typebox';
@@ -11,6 +11,7 @@ import { searchAttributes } from '../../workflows/search-attributes';
 import { SessionErrorType } from '../../workflows/session-types';
 import type { ApiContext } from '../context';
 import { HttpError, notFound } from '../errors';
+import { idempotencyHeader, keyDigest, keyReused, newAttempt, replayedHeader, requestDigest, sessionIdOf } from '../idempotency';
 import { checkedMessage } from '../input-limits';
 import {
   CreatedSession,
@@ -20,6 +21,7 @@ import {
   SessionParams,
   SessionView,
   StartTurnBody,
+  StartTurnHeaders,
   StartTurnQuery,
   StartedTurn,
   TurnView,
@@ -45,8 +47,8 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
       },
     },
     async (request, reply) => {
-      const key = request.headers['idempotency-key'];
-      const id = key === undefined ? randomBytes(10).toString('hex') : idempotentSessionId(request.caller.id, key);
+      const key = request.headers[idempotencyHeader];
+      const id = key === undefined ? randomBytes(10).toString('hex') : sessionIdOf(request.caller.id, key);
       try {
         await quotas.createSession(request.caller.id, id, () =>
           client.workflow.start('sessionWorkflow', {
@@ -62,7 +64,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
       } catch (err) {
         // The key's session exists (or existed): the first request's answer stands. Temporal keeps the id taken.
         if (key === undefined || !(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        void reply.header('idempotent-replayed', 'true');
+        void reply.header(replayedHeader, 'true');
       }
       return reply.code(201).header('location', `/v1/sessions/${id}`).send({ id });
     },
@@ -117,7 +119,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
     },
   );
 
-  app.post<{ Params: { id: string }; Body: StartTurnBody; Querystring: Static<typeof StartTurnQuery> }>(
+  app.post<{ Params: { id: string }; Body: StartTurnBody; Querystring: Static<typeof StartTurnQuery>; Headers: Static<typeof StartTurnHeaders> }>(
     '/v1/sessions/:id/turns',
     {
       handlerTimeout: Math.max(config.requestTimeoutMs, config.waitTimeoutMs + 10_000),
@@ -126,12 +128,16 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
         summary: 'Send a message: starts a turn',
         description:
           'Answers 202 at once, or with `?wait=true` holds the request until the turn ends or waits at a checkpoint and ' +
-          `answers 200 with the turn (202 after ${config.waitTimeoutMs} ms). 409 while another turn of the session runs or waits.`,
+          `answers 200 with the turn (202 after ${config.waitTimeoutMs} ms). 409 while another turn of the session runs or waits. ` +
+          'With an `Idempotency-Key` header, a retry with the same key and body (by the same user) answers with the turn the first ' +
+          'request started, `Idempotent-Replayed: true`, instead of starting another (also after the session continued as new); ' +
+          'the same key with another body is 422 `idempotency_key_reused`.',
         tags: ['turns'],
         params: SessionParams,
+        headers: StartTurnHeaders,
         querystring: StartTurnQuery,
         body: StartTurnBody,
-        response: { 200: TurnView, 202: created(StartedTurn, 'The turn started; Location is its URL'), ...errorResponses(400, 401, 404, 409, 413, 429) },
+        response: { 200: TurnView, 202: created(StartedTurn, 'The turn started; Location is its URL'), ...errorResponses(400, 401, 404, 409, 413, 422, 429) },
       },
     },
     async (request, reply) => {
@@ -147,12 +153,16 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
         if (!manifest) throw new HttpError(400, 'unknown_skill', `There is no enabled skill "${skill}"; GET /v1/skills lists them.`);
         if (params !== undefined) checkSkillParams(manifest, params);
       }
+      const key = request.headers[idempotencyHeader];
+      const origin = key === undefined ? undefined : { key: keyDigest(request.caller.id, key), requestDigest: requestDigest(request.body), attempt: newAttempt() };
       let turnId: string;
       try {
-        const started = await client.workflow
-          .getHandle(sessionWorkflowId(sessionId))
-          .executeUpdate(startTurnUpdate, { args: [{ ...request.body, message, requestId: request.id }] });
+        const started = await client.workflow.getHandle(sessionWorkflowId(sessionId)).executeUpdate(startTurnUpdate, {
+          args: [{ ...request.body, message, requestId: request.id, ...(origin ? { idempotency: origin } : {}) }],
+        });
         turnId = started.turnId;
+        if (origin && started.idempotency && started.idempotency.requestDigest !== origin.requestDigest) throw keyReused();
+        if (origin && started.idempotency && started.idempotency.attempt !== origin.attempt) void reply.header(replayedHeader, 'true');
       } catch (err) {
         throw mapSessionError(err, sessionId);
       }
@@ -173,11 +183,6 @@ function checkSkillParams(manifest: SkillManifest, params: Record<string, unknow
   if (checked.ok) return;
   const listed = checked.problems.map((problem) => problem.message).join('; ');
   throw new HttpError(400, 'invalid_params', `The params are not valid for skill ${manifest.name}: ${listed}.`, undefined, checked.problems, manifest.parameters);
-}
-
-/** The session a user's Idempotency-Key stands for: the same key from another user names another session. */
-function idempotentSessionId(userId: string, key: string): string {
-  return createHash('sha256').update(`${userId}\n${key}`).digest('hex').slice(0, 20);
 }
 
 function mapSessionError(err: unknown, sessionId: string): unknown {

@@ -54,3 +54,11 @@ export const NextCursor = Nullable(Type.String({ description: 'Pass as cursor fo
 
 /** `?token=`: a stream token, for clients that cannot send headers (EventSource, browser WebSocket). */
 export const StreamTokenQuery = Type.Optional(Type.String({ maxLength: 1024, description: 'A stream token from POST /v1/stream-tokens' }));
+
+/** `Idempotency-Key` on the POSTs that create something (api/idempotency.ts): a retry with it gets the first result. */
+export const IdempotencyHeaders = (what: string) =>
+  Type.Object({
+    'idempotency-key': Type.Optional(
+      Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$', description: `Makes retries safe: the same key gives ${what}` }),
+    ),
+  });

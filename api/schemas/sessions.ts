@@ -1,16 +1,13 @@
 import { Type } from '@sinclair/typebox';
-import { NextCursor, Nullable, PageQuery, SessionId, Timestamp, TurnId, UserId } from './common';
+import { IdempotencyHeaders, NextCursor, Nullable, PageQuery, SessionId, Timestamp, TurnId, UserId } from './common';
 import { TurnError, TurnStatus } from './turns';
 
 export const SessionParams = Type.Object({ id: SessionId });
 
 export const CreatedSession = Type.Object({ id: SessionId });
 
-export const CreateSessionHeaders = Type.Object({
-  'idempotency-key': Type.Optional(
-    Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$', description: 'Makes retries safe: the same key gives the same session' }),
-  ),
-});
+export const CreateSessionHeaders = IdempotencyHeaders('the same session');
+export const StartTurnHeaders = IdempotencyHeaders('the same turn, also after the session continued as new');
 
 export const SessionListQuery = Type.Object({
   user: Type.Optional({ ...UserId, description: 'Operators only: one user\'s sessions' }),

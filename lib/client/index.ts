@@ -41,6 +41,9 @@ export class SkillflowApiError extends Error {
 
 const terminalTypes = new Set(['done', 'error', 'cancelled']);
 
+/** `Idempotency-Key`: a retry with the same key gets the first request's result (docs/api.md). */
+const keyHeader = (options: { idempotencyKey?: string }): Record<string, string> => (options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {});
+
 /**
  * A typed client of the skillflow API (docs/api.md); the `skillflow` CLI uses it. Methods are named after the
  * OpenAPI document's operationIds; their types come from the schemas the API validates with.
@@ -55,7 +58,7 @@ export class SkillflowClient {
   }
 
   createSession(options: { idempotencyKey?: string } = {}): Promise<{ id: string }> {
-    return this.request('POST', '/v1/sessions', undefined, options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {});
+    return this.request('POST', '/v1/sessions', undefined, keyHeader(options));
   }
 
   listSessions(query: { user?: string; limit?: number; cursor?: string } = {}): Promise<SessionList> {
@@ -71,8 +74,8 @@ export class SkillflowClient {
   }
 
   /** Starts a turn: the started turn, or with `wait` the turn once it ended or waits at a checkpoint. */
-  startTurn(sessionId: string, request: TurnRequest, options: { wait?: boolean } = {}): Promise<StartedTurnReply | Turn> {
-    return this.request('POST', `/v1/sessions/${encodeURIComponent(sessionId)}/turns${options.wait ? '?wait=true' : ''}`, request);
+  startTurn(sessionId: string, request: TurnRequest, options: { wait?: boolean; idempotencyKey?: string } = {}): Promise<StartedTurnReply | Turn> {
+    return this.request('POST', `/v1/sessions/${encodeURIComponent(sessionId)}/turns${options.wait ? '?wait=true' : ''}`, request, keyHeader(options));
   }
 
   listTurns(filter: TurnFilter = {}): Promise<TurnList> {
@@ -88,8 +91,8 @@ export class SkillflowClient {
     return log.events;
   }
 
-  answerCheckpoint(turnId: string, checkpointId: string, answer: CheckpointAnswer): Promise<AnswerAccepted> {
-    return this.request('POST', `/v1/turns/${encodeURIComponent(turnId)}/checkpoints/${encodeURIComponent(checkpointId)}`, answer);
+  answerCheckpoint(turnId: string, checkpointId: string, answer: CheckpointAnswer, options: { idempotencyKey?: string } = {}): Promise<AnswerAccepted> {
+    return this.request('POST', `/v1/turns/${encodeURIComponent(turnId)}/checkpoints/${encodeURIComponent(checkpointId)}`, answer, keyHeader(options));
   }
 
   cancelTurn(id: string): Promise<{ id: string; cancelRequested: true }> {
