@@ -19,12 +19,18 @@ export function parseOverrides(pairs: string[]): Record<string, unknown> | strin
 }
 
 /**
- * What a line typed at a checkpoint prompt means: for approvals `y`/empty approves, `c` cancels, `m` asks for
- * overrides (`modify`), a number chooses an option; for questions a number chooses, `/cancel` cancels, anything else
- * is the answer. Null: ask again; `'modify'`: ask for the key=value pairs next.
+ * What a line typed at a checkpoint prompt means, among the actions the checkpoint accepts (`actions`): for approvals
+ * `y`/empty approves, `c` cancels, `m` asks for overrides (`modify`), a number chooses an option; for questions a
+ * number chooses, `/cancel` cancels, anything else is the answer. Null: ask again (also for an action the checkpoint
+ * does not take, such as approving a routing checkpoint); `'modify'`: ask for the key=value pairs next.
  */
 export function answerFromLine(checkpoint: PendingCheckpoint, line: string): CheckpointAnswer | 'modify' | null {
-  const text = line.trim();
+  const read = readLine(checkpoint, line.trim());
+  const action = read === 'modify' ? 'modify' : read?.action;
+  return action && checkpoint.actions.includes(action) ? read : null;
+}
+
+function readLine(checkpoint: PendingCheckpoint, text: string): CheckpointAnswer | 'modify' | null {
   const options = checkpoint.options ?? [];
   if (/^\d+$/.test(text) && options.length > 0) {
     const option = options[Number(text) - 1];
@@ -41,9 +47,17 @@ export function answerFromLine(checkpoint: PendingCheckpoint, line: string): Che
   return null;
 }
 
+/** The prompt offers exactly the checkpoint's actions. */
 export function promptFor(checkpoint: PendingCheckpoint): string {
-  const choose = (checkpoint.options ?? []).length > 0 ? ', a number to choose' : '';
-  return checkpoint.kind === 'question'
-    ? `answer (text${choose}, /cancel)> `
-    : `approve? ([y]es, [m]odify, [c]ancel${choose})> `;
+  const can = (action: CheckpointAnswer['action']) => checkpoint.actions.includes(action) && (action !== 'choose' || (checkpoint.options ?? []).length > 0);
+  if (checkpoint.kind === 'question') {
+    const parts = [can('answer') && 'text', can('choose') && 'a number to choose', can('cancel') && '/cancel'].filter(Boolean);
+    return `answer (${parts.join(', ')})> `;
+  }
+  if (!can('approve')) {
+    const parts = [can('choose') && 'a number', can('cancel') && '[c]ancel'].filter(Boolean);
+    return `choose (${parts.join(', ')})> `;
+  }
+  const parts = ['[y]es', can('modify') && '[m]odify', can('cancel') && '[c]ancel', can('choose') && 'a number to choose'].filter(Boolean);
+  return `approve? (${parts.join(', ')})> `;
 }

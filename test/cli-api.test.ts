@@ -127,6 +127,8 @@ describe('skillflow chat, inbox, answer and runs show against a running API', ()
       'answer (text, a number to choose, /cancel)> 1\n',
       '  ok cp-3: choose by alice\n',
       '    4) Stop here\n',
+      // The exam's routing checkpoint takes only a route or cancel: the prompt offers no approve.
+      'choose (a number, [c]ancel)> 4\n',
       'assistant> Great work. Come back any time.\n',
     ]) {
       expect(out).toContain(expected);
