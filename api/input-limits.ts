@@ -24,28 +24,37 @@ export function normalizeText(text: string): string {
   return text.replace(loneSurrogates, '\uFFFD').replace(controls, '').replace(bidiControls, '');
 }
 
-/** The message of a new turn, normalized and within SKILLFLOW_MAX_MESSAGE_CHARS (400 otherwise). */
-export function checkedMessage(message: string, config: Pick<Config, 'maxMessageChars'>): string {
-  const text = normalizeText(message);
+type TextLimits = Pick<Config, 'maxMessageChars' | 'maxMessageBytes'>;
+
+/** A text within SKILLFLOW_MAX_MESSAGE_CHARS characters and SKILLFLOW_MAX_MESSAGE_BYTES bytes as UTF-8 (400 otherwise). */
+function checkLength(field: string, text: string, config: TextLimits, code: string): void {
   if (text.length > config.maxMessageChars) {
-    throw new HttpError(400, 'message_too_long', `message is ${text.length} characters; the limit is ${config.maxMessageChars}.`);
+    throw new HttpError(400, code, `${field} is ${text.length} characters; the limit is ${config.maxMessageChars}.`);
   }
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > config.maxMessageBytes) {
+    throw new HttpError(400, code, `${field} is ${bytes} bytes as UTF-8; the limit is ${config.maxMessageBytes} bytes (SKILLFLOW_MAX_MESSAGE_BYTES).`);
+  }
+}
+
+/** The message of a new turn, normalized and within the message limits (400 otherwise). */
+export function checkedMessage(message: string, config: TextLimits): string {
+  const text = normalizeText(message);
+  checkLength('message', text, config, 'message_too_long');
   if (text.trim() === '') throw new HttpError(400, 'invalid_request', 'message is empty once control characters are removed.');
   return text;
 }
 
 /**
- * A checkpoint decision within bounds, its text normalized like a message: `answer` within SKILLFLOW_MAX_MESSAGE_CHARS,
+ * A checkpoint decision within bounds, its text normalized like a message: `answer` within the message limits,
  * `choice` within 1,000 characters, `overrides` at most 16 levels deep and 64 KiB as JSON. Anything else is a 400
  * naming the field, before Temporal sees it.
  */
-export function checkedAnswer(answer: CheckpointAnswer, config: Pick<Config, 'maxMessageChars'>): CheckpointAnswer {
+export function checkedAnswer(answer: CheckpointAnswer, config: TextLimits): CheckpointAnswer {
   const checked: CheckpointAnswer = { ...answer };
   if (answer.answer !== undefined) {
     checked.answer = normalizeText(answer.answer);
-    if (checked.answer.length > config.maxMessageChars) {
-      throw new HttpError(400, 'answer_too_long', `answer is ${checked.answer.length} characters; the limit is ${config.maxMessageChars}.`);
-    }
+    checkLength('answer', checked.answer, config, 'answer_too_long');
   }
   if (answer.note !== undefined) checked.note = normalizeText(answer.note);
   if (answer.choice !== undefined) {

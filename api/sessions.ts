@@ -42,7 +42,9 @@ export async function readSession(client: Client, caller: Caller, sessionId: str
       .catch(() => undefined);
     if (live) Object.assign(active, { status: live.status, reason: live.reason ?? null });
   }
-  return { id: state.sessionId, userId: state.userId, createdAt: state.createdAt, activeTurnId: state.activeTurnId ?? null, turns };
+  // Sessions of code before the bound have no count: their turns are all there.
+  const turnCount = state.turnCount ?? state.turns.length;
+  return { id: state.sessionId, userId: state.userId, createdAt: state.createdAt, activeTurnId: state.activeTurnId ?? null, turnCount, turns };
 }
 
 function turnOf(record: TurnRecord) {
@@ -57,6 +59,7 @@ function turnOf(record: TurnRecord) {
     error: record.error ?? null,
     createdAt: record.createdAt,
     endedAt: record.endedAt ?? null,
+    ...(record.truncated ? { truncated: true } : {}),
   };
 }
 

@@ -21,7 +21,7 @@ export async function answerCheckpoint(
   turnId: string,
   checkpointId: string,
   given: CheckpointAnswer,
-  limits: Pick<Config, 'maxMessageChars'>,
+  limits: Pick<Config, 'maxMessageChars' | 'maxMessageBytes'>,
   idempotencyKey?: string,
 ): Promise<CheckpointAccepted> {
   const answer = checkedAnswer(given, limits);

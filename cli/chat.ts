@@ -95,7 +95,7 @@ export async function chat(options: ChatOptions, io: CliIo): Promise<number> {
   try {
     if (sessionId) {
       const session = await client.getSession(sessionId);
-      out(`Rejoined session ${sessionId} (${session.turns.length} turn${session.turns.length === 1 ? '' : 's'}).\n`);
+      out(`Rejoined session ${sessionId} (${session.turnCount} turn${session.turnCount === 1 ? '' : 's'}).\n`);
       if (session.activeTurnId) await follow(session.activeTurnId);
     } else {
       sessionId = (await client.createSession()).id;

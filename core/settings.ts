@@ -1,3 +1,5 @@
+import { defaultHistoryWindowBytes } from './session-records';
+
 /**
  * Knobs a turn runs with. They travel in the turn's input (set by whoever starts the session, from its validated
  * configuration), so a turn never reads the environment and replays with the values it started with.
@@ -14,6 +16,11 @@ export interface TurnSettings {
   modelRetryInitialMs?: number;
   /** Earlier exchanges carried into a new turn. */
   historyWindow: number;
+  /**
+   * At most this many bytes (UTF-8) of their text. Absent in the settings of sessions created before it existed:
+   * `defaultHistoryWindowBytes`.
+   */
+  historyWindowBytes?: number;
   /** Model calls allowed between two human decisions (or from the start of the turn to the first). */
   maxRounds: number;
   /** Empty responses retried with guidance before the turn gives a recovery answer. */
@@ -45,6 +52,7 @@ export const defaultTurnSettings: TurnSettings = {
   modelMaxAttempts: 6,
   modelTimeoutMs: 600_000,
   historyWindow: 10,
+  historyWindowBytes: defaultHistoryWindowBytes,
   maxRounds: 40,
   maxEmptyRetries: 2,
   maxContinuations: 3,

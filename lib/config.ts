@@ -1,10 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
+import { defaultHistoryWindowBytes, maxHistoryWindowBytes } from '../core/session-records';
 import { parseDuration } from '../core/skills/durations';
 import { closest } from '../core/skills/problems';
 import { grantSyntax, parseGrant } from '../core/tools/grants';
 import { parseHostPattern } from './tools/host-patterns';
+
+/** A message of 256 KiB, and a turn's input (message and history window) stays well within Temporal's 2 MiB. */
+export const defaultMaxMessageBytes = 256 * 1024;
+const maxMessageBytesLimit = 1024 * 1024;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -33,6 +38,8 @@ export interface Config {
   modelMaxAttempts: number;
   modelTimeoutMs: number;
   historyWindow: number;
+  /** Bytes (UTF-8) of the earlier exchanges a new turn sees, at most. */
+  historyWindowBytes: number;
   maxRounds: number;
   maxEmptyRetries: number;
   maxContinuations: number;
@@ -50,6 +57,8 @@ export interface Config {
   apiKeys: ApiKey[];
   authEnabled: boolean;
   maxMessageChars: number;
+  /** A message's (and a checkpoint answer's) size as UTF-8, at most. */
+  maxMessageBytes: number;
   /** Largest request body, in bytes (413 above). */
   bodyLimitBytes: number;
   /** Longest a request may take end to end, except the streams and `?wait=true` (which has its own bound). */
@@ -236,6 +245,7 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     modelMaxAttempts: integer('SKILLFLOW_MODEL_MAX_ATTEMPTS', 6, 1, 100),
     modelTimeoutMs: duration('SKILLFLOW_MODEL_TIMEOUT_MS', 600_000, 1_000, 3_600_000),
     historyWindow: integer('SKILLFLOW_HISTORY_WINDOW', 10, 0, 1000),
+    historyWindowBytes: integer('SKILLFLOW_HISTORY_WINDOW_BYTES', defaultHistoryWindowBytes, 0, maxHistoryWindowBytes),
     maxRounds: integer('SKILLFLOW_MAX_ROUNDS', 40, 1, 10_000),
     maxEmptyRetries: integer('SKILLFLOW_MAX_EMPTY_RETRIES', 2, 0, 20),
     maxContinuations: integer('SKILLFLOW_MAX_CONTINUATIONS', 3, 0, 20),
@@ -250,6 +260,7 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     apiKeys: [],
     authEnabled: true,
     maxMessageChars: integer('SKILLFLOW_MAX_MESSAGE_CHARS', 100_000, 1, 10_000_000),
+    maxMessageBytes: integer('SKILLFLOW_MAX_MESSAGE_BYTES', defaultMaxMessageBytes, 1, maxMessageBytesLimit),
     bodyLimitBytes: integer('SKILLFLOW_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     requestTimeoutMs: duration('SKILLFLOW_REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000),
     waitTimeoutMs: duration('SKILLFLOW_WAIT_TIMEOUT_MS', 60_000, 100, 3_600_000),

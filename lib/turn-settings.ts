@@ -6,6 +6,7 @@ export function turnSettingsFrom(config: Config): TurnSettings {
     modelMaxAttempts: config.modelMaxAttempts,
     modelTimeoutMs: config.modelTimeoutMs,
     historyWindow: config.historyWindow,
+    historyWindowBytes: config.historyWindowBytes,
     maxRounds: config.maxRounds,
     maxEmptyRetries: config.maxEmptyRetries,
     maxContinuations: config.maxContinuations,

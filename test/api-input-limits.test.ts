@@ -2,7 +2,8 @@ import type { AddressInfo } from 'node:net';
 import { PayloadConverterError } from '@temporalio/common';
 import type { FastifyInstance } from 'fastify';
 import { errorReply } from '../api/errors';
-import { normalizeText } from '../api/input-limits';
+import { checkedAnswer, checkedMessage, normalizeText } from '../api/input-limits';
+import { loadConfig } from '../lib/config';
 import { aliceKey, authHeaders, buildTestApp } from './support/api';
 import { text, toolUse } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
@@ -95,6 +96,19 @@ describe('input limits', () => {
     expect(await socket.waitForReply('long')).toMatchObject({ type: 'error', status: 400, error: { code: 'answer_too_long' } });
     socket.close();
     await finish(turnId);
+  });
+
+  it('a message and an answer are bounded in bytes too (SKILLFLOW_MAX_MESSAGE_BYTES), with a clear 400', () => {
+    const limits = { maxMessageChars: 1_000, maxMessageBytes: 300 };
+    // 101 characters of three bytes each: within the characters, beyond the bytes.
+    expect(() => checkedMessage('€'.repeat(101), limits)).toThrow(
+      expect.objectContaining({ statusCode: 400, code: 'message_too_long', message: 'message is 303 bytes as UTF-8; the limit is 300 bytes (SKILLFLOW_MAX_MESSAGE_BYTES).' }),
+    );
+    expect(checkedMessage('€'.repeat(100), limits)).toBe('€'.repeat(100));
+    expect(() => checkedAnswer({ action: 'answer', answer: '😀'.repeat(76) }, limits)).toThrow(expect.objectContaining({ statusCode: 400, code: 'answer_too_long' }));
+    expect(loadConfig({}).maxMessageBytes).toBe(256 * 1024);
+    expect(loadConfig({}).historyWindowBytes).toBe(256 * 1024);
+    expect(() => loadConfig({ SKILLFLOW_HISTORY_WINDOW_BYTES: String(1024 * 1024) })).toThrow(/SKILLFLOW_HISTORY_WINDOW_BYTES/);
   });
 
   it('a value the payload converter refuses is the client\'s 400, not a 500', () => {

@@ -68,6 +68,7 @@ describe('API routes', () => {
         userId: 'alice',
         createdAt: expect.any(String),
         activeTurnId: null,
+        turnCount: 1,
         turns: [
           {
             id: turnId,

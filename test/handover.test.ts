@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
-import { allPatchIds } from '../core/policy';
+import { allPatchIds, workflowPatches } from '../core/policy';
 import { authHeaders, buildTestApp, eventually } from './support/api';
 import { testDeps } from './support/deps';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
@@ -100,7 +100,9 @@ describe('handing turns in flight from the old workflow code to the new', () => 
     const resumed = (await api.sendMessage(carrySession, { message: 'Continue my exam.' })).body.id;
     await api.pending(resumed);
     const resume = (await inputOf(env.client.workflow.getHandle(resumed))).resume as Record<string, unknown>;
-    expect(resume).toMatchObject({ version: 2, plan: { skill: exam, current: 'question-generation' }, orchestrator: oldCarry.orchestrator });
+    expect(resume).toMatchObject({ version: 3, plan: { skill: exam, current: 'question-generation' }, orchestrator: oldCarry.orchestrator });
+    // Migrated: the whole snapshot the old code carried serves this turn, and is named for the carry handed on.
+    expect(resume).toMatchObject({ skills: [{ name: exam, hash: expect.stringMatching(/^[0-9a-f]{64}$/) }], snapshots: [{ name: exam }] });
     expect(JSON.stringify(fake.requests.at(-3)!.body.messages)).toContain('You are in the middle of skill exam-mode-tuner; the last step done was question-generation.');
     expect((await api.turn(resumed)).body).toMatchObject({ skill: exam, step: 'adaptive-difficulty', status: 'waiting' });
     // Which turns still run the old code: the running ones without the patches (docs/operators.md, "Retiring a patch").
@@ -139,7 +141,8 @@ describe('handing turns in flight from the old workflow code to the new', () => 
     expect(await api.finished(afterStop)).toMatchObject({ status: 'completed', output: haiku });
     expect(lastText(fake.requests.at(-1)!.body)).toContain('Skill simple-writing');
     expect(lastText(fake.requests.at(-1)!.body)).not.toContain('is_error');
-    expect((await patchesIn(env.client.workflow.getHandle(afterStop))).sort()).toEqual([...allPatchIds].sort());
+    // The old turn handed on its finished plan naming the exam skill (the old rules carry it), which this turn read back.
+    expect((await patchesIn(env.client.workflow.getHandle(afterStop))).sort()).toEqual([...allPatchIds, workflowPatches.skillReferences].sort());
 
     fake.enqueue({ content: [text('Stopping for today.')] });
     const question2 = await api.pending(resumed);

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { TurnResult } from '../core/turn';
 import { turnEventsQuery } from '../workflows/definitions';
 import { buildTestApp } from './support/api';
 import { bundledSkillsDir, testDeps } from './support/deps';
@@ -246,6 +247,9 @@ describe('the plan is enforced whatever the model does', () => {
     const first = (await shortApi.sendMessage(sessionId, { message: 'exam please' })).body.id;
     await shortApi.pending(first);
     expect(await shortApi.finished(first)).toMatchObject({ status: 'cancelled', reason: 'expired', skill: exam });
+    // The plan goes to the session naming its pinned skill, not holding it; the next turn reads it back.
+    const carried = ((await env.client.workflow.getHandle(first).result()) as TurnResult).plan!;
+    expect(carried).toMatchObject({ version: 3, skills: [{ name: exam, hash: expect.stringMatching(/^[0-9a-f]{64}$/) }], snapshots: [] });
 
     fake.enqueue(
       { content: [loadSkill()] },

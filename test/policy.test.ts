@@ -10,6 +10,8 @@ import {
   describeAllowed,
   legacyRules,
   migratePlanCarry,
+  unresolvedSkills,
+  withSnapshots,
   newPolicyState,
   passCheckpoint,
   passDeadline,
@@ -687,7 +689,11 @@ describe('the turn policy, event by event', () => {
 
 describe('turns that continue a plan', () => {
   const unfinished = () => apply(examUntilQuestions()).state;
-  const carried = (state: PolicyState, pinned: SkillSnapshot[] = [snapshotOf(exam)]) => carryOf(state, Object.fromEntries(pinned.map((s) => [s.name, s])))!;
+  /** The carry a turn hands on, as the next turn sees it once it has read the named skills back (unresolvedSkills). */
+  const carried = (state: PolicyState, pinned: SkillSnapshot[] = [snapshotOf(exam)]) => {
+    const carry = carryOf(state, Object.fromEntries(pinned.map((s) => [s.name, s])))!;
+    return withSnapshots(carry, pinned.filter((s) => unresolvedSkills(carry).some((ref) => ref.name === s.name && ref.hash === s.hash)));
+  };
 
   it.each([
     {
@@ -740,13 +746,16 @@ describe('turns that continue a plan', () => {
     expect(next.verdicts.at(-1)).toEqual({ kind: 'allow' });
   });
 
-  it('carries what the session needs, in both shapes, and only that', () => {
-    const carry = carried(unfinished(), [snapshotOf(exam), snapshotOf(writer)]);
-    expect(carry).toMatchObject({ version: 2, plan: { skill: 'exam' }, route: null, orchestrator: { plan: { skill: 'exam' }, route: null, violations: 0 } });
-    expect(carry.snapshots.map((s) => s.name)).toEqual(['exam']);
+  it('carries what the session needs, in both shapes, and only that: the pinned skill by name and hash, not whole', () => {
+    const carry = carryOf(unfinished(), { exam: snapshotOf(exam), writer: snapshotOf(writer) })!;
+    expect(carry).toMatchObject({ version: 3, plan: { skill: 'exam' }, route: null, orchestrator: { plan: { skill: 'exam' }, route: null, violations: 0 } });
+    expect(carry.skills).toEqual([{ name: 'exam', hash: snapshotOf(exam).hash }]);
+    expect(carry.snapshots).toEqual([]);
+    expect(unresolvedSkills(carry)).toEqual([{ name: 'exam', hash: snapshotOf(exam).hash }]);
+    expect(unresolvedSkills(withSnapshots(carry, [snapshotOf(exam)]))).toEqual([]);
     expect(carryOf(apply([started(), loaded(writer)]).state, { writer: snapshotOf(writer) })).toBeUndefined();
     const routed = carryOf(apply([...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: '→ coach' })]).state, { exam: snapshotOf(exam) });
-    expect(routed).toMatchObject({ plan: null, route: { skill: 'coach' }, snapshots: [] });
+    expect(routed).toMatchObject({ plan: null, route: { skill: 'coach' }, skills: [], snapshots: [] });
   });
 
   it('turns of older code carry as that code did: the plan with any route, a "stop" too', () => {
@@ -774,8 +783,11 @@ describe('carries of the code before the policy core are migrated when read', ()
     const old = fixtureInput('turn-resuming-carried-plan-waiting.json').resume as Record<string, unknown>;
     expect(Object.keys(old).sort()).toEqual(['orchestrator', 'snapshots']);
     const migrated = migratePlanCarry(old)!;
-    expect(migrated).toMatchObject({ version: 2, plan: { skill: 'exam-mode-tuner', current: 'question-generation' }, route: null, orchestrator: old.orchestrator });
+    expect(migrated).toMatchObject({ version: 3, plan: { skill: 'exam-mode-tuner', current: 'question-generation' }, route: null, orchestrator: old.orchestrator });
+    // The whole snapshot it carried stays for this turn (nothing to read back); it is named for the carry handed on.
     expect(migrated.snapshots.map((s) => s.name)).toEqual(['exam-mode-tuner']);
+    expect(migrated.skills).toEqual([{ name: 'exam-mode-tuner', hash: migrated.snapshots[0]!.hash }]);
+    expect(unresolvedSkills(migrated)).toEqual([]);
     const { verdict, state } = reducePolicy(newPolicyState(), started({ carry: migrated }));
     expect(verdict).toMatchObject({ kind: 'allow', note: expect.stringMatching(/^You are in the middle of skill exam-mode-tuner; the last step done was question-generation\./) });
     expect(state.active).toMatchObject({ name: 'exam-mode-tuner', limits: { maxIterations: 200 }, freeCheckpoints: { ttlMs: 15 * 60_000 } });
@@ -783,14 +795,15 @@ describe('carries of the code before the policy core are migrated when read', ()
 
   it('a session continued as new: its input\'s plan is migrated the same way', () => {
     const old = fixtureInput('session-continued-with-plan.json').plan;
-    expect(migratePlanCarry(old)).toMatchObject({ version: 2, plan: { skill: 'exam-mode-tuner' }, route: null });
+    expect(migratePlanCarry(old)).toMatchObject({ version: 3, plan: { skill: 'exam-mode-tuner' }, route: null });
   });
 
   it.each([
     ['nothing', undefined, undefined],
     ['not an object', 'plan', undefined],
     ['an unknown shape', { something: 1 }, undefined],
-    ['an old carry with nothing in it', { orchestrator: {} }, { version: 2, plan: null, route: null, snapshots: [] }],
+    ['an old carry with nothing in it', { orchestrator: {} }, { version: 3, plan: null, route: null, skills: [], snapshots: [] }],
+    ['a carry of version 2 (whole snapshots)', { version: 2, plan: null, route: null, snapshots: [{ name: 'a', hash: 'h' }] }, { version: 3, skills: [{ name: 'a', hash: 'h' }], snapshots: [{ name: 'a', hash: 'h' }] }],
   ])('%s', (_name, value, expected) => {
     const migrated = migratePlanCarry(value);
     if (expected === undefined) expect(migrated).toBeUndefined();

@@ -6,8 +6,10 @@ export interface SessionInput {
   userId: string;
   createdAt: string;
   settings: TurnSettings;
-  /** Carried across continue-as-new. */
+  /** Carried across continue-as-new: the recent turns (all of them, from runs of code before the bound). */
   turns?: TurnRecord[];
+  /** Turns the session has numbered so far; absent from runs of older code, whose `turns` held every turn. */
+  turnCount?: number;
   /** A plan the last turn left unfinished, continued by the next one. */
   plan?: PlanCarry;
 }
@@ -25,6 +27,8 @@ export interface TurnRecord {
   endedAt?: string;
   /** The Idempotency-Key (its digest) of the request that started it, and what a retry must match: kept across continue-as-new. */
   idempotency?: TurnOrigin;
+  /** The text was cut to fit the session's limits; the turn's own workflow has all of it. */
+  truncated?: boolean;
 }
 
 /** The request that started a turn under an Idempotency-Key: a retry with the key gets this turn back. */
@@ -40,6 +44,9 @@ export interface SessionState {
   createdAt: string;
   closed: boolean;
   activeTurnId?: string;
+  /** How many turns the session has numbered (the last turn's number). */
+  turnCount: number;
+  /** The recent turns, oldest first: at most sessionRecordLimits of them (core/session-records.ts). */
   turns: TurnRecord[];
 }
 

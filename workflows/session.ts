@@ -10,11 +10,13 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
+  patched,
   setHandler,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import { migratePlanCarry } from '../core/policy';
+import { migratePlanCarry, workflowPatches } from '../core/policy';
+import { boundedRecords, defaultHistoryWindowBytes, historyWindow } from '../core/session-records';
 import { turnResultOfFailure, turnWorkflowId, type Exchange, type PlanCarry, type TurnResult } from '../core/turn';
 import { closeSessionUpdate, sessionStateQuery, startTurnUpdate, turnEndedSignal } from './definitions';
 import { searchAttributes } from './search-attributes';
@@ -25,14 +27,18 @@ const activeTurnGraceMs = 2_000;
 
 /**
  * A session lives as long as its user keeps it: it hands out turn numbers, runs one turn at a time, and keeps the
- * user/assistant text of every turn after Temporal's retention has removed the turns themselves.
+ * user/assistant text of its recent turns (a bounded tail, core/session-records.ts: the state crosses continue-as-new
+ * whole); older turns are read from their own workflows.
  */
 export async function sessionWorkflow(input: SessionInput): Promise<SessionState> {
+  // Runs started before the bound keep every record and the count-only window until they continue as new.
+  const bounded = patched(workflowPatches.boundedSession);
   const state: SessionState = {
     sessionId: input.sessionId,
     userId: input.userId,
     createdAt: input.createdAt,
     closed: false,
+    turnCount: input.turnCount ?? input.turns?.length ?? 0,
     turns: input.turns ?? [],
   };
   setHandler(sessionStateQuery, () => state);
@@ -45,6 +51,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
     if ('turnId' in result) plan = migratePlanCarry(carried);
     Object.assign(record, pickEnding(ending), { endedAt: new Date().toISOString() });
     if (state.activeTurnId === record.id) state.activeTurnId = undefined;
+    if (bounded && !state.activeTurnId) state.turns = boundedRecords(state.turns);
   };
 
   const cancelActiveTurn = async () => {
@@ -84,7 +91,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
         if (request.supersede) await cancelActiveTurn();
         else await waitForActiveTurnToEnd();
       }
-      const number = state.turns.length + 1;
+      const number = ++state.turnCount;
       const turnId = turnWorkflowId(state.sessionId, number);
       const createdAt = new Date().toISOString();
       const record: TurnRecord = {
@@ -114,7 +121,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
             message: request.message,
             skill: request.skill,
             ...(request.skill && request.params ? { params: request.params } : {}),
-            history: recentExchanges(state.turns.slice(0, -1), input.settings.historyWindow),
+            history: bounded
+              ? historyWindow(state.turns.slice(0, -1), input.settings.historyWindow, input.settings.historyWindowBytes ?? defaultHistoryWindowBytes)
+              : recentExchanges(state.turns.slice(0, -1), input.settings.historyWindow),
             createdAt,
             settings: input.settings,
             ...(plan ? { resume: plan } : {}),
@@ -155,9 +164,11 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
     await condition(allHandlersFinished);
     return state;
   }
-  return await continueAsNew<typeof sessionWorkflow>({ ...input, turns: state.turns, plan });
+  const turns = bounded ? boundedRecords(state.turns) : state.turns;
+  return await continueAsNew<typeof sessionWorkflow>({ ...input, turns, turnCount: state.turnCount, plan });
 }
 
+/** The window of code before the byte bound: by count only (session runs started before it, replayed). */
 export function recentExchanges(turns: TurnRecord[], window: number): Exchange[] {
   if (window <= 0) return [];
   return turns

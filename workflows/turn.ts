@@ -1,7 +1,7 @@
 import { ApplicationFailure, CancellationScope, getExternalWorkflowHandle, isCancellation, log, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { emptyToolCatalog } from '../core/tools';
-import { migratePlanCarry, pinnedSkillsOf, policySettingsOf, workflowPatches } from '../core/policy';
+import { migratePlanCarry, pinnedSkillsOf, policySettingsOf, unresolvedSkills, withSnapshots, workflowPatches, type PlanCarry } from '../core/policy';
 import { basePrompt } from '../core/prompts';
 import { buildSystemPrompt } from '../core/skills';
 import { sessionWorkflowId, turnFailedErrorType, type TurnInput, type TurnResult } from '../core/turn';
@@ -14,7 +14,7 @@ import { absorbProgress } from './skill-progress';
 import { preloadSkill } from './skill-tools';
 import { TurnRun } from './turn-run';
 
-const { skillCatalog, toolCatalog } = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 3 } });
+const { skillCatalog, toolCatalog, resolveSkillSnapshots } = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 3 } });
 
 /**
  * One chat turn: the agent loop over a fresh message list (the session's earlier text and the new message), with
@@ -76,7 +76,7 @@ async function runTurn(run: TurnRun): Promise<TurnResult> {
     run.engine = engineOfThisRun();
     // Both catalogs are read once: the turn keeps the skills and tools it started with for its whole life.
     const [catalog, registry] = await Promise.all([skillCatalog(), rules.registeredTools ? toolCatalog() : Promise.resolve(emptyToolCatalog)]);
-    const carry = migratePlanCarry(input.resume);
+    const carry = await withCarriedSkills(migratePlanCarry(input.resume));
     run.pinned = pinnedSkillsOf(carry);
     const started = run.decide({
       type: 'turn.started',
@@ -104,6 +104,18 @@ async function runTurn(run: TurnRun): Promise<TurnResult> {
     }
     return withPlan(run.finish(failedEnding(err)));
   }
+}
+
+/**
+ * The carried plan with the pinned skills it names read back. A version no longer available leaves the plan without
+ * its skill active: the model is told to load the skill again, which pins the current version.
+ */
+async function withCarriedSkills(carry: PlanCarry | undefined): Promise<PlanCarry | undefined> {
+  const wanted = unresolvedSkills(carry);
+  if (!carry || wanted.length === 0 || !patched(workflowPatches.skillReferences)) return carry;
+  const { snapshots, unavailable } = await resolveSkillSnapshots({ skills: wanted });
+  for (const ref of unavailable) log.warn('A carried skill version is no longer available; the plan goes on without it', { skill: ref.name, hash: ref.hash });
+  return withSnapshots(carry, snapshots);
 }
 
 async function tellSession(input: TurnInput, result: TurnResult): Promise<void> {

@@ -29,6 +29,7 @@ export const SessionTurn = Type.Object({
   error: Nullable(TurnError),
   createdAt: Timestamp,
   endedAt: Nullable(Timestamp),
+  truncated: Type.Optional(Type.Boolean({ description: 'The text was cut to fit the session\'s limits; GET /v1/turns/:id has the whole output' })),
 });
 
 export const SessionView = Type.Object(
@@ -37,7 +38,11 @@ export const SessionView = Type.Object(
     userId: Type.String(),
     createdAt: Timestamp,
     activeTurnId: Nullable(TurnId),
-    turns: Type.Array(SessionTurn),
+    turnCount: Type.Integer({ minimum: 0, description: 'How many turns the session has had' }),
+    turns: Type.Array(SessionTurn, {
+      description:
+        'The recent turns, oldest first: at most 100 and 512 KiB of text. Older turns: GET /v1/turns?session=<id>, and each at GET /v1/turns/:id',
+    }),
   },
   { $id: 'Session' },
 );

@@ -45,16 +45,24 @@ export const enginePatches = {
   promptByReference: 'prompt-by-reference',
 } as const;
 
-/** Every patch id a run started by this code records. */
+/** Every patch id a turn started by this code records (workflowPatches: sessions, and turns that continue a carried plan). */
 export const allPatchIds: readonly string[] = [...Object.values(rulePatches), ...Object.values(enginePatches)];
 
 /**
- * The `patched()` ids read when a turn ends, not when it starts (so not in allPatchIds: only runs that end `failed`
- * record them). `failedTurnFails`: a turn that ends `failed` fails its workflow (Temporal status Failed, type
- * `TurnFailed`, its result in the details) instead of completing; turns that ended before it completed, and replay so.
+ * The `patched()` ids of workflow changes outside the policy rules and the engine's (so not in allPatchIds), kept here
+ * with the others so every id has one place.
+ * - failedTurnFails, read when a turn ends (only runs that end `failed` record it): a turn that ends `failed` fails its
+ *   workflow (Temporal status Failed, type `TurnFailed`, its result in the details) instead of completing; turns that
+ *   ended before it completed, and replay so.
+ * - boundedSession, read once per session run (a session run started before it keeps the old way until it continues
+ *   as new): a session keeps a bounded tail of its turns and gives a new turn a history window cut in bytes.
+ * - skillReferences: a carried plan names its pinned skills by name and hash, and the turn that continues it reads
+ *   them back by activity.
  */
 export const workflowPatches = {
   failedTurnFails: 'failed-turn-fails-workflow',
+  boundedSession: 'bounded-session-state',
+  skillReferences: 'carried-skill-references',
 } as const;
 
 /** The policy's settings from a turn's (sessions created before a setting existed lack it: its default). */

@@ -2,7 +2,7 @@ import type { CheckpointAction, CheckpointDecision, CheckpointKind, DecisionProb
 import type { JsonSchema } from '../json-validator';
 import type { PlanSymbol } from '../skills/plan-ast';
 import type { PlanAutomaton, PlanState } from '../skills/plan-automaton';
-import type { CheckpointSpec, DeadlineSpec, FieldSpec, FreeCheckpointPolicy, OnTimeout, SkillLimits, SkillManifest, SkillSnapshot } from '../skills/types';
+import type { CheckpointSpec, DeadlineSpec, FieldSpec, FreeCheckpointPolicy, OnTimeout, SkillLimits, SkillManifest, SkillRef, SkillSnapshot } from '../skills/types';
 import type { TurnSettings } from '../settings';
 import type { ToolCatalog, ToolSpec } from '../tools/types';
 import type { TurnEnding } from '../turn';
@@ -156,10 +156,19 @@ export interface PolicyState {
 
 /** What a turn hands the session when it ends with a plan in progress (or a routing choice still to act on). */
 export interface PlanCarry {
-  version: 2;
+  /** 3: the pinned skills by reference (`skills`); 2 carried them whole (`snapshots`), and is migrated when read. */
+  version: 2 | 3;
   plan: ActivePlan | null;
   route: Route | null;
-  /** The pinned skills the plan needs, so the next turn serves the same content. */
+  /**
+   * The pinned skills the plan needs, by name and hash, so the next turn serves the same content: it reads them back
+   * (the resolveSkillSnapshots activity) into `snapshots` when it starts. Absent from carries of version 2.
+   */
+  skills?: SkillRef[];
+  /**
+   * Whole pinned skills: those of a carry of version 2 (used as they are), and inside a turn, the ones it read back.
+   * Empty in the carries a turn hands its session, which must stay small (they cross continue-as-new).
+   */
   snapshots: SkillSnapshot[];
   /**
    * The same plan and route in the shape of the code before the policy core, for its workers during a rolling

@@ -146,6 +146,12 @@ export interface SkillSnapshot {
   subskills: SubskillContent[];
 }
 
+/** A pinned skill version by reference: what a carried plan holds instead of the whole snapshot. */
+export interface SkillRef {
+  name: string;
+  hash: string;
+}
+
 export interface SkillResource {
   name: string;
   hash: string;

@@ -15,6 +15,7 @@ import {
   type SkillProblem,
   type SkillResource,
   type SkillSizeLimits,
+  type SkillRef,
   type SkillSnapshot,
 } from '../../core/skills';
 import { nodeSkillFileReader, type SkillFileReader } from './reader';
@@ -78,13 +79,14 @@ export class SkillRegistry {
     await this.catalogEntry(name);
     const cached = this.snapshots.get(name);
     const listed = this.scans.get(name)?.listing.fingerprint;
-    if (cached && cached.fingerprint === listed && (await this.store.has(cached.snapshot.hash))) return cached.snapshot;
+    if (cached && cached.fingerprint === listed && (await this.store.snapshot(cached.snapshot.hash))) return cached.snapshot;
     const content = await readSkillContent(name, this.deps);
     const errors = content.problems.problems.filter((p) => p.severity === 'error');
     if (errors.length > 0 || !content.manifest) throw new SkillValidationError(errors);
     if (!content.manifest.enabled) throw new SkillNotFoundError(`Skill "${name}" is disabled.`, 'enable it (metadata.enabled: "true") or use another skill.');
     const snapshot: SkillSnapshot = { name, hash: content.hash, manifest: content.manifest, body: content.body, subskills: content.subskills };
     await this.store.put({ name, hash: content.hash, resources: content.manifest.resources }, content.files);
+    await this.store.putSnapshot(snapshot);
     this.snapshots.set(name, { fingerprint: content.fingerprint, snapshot });
     return snapshot;
   }
@@ -98,6 +100,18 @@ export class SkillRegistry {
     const errors = catalog.problems.filter((p) => p.skill === name && p.severity === 'error');
     if (errors.length > 0) throw new SkillValidationError(errors);
     throw new SkillNotFoundError(`There is no skill "${name}".`, 'call list_skills to see the available skills.');
+  }
+
+  /**
+   * A pinned version read back by reference (a turn continuing a carried plan): from the skill store, or the current
+   * version when it is the same one (a worker that never pinned it). Null when neither has it.
+   */
+  async pinnedSnapshot(ref: SkillRef): Promise<SkillSnapshot | null> {
+    const stored = await this.store.snapshot(ref.hash);
+    if (stored) return stored.name === ref.name ? stored : null;
+    if (!isSkillName(ref.name)) return null;
+    const current = await this.snapshot(ref.name).catch(() => null);
+    return current?.hash === ref.hash ? current : null;
   }
 
   /** Serves a resource of exactly the pinned version, from the skill store. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants, promises as fsp } from 'node:fs';
 import path from 'node:path';
+import type { SkillSnapshot } from '../../core/skills';
 import type { SkillFile } from './hash';
 import { isInside } from './reader';
 
@@ -50,6 +51,30 @@ export class SkillStore {
     if (!hashPattern.test(hash)) return null;
     try {
       return JSON.parse(await fsp.readFile(path.join(this.dir, hash, 'pin.json'), 'utf8')) as PinRecord;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Keeps the snapshot (manifest and sanitized text) of a pinned version beside its files, so a turn that continues a
+   * plan reads it back by hash (a carried plan names its skill, it does not hold it). Written once, atomically.
+   */
+  async putSnapshot(snapshot: SkillSnapshot): Promise<void> {
+    if (!(await this.has(snapshot.hash))) throw new Error(`skill version ${snapshot.hash} is not pinned`);
+    const target = path.join(this.dir, snapshot.hash, 'snapshot.json');
+    if (await this.snapshot(snapshot.hash)) return;
+    const staging = `${target}.${randomBytes(6).toString('hex')}.tmp`;
+    await fsp.writeFile(staging, JSON.stringify(snapshot), { flag: 'wx' });
+    await fsp.rename(staging, target);
+  }
+
+  /** The snapshot of a pinned version, or null when the store does not hold it (or holds an unreadable one). */
+  async snapshot(hash: string): Promise<SkillSnapshot | null> {
+    if (!hashPattern.test(hash)) return null;
+    try {
+      const snapshot = JSON.parse(await fsp.readFile(path.join(this.dir, hash, 'snapshot.json'), 'utf8')) as SkillSnapshot;
+      return snapshot.hash === hash ? snapshot : null;
     } catch {
       return null;
     }
