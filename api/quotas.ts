@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { Usage } from '../core/model';
+import { tokensOf } from '../core/model';
 import type { Config } from '../lib/config';
 import { turnStateQuery } from '../workflows/definitions';
 import { HttpError } from './errors';
@@ -13,9 +13,7 @@ const queryDeadlineMs = 5_000;
 /** Closed turns' usage never changes: kept, up to this many, so each is read from Temporal once per process. */
 const maxCachedTurns = 50_000;
 
-/** All the tokens a model call processed: what a daily budget is counted in. */
-export const tokensOf = (usage: Usage | undefined): number =>
-  usage ? usage.inputTokens + usage.outputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens : 0;
+export { tokensOf };
 
 /** The UTC day of a time, as YYYY-MM-DD. */
 export const utcDay = (at: number): string => new Date(at).toISOString().slice(0, 10);
@@ -57,12 +55,15 @@ export class Quotas {
     });
   }
 
-  /** 429 `token_budget_exhausted` (retry-after: the next UTC midnight) once the user's tokens of today reach the budget. */
-  async checkTokenBudget(user: string): Promise<void> {
+  /**
+   * 429 `token_budget_exhausted` (retry-after: the next UTC midnight) once the user's tokens of today reach the budget;
+   * otherwise what is left of it (undefined: no budget), which the new turn may use.
+   */
+  async checkTokenBudget(user: string): Promise<number | undefined> {
     const budget = this.config.userDailyTokens;
-    if (budget <= 0) return;
+    if (budget <= 0) return undefined;
     const used = await this.tokensToday(user);
-    if (used < budget) return;
+    if (used < budget) return budget - used;
     const now = this.now();
     const midnight = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), new Date(now).getUTCDate() + 1);
     const seconds = Math.ceil((midnight - now) / 1000);

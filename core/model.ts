@@ -55,6 +55,10 @@ export const zeroUsage = (): Usage => ({
   cacheCreationInputTokens: 0,
 });
 
+/** All the tokens a model call processed (input, output, cache reads and writes): what a daily budget counts. */
+export const tokensOf = (usage: Usage | undefined): number =>
+  usage ? usage.inputTokens + usage.outputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens : 0;
+
 export function addUsage(total: Usage, more: Usage): Usage {
   return {
     inputTokens: total.inputTokens + more.inputTokens,

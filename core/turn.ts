@@ -33,6 +33,11 @@ export interface TurnInput {
   resume?: PlanCarry;
   /** The id of the API request that started the turn (`x-request-id`); the turn's logs carry it. */
   requestId?: string;
+  /**
+   * Model tokens the turn may use: what was left of the user's daily budget (SKILLFLOW_USER_DAILY_TOKENS) when the API
+   * started it. Absent: no budget. Beyond it, the turn fails with reason `token_budget` before its next model call.
+   */
+  tokenBudget?: number;
 }
 
 export type { PlanCarry } from './policy/types';

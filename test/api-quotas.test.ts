@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import Redis from 'ioredis';
 import { authHeaders, buildTestApp, eventually } from './support/api';
-import { text } from './support/fake-anthropic';
+import { text, toolUse } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
 import { ApiDriver } from './support/scenario';
 import { requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/services';
 
 /** Keys of users of this file only, so no other test's sessions count against their quotas. */
-const users = ['carol', 'dave', 'erin', 'frank', 'grace', 'heidi'] as const;
+const users = ['carol', 'dave', 'erin', 'frank', 'grace', 'heidi', 'ivan'] as const;
 const keyOf = (user: string) => `${user}-key-0123456789abcdef`;
 const keys = users.map((user) => `${keyOf(user)}=${user}`).join(',');
 
@@ -95,6 +95,22 @@ describe('quotas', () => {
       harness.fake.enqueue({ content: [text('cheap')] });
       const heidi = await new ApiDriver(other).startTurn('hello', {}, keyOf('heidi'));
       await new ApiDriver(other).finished(heidi, undefined, keyOf('heidi'));
+    });
+  });
+
+  describe('model tokens per user per day, during a turn', () => {
+    it('a turn that uses up what was left of the budget fails with reason token_budget before its next model call', async () => {
+      const app = await appWith({ SKILLFLOW_USER_DAILY_TOKENS: '1000' });
+      const api = new ApiDriver(app);
+      // One round: 1,050 tokens and a tool call. The model is not called again (nothing more is scripted).
+      harness.fake.enqueue({ content: [text('Let me look.'), toolUse('list_skills', {})], usage: { input_tokens: 900, output_tokens: 150 } });
+      const turnId = await api.startTurn('spend it all', {}, keyOf('ivan'));
+      const turn = await api.finished(turnId, undefined, keyOf('ivan'));
+      expect(turn).toMatchObject({ status: 'failed', reason: 'token_budget', error: { code: 'token_budget' }, usage: { inputTokens: 900, outputTokens: 150 } });
+      expect(turn.error.message).toMatch(/^The turn used 1,050 model tokens, reaching the 1,000 left of the user's daily budget when it started/);
+      expect(harness.fake.requests).toHaveLength(1);
+      // And the next turn is refused before it starts.
+      expect((await api.startTurn('more', {}, keyOf('ivan')).catch((err: Error) => err.message))).toMatch(/^start turn: 429 .*token_budget_exhausted/);
     });
   });
 

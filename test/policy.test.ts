@@ -234,6 +234,38 @@ const cases: Case[] = [
       },
     },
   },
+  // round.starting: the user's daily token budget (issue 13.13)
+  {
+    name: 'a round within what was left of the daily token budget is allowed',
+    given: [started({ tokenBudget: 1_000 })],
+    when: { type: 'round.starting', at: t0, tokens: 999 },
+    verdict: { kind: 'allow' },
+    state: { tokenBudget: 1_000, roundsSinceHuman: 1 },
+  },
+  {
+    name: 'a turn whose tokens reached what was left of the daily budget fails before its next model call',
+    given: [started({ tokenBudget: 1_000 }), round()],
+    when: { type: 'round.starting', at: t0, tokens: 1_050 },
+    verdict: {
+      kind: 'end',
+      ending: {
+        status: 'failed',
+        reason: 'token_budget',
+        error: {
+          code: 'token_budget',
+          message:
+            "The turn used 1,050 model tokens, reaching the 1,000 left of the user's daily budget when it started (SKILLFLOW_USER_DAILY_TOKENS); it was stopped before its next model call. The budget renews at 00:00 UTC.",
+        },
+      },
+    },
+  },
+  {
+    name: 'inside a plan, the token budget ending keeps the plan for the next turn',
+    given: [...examUntilQuestions().map((event) => (event.type === 'turn.started' ? started({ tokenBudget: 10 }) : event))],
+    when: { type: 'round.starting', at: t0, tokens: 10 },
+    verdict: { kind: 'end', ending: { reason: 'token_budget', error: { message: expect.stringMatching(/The plan is kept for the session's next turn\. Remaining: grade → report/) } } },
+  },
+  { name: 'without a budget, tokens do not end a turn', given: [started()], when: { type: 'round.starting', at: t0, tokens: 10_000_000 }, verdict: { kind: 'allow' } },
   {
     name: 'a human decision gives the round budget back',
     given: [started(), loaded(timed), round(), round(), round(), question('q1'), resolved('cp-1', { action: 'answer', answer: 'yes' }), round(), round()],
@@ -753,6 +785,8 @@ describe('turns that continue a plan', () => {
     expect(carry.snapshots).toEqual([]);
     expect(unresolvedSkills(carry)).toEqual([{ name: 'exam', hash: snapshotOf(exam).hash }]);
     expect(unresolvedSkills(withSnapshots(carry, [snapshotOf(exam)]))).toEqual([]);
+    expect(unresolvedSkills(undefined)).toEqual([]);
+    expect(unresolvedSkills({ ...carry, skills: undefined })).toEqual([]);
     expect(carryOf(apply([started(), loaded(writer)]).state, { writer: snapshotOf(writer) })).toBeUndefined();
     const routed = carryOf(apply([...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: '→ coach' })]).state, { exam: snapshotOf(exam) });
     expect(routed).toMatchObject({ plan: null, route: { skill: 'coach' }, skills: [], snapshots: [] });

@@ -1,6 +1,7 @@
 import { compactMessages, estimateTokens } from '../core/compaction';
 import { contextExceededMessage, continueGuidance, emptyRecoveryAnswer, emptyResponseGuidance, refusalMessage } from '../core/guidance';
 import { textOf, toolUsesOf, type ChatMessage, type ContentBlock, type TextBlock, type ToolDefinition } from '../core/messages';
+import { tokensOf } from '../core/model';
 import { protectedToolUseIds, registeredToolsInScope, type End } from '../core/policy';
 import { toolDefinitionOf } from '../core/tools';
 import { completeBlocksOf, responseKind } from '../core/response-kind';
@@ -28,7 +29,7 @@ export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
   const answerParts: string[] = [];
 
   for (;;) {
-    const round = run.decide({ type: 'round.starting', at: Date.now() });
+    const round = run.decide({ type: 'round.starting', at: Date.now(), tokens: tokensOf(run.state.usage) });
     // The tools of this round: they change only when another skill becomes active, so the cached prefix holds meanwhile.
     const definitions = offeredTools(context);
     if (round.kind === 'end') return await endTurn(context, definitions, round);

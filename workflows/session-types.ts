@@ -50,9 +50,11 @@ export interface SessionState {
   turns: TurnRecord[];
 }
 
-/** The user's request as the API validated it, the id of the API request that carried it (for the turn's logs), and its
- * Idempotency-Key when it had one. */
-export type StartTurnRequest = TurnRequest & { requestId?: string; idempotency?: TurnOrigin };
+/**
+ * The user's request as the API validated it, the id of the API request that carried it (for the turn's logs), its
+ * Idempotency-Key when it had one, and what was left of the user's daily token budget then (absent: no budget).
+ */
+export type StartTurnRequest = TurnRequest & { requestId?: string; idempotency?: TurnOrigin; tokenBudget?: number };
 
 /** The turn; with a key, the request that started it (another attempt's, when this was a retry). */
 export interface StartTurnResponse {

@@ -128,6 +128,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
             settings: input.settings,
             ...(plan ? { resume: plan } : {}),
             ...(request.requestId ? { requestId: request.requestId } : {}),
+            ...(request.tokenBudget !== undefined ? { tokenBudget: request.tokenBudget } : {}),
           },
         ],
       });

@@ -87,6 +87,7 @@ async function runTurn(run: TurnRun): Promise<TurnResult> {
       carry,
       tools: registry,
       ...(input.skill && input.params ? { given: { skill: input.skill, params: input.params } } : {}),
+      ...(input.tokenBudget !== undefined ? { tokenBudget: input.tokenBudget } : {}),
     });
     const notes = started.kind === 'allow' && started.note ? [started.note] : [];
     if (input.skill) {

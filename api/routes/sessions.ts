@@ -146,7 +146,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
       const message = checkedMessage(request.body.message, config);
       if (params !== undefined && !skill) throw new HttpError(400, 'invalid_request', 'params go with a skill: name the skill they are for.');
       await describeVisibleSession(client, request.caller, sessionId);
-      await quotas.checkTokenBudget(request.caller.id);
+      const tokenBudget = await quotas.checkTokenBudget(request.caller.id);
       if (skill && skills) {
         const catalog = await skills.catalog();
         const manifest = catalog.skills.find((entry) => entry.name === skill);
@@ -158,7 +158,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
       let turnId: string;
       try {
         const started = await client.workflow.getHandle(sessionWorkflowId(sessionId)).executeUpdate(startTurnUpdate, {
-          args: [{ ...request.body, message, requestId: request.id, ...(origin ? { idempotency: origin } : {}) }],
+          args: [{ ...request.body, message, requestId: request.id, ...(origin ? { idempotency: origin } : {}), ...(tokenBudget !== undefined ? { tokenBudget } : {}) }],
         });
         turnId = started.turnId;
         if (origin && started.idempotency && started.idempotency.requestDigest !== origin.requestDigest) throw keyReused();

@@ -1,6 +1,6 @@
 import { cancelledGuidance, emptyRecoveryAnswer, roundBudgetGuidance } from '../guidance';
 import { formatDuration } from '../skills/durations';
-import { remainingSteps } from './plan';
+import { isUnfinished, remainingSteps } from './plan';
 import type { ActivePlan, End, PolicyState } from './types';
 
 /** How a turn (or a skill run) ends when the policy ends it, with the words an operator reads. */
@@ -32,6 +32,16 @@ export function roundBudgetEnd(state: PolicyState, plan: ActivePlan | null): End
   const kept = state.depth > 0 ? '; the skill run was stopped' : "; the plan is kept for the session's next turn";
   const message = `The round budget ran out in skill ${plan.skill}${kept}. Remaining: ${remaining(plan)}.`;
   return { kind: 'end', ending: { status: 'failed', reason: 'max_rounds', error: { code: 'max_rounds', message } } };
+}
+
+/** The turn's tokens reached what was left of its user's daily budget: no more model calls. */
+export function tokenBudgetEnd(state: PolicyState, tokens: number, budget: number): End {
+  const { plan } = state;
+  const kept = isUnfinished(plan) ? ` The plan is kept for the session's next turn. Remaining: ${remaining(plan)}.` : '';
+  const message =
+    `The turn used ${tokens.toLocaleString('en-US')} model tokens, reaching the ${budget.toLocaleString('en-US')} left of the ` +
+    `user's daily budget when it started (SKILLFLOW_USER_DAILY_TOKENS); it was stopped before its next model call. The budget renews at 00:00 UTC.${kept}`;
+  return { kind: 'end', ending: { status: 'failed', reason: 'token_budget', error: { code: 'token_budget', message } } };
 }
 
 export type SkillLimitHit = { limit: 'max-iterations'; rounds: number } | { limit: 'timeout'; ms: number };

@@ -14,7 +14,7 @@ export function reducePolicy(state: PolicyState, event: PolicyEvent): Reduction 
     case 'turn.started':
       return onTurnStarted(event);
     case 'round.starting':
-      return onRoundStarting(state, event.at);
+      return onRoundStarting(state, event.at, event.tokens);
     case 'tool.requested':
       return onToolRequested(state, event.call, event.at);
     case 'tool.finished':

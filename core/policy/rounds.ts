@@ -1,5 +1,5 @@
 import { countRound } from './clock';
-import { roundBudgetEnd } from './endings';
+import { roundBudgetEnd, tokenBudgetEnd } from './endings';
 import { onFinalWithOutput } from './output';
 import { describeAllowed, isUnfinished, passDeadline, remainingSteps } from './plan';
 import type { PolicyState, Reduction } from './types';
@@ -9,7 +9,8 @@ import { allow, violation } from './verdicts';
  * Before each model call: the round budget between two human decisions, the active skill's limits, and the plan's
  * deadline. And the model's final answer, which an unfinished plan refuses and a declared output must go with.
  */
-export function onRoundStarting(state: PolicyState, at: number): Reduction {
+export function onRoundStarting(state: PolicyState, at: number, tokens = 0): Reduction {
+  if (state.tokenBudget !== null && tokens >= state.tokenBudget) return { state, verdict: tokenBudgetEnd(state, tokens, state.tokenBudget) };
   if (state.roundsSinceHuman >= state.settings.maxRounds) {
     return { state, verdict: roundBudgetEnd(state, isUnfinished(state.plan) ? state.plan : null) };
   }

@@ -94,5 +94,6 @@ export function newPolicyState(): PolicyState {
     given: null,
     outputs: {},
     delegated: null,
+    tokenBudget: null,
   };
 }

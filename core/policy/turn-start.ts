@@ -20,6 +20,7 @@ export function onTurnStarted(event: TurnStarted): Reduction {
     catalog,
     ...(rules.registeredTools && tools ? { tools: tools.tools, rootGrants: tools.rootGrants } : {}),
     given: event.given ?? null,
+    tokenBudget: event.tokenBudget ?? null,
   };
   if (invocation) {
     const { manifest, depth, checkpointBase, params } = invocation;

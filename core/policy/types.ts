@@ -152,6 +152,8 @@ export interface PolicyState {
   outputs: Record<string, OutputState>;
   /** The checkpoint of a skill run this run waits for, mirrored so its answers can be checked and passed down. */
   delegated: DelegatedCheckpoint | null;
+  /** Model tokens the turn may use: what was left of its user's daily budget when it started; null is no limit. */
+  tokenBudget: number | null;
 }
 
 /** What a turn hands the session when it ends with a plan in progress (or a routing choice still to act on). */
@@ -206,9 +208,14 @@ export type PolicyEvent =
       given?: { skill: string; params: Record<string, unknown> };
       /** Present when this is a skill run, not a turn. */
       invocation?: SkillRunStart;
+      /** What was left of the user's daily token budget when the turn started (absent: no budget). */
+      tokenBudget?: number;
     }
-  /** Before each model call; also where an exhausted round budget and the skill limits are decided. */
-  | { type: 'round.starting'; at: number }
+  /**
+   * Before each model call; also where an exhausted round budget, the skill limits and the token budget are decided.
+   * `tokens`: what the turn's model calls (its skill runs' included) used so far.
+   */
+  | { type: 'round.starting'; at: number; tokens?: number }
   /** Every tool call, engine tools included; request_human_approval is how a checkpoint is requested. */
   | { type: 'tool.requested'; at: number; call: ToolCall }
   | { type: 'tool.finished'; at: number; call: ToolCall; outcome: ToolOutcome }
