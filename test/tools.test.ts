@@ -1,3 +1,4 @@
+import { internalError } from '../core/errors';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -208,7 +209,8 @@ describe('registered tools in turns', () => {
     const { result } = await runTurn(env.client, taskQueue, 'fail');
     expect(result).toMatchObject({ status: 'completed', output: 'Both failed.' });
     expect(resultsOf(fake.requests[2].body)).toEqual([
-      expect.objectContaining({ is_error: true, content: 'always_fails failed: the service is down' }),
+      // A plain error is not for the model (issue 13.11): it gets the generic internal error; a ToolError's message passes.
+      expect.objectContaining({ is_error: true, content: `always_fails failed: ${internalError.message}` }),
       expect.objectContaining({ is_error: true, content: 'No such record.' }),
     ]);
   });

@@ -19,6 +19,7 @@ import { mirrorCheckpoint } from './skill-progress';
 import type { skillWorkflow } from './skill-workflow';
 import type { SkillCallEvent, ToolAnswer, TurnTool } from './tool-types';
 import type { TurnRun } from './turn-run';
+import { publicError } from './internal-errors';
 
 /**
  * invoke_skill: the policy has allowed the skill (scope, depth); the input is checked (task, history, params against
@@ -157,6 +158,6 @@ function failedRun(skill: string, err: unknown): SkillRunResult {
   if (cause instanceof TimeoutFailure) {
     return { ...base, status: 'failed', reason: 'timed_out', error: { code: 'timed_out', message: `The skill run of ${skill} timed out in Temporal.` } };
   }
-  const message = cause instanceof Error ? cause.message : String(cause);
+  const { message } = publicError(cause, `The skill run of ${skill}`);
   return { ...base, status: 'failed', reason: 'workflow_failed', error: { code: 'workflow_failed', message: `The skill run of ${skill} failed: ${message}` } };
 }

@@ -1,7 +1,8 @@
-import { ActivityFailure, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ToolCall } from '../core/policy';
 import { idempotencyKeyOf, type ToolRunInput, type ToolSpec } from '../core/tools';
+import { publicError } from './internal-errors';
 import { toolError, type ToolAnswer, type TurnTool } from './tool-types';
 
 /** Options of a registered tool whose spec carries none (never the case for the registry's own specs). */
@@ -35,7 +36,6 @@ async function runRegisteredTool(spec: ToolSpec, call: ToolCall): Promise<ToolAn
     return { content: result.content, isError: result.isError };
   } catch (err) {
     if (isCancellation(err)) throw err;
-    const cause = err instanceof ActivityFailure && err.cause ? err.cause : err;
-    return toolError(`${spec.name} failed: ${cause instanceof Error ? cause.message : String(cause)}`);
+    return toolError(`${spec.name} failed: ${publicError(err, `Tool ${spec.name}`).message}`);
   }
 }

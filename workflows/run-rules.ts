@@ -1,6 +1,7 @@
-import { ActivityFailure, ApplicationFailure, patched } from '@temporalio/workflow';
+import { ActivityFailure, patched } from '@temporalio/workflow';
 import { enginePatches, rulePatches, type PolicyRules } from '../core/policy';
-import type { TurnEnding, TurnError } from '../core/turn';
+import type { TurnEnding } from '../core/turn';
+import { publicError } from './internal-errors';
 
 /** The rules of the code this run started on: each rule that changed while turns ran is behind a patch. */
 export function rulesOfThisRun(): PolicyRules {
@@ -14,15 +15,11 @@ export function engineOfThisRun(): Record<keyof typeof enginePatches, boolean> {
   return { promptByReference: patched(enginePatches.promptByReference) };
 }
 
-/** How a run ends when its code throws (not a cancellation): the model's errors, or anything else. */
+/**
+ * How a run ends when its code throws (not a cancellation): the model's errors, or anything else. A typed error (a
+ * model or skill error) is shown as it is; anything else is `internal_error`, its detail in the worker's log.
+ */
 export function failedEnding(err: unknown): TurnEnding {
   const reason = err instanceof ActivityFailure && err.activityType === 'callModel' ? 'model_error' : 'internal_error';
-  return { status: 'failed', reason, error: describeFailure(err) };
-}
-
-function describeFailure(err: unknown): TurnError {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure) return { code: cause.type ?? 'ApplicationFailure', message: cause.message };
-  if (err instanceof Error) return { code: err.name, message: err.message };
-  return { code: 'unknown', message: String(err) };
+  return { status: 'failed', reason, error: publicError(err, 'The run') };
 }

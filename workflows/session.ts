@@ -21,6 +21,7 @@ import { turnResultOfFailure, turnWorkflowId, type Exchange, type PlanCarry, typ
 import { closeSessionUpdate, sessionStateQuery, startTurnUpdate, turnEndedSignal } from './definitions';
 import { searchAttributes } from './search-attributes';
 import { SessionErrorType, type SessionInput, type SessionState, type TurnRecord } from './session-types';
+import { publicError } from './internal-errors';
 import { turnWorkflow } from './turn';
 
 const activeTurnGraceMs = 2_000;
@@ -190,8 +191,7 @@ function childFailureResult(err: unknown): TurnResult | Pick<TurnResult, 'status
   if (cause instanceof TimeoutFailure) {
     return { status: 'failed', reason: 'timed_out', error: { code: 'timed_out', message: 'The turn timed out in Temporal.' } };
   }
-  const message = cause instanceof Error ? cause.message : String(cause);
-  return { status: 'failed', reason: 'workflow_failed', error: { code: 'workflow_failed', message } };
+  return { status: 'failed', reason: 'workflow_failed', error: { code: 'workflow_failed', message: publicError(cause, 'A turn').message } };
 }
 
 function pickEnding(result: Pick<TurnResult, 'status' | 'reason' | 'output' | 'error'>): Pick<TurnRecord, 'status' | 'reason' | 'output' | 'error'> {

@@ -1,4 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { End, ToolCall } from '../core/policy';
 import {
@@ -14,6 +14,7 @@ import {
   type ToolResult,
 } from '../core/skills';
 import { engineToolSpecs } from '../core/tools';
+import { publicError } from './internal-errors';
 import type { ToolAnswer, TurnTool } from './tool-types';
 import type { TurnRun } from './turn-run';
 
@@ -21,7 +22,21 @@ const skillActivities = proxyActivities<Activities>({
   startToCloseTimeout: '30s',
   retry: { maximumAttempts: 3, nonRetryableErrorTypes: nonRetryableSkillErrors },
 });
-const ports = { loadSkillSnapshot: skillActivities.loadSkillSnapshot, readSkillResource: skillActivities.readSkillResource };
+/** The skill activities as the skill tools use them; an error that is not typed is logged here (the model gets the generic one). */
+const logged =
+  <I, O>(what: string, activity: (input: I) => Promise<O>) =>
+  async (input: I): Promise<O> => {
+    try {
+      return await activity(input);
+    } catch (err) {
+      if (!isCancellation(err)) publicError(err, what);
+      throw err;
+    }
+  };
+const ports = {
+  loadSkillSnapshot: logged('Loading a skill', skillActivities.loadSkillSnapshot),
+  readSkillResource: logged('Reading a skill resource', skillActivities.readSkillResource),
+};
 
 const answer = (result: ToolResult): ToolAnswer => ({ content: result.content, isError: result.isError });
 

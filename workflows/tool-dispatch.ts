@@ -2,6 +2,7 @@ import { isCancellation } from '@temporalio/workflow';
 import type { ToolResultBlock, ToolUseBlock } from '../core/messages';
 import type { CheckpointPlan, End, Verdict } from '../core/policy';
 import { askHuman } from './checkpoint-desk';
+import { publicError } from './internal-errors';
 import { toolError, type AnsweredCall, type ToolAnswer, type TurnTool } from './tool-types';
 import type { TurnRun } from './turn-run';
 
@@ -69,6 +70,6 @@ async function runTool(tool: TurnTool | undefined, call: ToolUseBlock, run: Turn
     return await tool.run({ id: call.id, name: call.name, input: call.input }, run);
   } catch (err) {
     if (isCancellation(err)) throw err;
-    return toolError(`${call.name} failed: ${err instanceof Error ? err.message : String(err)}`);
+    return toolError(`${call.name} failed: ${publicError(err, `Tool ${call.name}`).message}`);
   }
 }

@@ -1,3 +1,4 @@
+import { publicErrorOf } from '../errors';
 import { fieldsToJsonSchema } from './json-schema';
 import { formatPlan, type PlanSymbol } from './plan-ast';
 import { compilePlan, allowedNext, startPlan } from './plan-automaton';
@@ -161,13 +162,10 @@ export function listSkillsResult(input: unknown, skills: SkillManifest[]): ToolR
   return toolOk(JSON.stringify({ skills: listed, count: listed.length, category: category ?? null }, null, 2));
 }
 
-/** The most specific message of an error and its causes (Temporal wraps activity errors in ActivityFailure). */
+/**
+ * What the model may read of an error: a typed error's message (a skill error says what is wrong and what to do),
+ * anything else the generic internal error; its detail goes to the log (workflows/internal-errors.ts).
+ */
 export function describeError(error: unknown): string {
-  let current: unknown = error;
-  let message = 'unknown error';
-  for (let depth = 0; depth < 5 && current instanceof Error; depth += 1) {
-    if (current.message) message = current.message;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return message;
+  return publicErrorOf(error).message;
 }

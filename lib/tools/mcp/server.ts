@@ -1,4 +1,5 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -31,6 +32,11 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   });
   return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
 }
+
+const codeOf = (err: unknown): string | undefined => {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code) ? code : undefined;
+};
 
 const reason = (err: unknown) => (err instanceof Error ? err.message || err.name : String(err)).split('\n')[0];
 
@@ -132,7 +138,8 @@ export class McpServerConnection {
     try {
       client = await within(this.connected(), timeoutMs);
     } catch (err) {
-      return { isError: true, content: `MCP server ${name} is down: ${err instanceof Deadline ? `no connection within ${timeoutMs} ms` : reason(err)}. ${tool} did not run.` };
+      // The reason without its text (a spawn error names paths of the worker's machine): the code, or the deadline.
+      return { isError: true, content: `MCP server ${name} is down: ${err instanceof Deadline ? `no connection within ${timeoutMs} ms` : (connectionFailure(err) ?? codeOf(err) ?? 'it cannot be reached')}. ${tool} did not run.` };
     }
     const meta = context.idempotencyKey ? { _meta: { [idempotencyMetaKey]: context.idempotencyKey } } : {};
     const left = Math.max(1, timeoutMs - (Date.now() - started));
@@ -146,9 +153,12 @@ export class McpServerConnection {
       const unreachable = connectionFailure(err);
       if (unreachable || !this.client) {
         await this.drop(client);
-        return { isError: true, content: `MCP server ${name} is down: ${unreachable ?? reason(err)}. ${tool} did not run, or its answer was lost.` };
+        return { isError: true, content: `MCP server ${name} is down: ${unreachable ?? codeOf(err) ?? 'the connection failed'}. ${tool} did not run, or its answer was lost.` };
       }
-      return { isError: true, content: `MCP server ${name} failed ${tool}: ${reason(err)}` };
+      // Arguments the server refused: its message is for the caller, who can fix them.
+      if ((err as { code?: unknown }).code === ErrorCode.InvalidParams) return { isError: true, content: `MCP server ${name} refused ${tool}: ${reason(err)}` };
+      // Anything else is the server's internals: thrown, so the turn shows the generic internal error and logs this one.
+      throw err;
     }
   }
 
