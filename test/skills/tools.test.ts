@@ -121,7 +121,8 @@ describe('skill tools', () => {
   it('never throws: a failing port becomes an error result with the innermost message', async () => {
     const failing: SkillToolPorts = {
       loadSkillSnapshot: async () => {
-        throw Object.assign(new Error('Activity task failed'), { cause: new Error('quiz/SKILL.md: body: the body is empty. Fix: write it.') });
+        // A typed skill error inside Temporal's wrapper: its message is for the model (issue 13.11).
+        throw Object.assign(new Error('Activity task failed'), { cause: Object.assign(new Error('quiz/SKILL.md: body: the body is empty. Fix: write it.'), { type: 'SkillValidationError' }) });
       },
       readSkillResource: async () => {
         throw new Error('disk on fire');
