@@ -66,7 +66,7 @@ describe('input limits', () => {
     expect(sent.toLowerCase()).not.toContain('\\u202e');
   });
 
-  it('choice and overrides are bounded: too long, too large, too deep are 400s and the checkpoint stays pending', async () => {
+  it('choice, overrides and note are bounded: too long, too large, too deep are 400s and the checkpoint stays pending', async () => {
     const turnId = await waitingAtQuestion('bounded');
     const expect400 = async (body: Record<string, unknown> | string, message: RegExp) => {
       const response = await app.inject({
@@ -83,6 +83,7 @@ describe('input limits', () => {
     await expect400(deep, /overrides nest deeper than 16 levels/);
     await expect400({ action: 'modify', overrides: { big: 'z'.repeat(70 * 1024) } }, /overrides are \d+ bytes as JSON; the limit is 65536/);
     await expect400({ action: 'choose', choice: 'c'.repeat(1_001) }, /choice is 1001 characters; the limit is 1000/);
+    await expect400({ action: 'modify', note: 'n'.repeat(4_001) }, /note/);
     expect((await api.turn(turnId)).body).toMatchObject({ status: 'waiting', pendingCheckpoint: { id: 'cp-1' } });
     await finish(turnId);
   });
