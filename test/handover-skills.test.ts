@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
-import { allPatchIds, rulePatches } from '../core/policy';
+import { allPatchIds, rulePatches, workflowPatches } from '../core/policy';
 import { buildTestApp } from './support/api';
 import { testDeps } from './support/deps';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
@@ -102,7 +102,8 @@ describe('handing turns in flight from the code before child skills to the curre
     await api.answer(fresh, freshRoute.id, { action: 'choose', choice: 'Stop here' });
     expect(await api.finished(fresh)).toMatchObject({ status: 'failed', reason: 'invalid_output', skills: [{ skill: 'simple-writing', status: 'completed' }] });
     expect(lastText(fake.requests.at(-1)!.body)).toContain('declares a structured output and it has not been handed in');
-    expect((await patchesIn(env.client.workflow.getHandle(fresh))).sort()).toEqual([...allPatchIds].sort());
+    // It ended failed (invalid_output), so it also records the patch read when a turn ends failed.
+    expect((await patchesIn(env.client.workflow.getHandle(fresh))).sort()).toEqual([...allPatchIds, workflowPatches.failedTurnFails].sort());
     expect(fake.pending).toBe(0);
   }, 120_000);
 });
