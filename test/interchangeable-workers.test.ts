@@ -48,7 +48,10 @@ describe('several workers on one task queue', () => {
     if (store) stores.push(store);
     for (let i = 1; i <= count; i++) {
       const deps = testDeps(fake.url);
-      await env.startWorker(taskQueue, { ...deps, model: { ...deps.model, store } }, undefined, { overrides: { identity: `worker-${i}` }, ownConnection: true });
+      // No eager activities: with them every model call runs on the worker that ran the workflow task before it (the
+      // dev server enables eager dispatch), and no call would ever reach another worker's store path.
+      const overrides = { identity: `worker-${i}`, maxEagerActivityReservationsPerWorkflowTask: 0 };
+      await env.startWorker(taskQueue, { ...deps, model: { ...deps.model, store } }, undefined, { overrides, ownConnection: true });
     }
     return taskQueue;
   }
