@@ -1,16 +1,7 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
-import type { FastifyInstance } from 'fastify';
 import { allPatchIds, rulePatches, workflowPatches } from '../core/policy';
-import { buildTestApp } from './support/api';
-import { testDeps } from './support/deps';
-import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
-import { frozenWorkflowBundle } from './support/frozen-bundle';
-import { ApiDriver } from './support/scenario';
-import { TemporalTestEnv } from './support/temporal';
+import { text, toolUse, type MessagesRequestBody } from './support/fake-anthropic';
+import { patchesIn, useHandoverStack } from './support/handover';
 
 /**
  * The deploy of child skills and structured outputs (docs/operators.md, "Changing workflow code"): a worker on the
@@ -26,47 +17,23 @@ const ask = (checkpoint: string, kind: 'approval' | 'question', extra: Record<st
   toolUse('request_human_approval', { checkpoint, summary: `About ${checkpoint}`, kind, ...extra });
 const examParams = () => ask('exam_params', 'approval', { params: { question_count: 1, time_limit_min: 35, concepts: ['arrays'] } });
 
-async function patchesIn(handle: WorkflowHandle): Promise<string[]> {
-  const history = await handle.fetchHistory();
-  return (history.events ?? []).flatMap((event) => {
-    const marker = event.markerRecordedEventAttributes;
-    const data = marker?.markerName === 'core_patch' ? marker.details?.['patch-data']?.payloads?.[0]?.data : undefined;
-    return data ? [(JSON.parse(new TextDecoder().decode(data)) as { id: string }).id] : [];
-  });
-}
-
 const lastText = (body: MessagesRequestBody) => JSON.stringify(body.messages.at(-1));
 
 describe('handing turns in flight from the code before child skills to the current code', () => {
-  let env: TemporalTestEnv;
-  let fake: FakeAnthropic;
-  let app: FastifyInstance;
-  let api: ApiDriver;
+  const stack = useHandoverStack('handover-skills');
   let oldWorker: Worker;
-  const taskQueue = `handover-skills-${Date.now().toString(36)}`;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-handover-skills-'));
-
   beforeAll(async () => {
-    env = await TemporalTestEnv.connect();
-    fake = await startFakeAnthropic();
-    oldWorker = await env.startWorker(taskQueue, testDeps(fake.url, { dataDir }), undefined, { workflowBundlePath: frozenWorkflowBundle(frozenCommit) });
-    ({ app } = await buildTestApp(env.client, taskQueue));
-    api = new ApiDriver(app);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await env?.close();
-    await fake?.close();
+    oldWorker = await stack.startOldWorker(frozenCommit);
   });
 
   it('an exam waiting on the old code finishes on its rules; new turns invoke skills and hand in the exam\'s report', async () => {
+    const { env, fake, api } = stack;
     fake.enqueue({ content: [toolUse('load_skill', { name: exam })] }, { content: [examParams()] });
     const waiting = await api.startTurn('Give me a practice test on arrays.');
     const params = await api.pending(waiting);
     expect(await patchesIn(env.client.workflow.getHandle(waiting))).not.toContain(rulePatches.structuredOutput);
 
-    await env.stopWorker(oldWorker);
-    await env.startWorker(taskQueue, testDeps(fake.url, { dataDir }));
+    await stack.deploy(oldWorker);
 
     // The old exam ends with no report handed in: its final answer stands, as it did on the code it started on.
     fake.enqueue(

@@ -1,15 +1,7 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { FastifyInstance } from 'fastify';
 import { allPatchIds } from '../core/policy';
-import { buildTestApp } from './support/api';
-import { testDeps } from './support/deps';
-import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
-import { frozenWorkflowBundle } from './support/frozen-bundle';
-import { ApiDriver } from './support/scenario';
-import { TemporalTestEnv } from './support/temporal';
+import { text, toolUse, type MessagesRequestBody } from './support/fake-anthropic';
+import { patchesIn, useHandoverStack } from './support/handover';
 
 /**
  * The deploy of the tool registry, in a test: a worker running the frozen bundle of the code before it
@@ -19,15 +11,6 @@ import { TemporalTestEnv } from './support/temporal';
  */
 const frozenCommit = 'a45e16b';
 
-async function patchesIn(handle: WorkflowHandle): Promise<string[]> {
-  const history = await handle.fetchHistory();
-  return (history.events ?? []).flatMap((event) => {
-    const marker = event.markerRecordedEventAttributes;
-    const data = marker?.markerName === 'core_patch' ? marker.details?.['patch-data']?.payloads?.[0]?.data : undefined;
-    return data ? [(JSON.parse(new TextDecoder().decode(data)) as { id: string }).id] : [];
-  });
-}
-
 async function activityTypes(handle: WorkflowHandle): Promise<string[]> {
   const history = await handle.fetchHistory();
   return (history.events ?? []).flatMap((event) => (event.activityTaskScheduledEventAttributes ? [event.activityTaskScheduledEventAttributes.activityType?.name ?? ''] : []));
@@ -36,34 +19,17 @@ async function activityTypes(handle: WorkflowHandle): Promise<string[]> {
 const toolNames = (body: MessagesRequestBody) => (body.tools as Array<{ name: string }>).map((tool) => tool.name);
 
 describe('handing turns in flight to the code with the tool registry', () => {
-  let env: TemporalTestEnv;
-  let fake: FakeAnthropic;
-  let app: FastifyInstance;
-  let api: ApiDriver;
-  const taskQueue = `handover-tools-${Date.now().toString(36)}`;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-handover-tools-'));
-
-  beforeAll(async () => {
-    env = await TemporalTestEnv.connect();
-    fake = await startFakeAnthropic();
-    ({ app } = await buildTestApp(env.client, taskQueue));
-    api = new ApiDriver(app);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await env?.close();
-    await fake?.close();
-  });
+  const stack = useHandoverStack('handover-tools');
 
   it('an old turn finishes with the engine tools only; a new one reads the tool catalog and uses a registered tool', async () => {
-    const oldWorker = await env.startWorker(taskQueue, testDeps(fake.url, { dataDir }), undefined, { workflowBundlePath: frozenWorkflowBundle(frozenCommit) });
+    const { env, fake, api } = stack;
+    const oldWorker = await stack.startOldWorker(frozenCommit);
     fake.enqueue({ content: [toolUse('request_human_approval', { checkpoint: 'which_numbers', summary: 'Which numbers?', kind: 'question' })] });
     const session = await api.createSession();
     const waiting = (await api.sendMessage(session, { message: 'Add two numbers for me.' })).body.id as string;
     const params = await api.pending(waiting);
 
-    await env.stopWorker(oldWorker);
-    await env.startWorker(taskQueue, testDeps(fake.url, { dataDir, rootGrants: ['calculator'] }));
+    await stack.deploy(oldWorker, { rootGrants: ['calculator'] });
 
     // The old turn: it offers what it offered before (no registered tool), and a call of one is no tool it knows.
     fake.enqueue({ content: [toolUse('calculator', { expression: '1+1' })] }, { content: [text('Stopping here.')] });

@@ -1,16 +1,9 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
-import type { FastifyInstance } from 'fastify';
 import { allPatchIds, workflowPatches } from '../core/policy';
-import { authHeaders, buildTestApp, eventually } from './support/api';
-import { testDeps } from './support/deps';
-import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
-import { frozenWorkflowBundle } from './support/frozen-bundle';
-import { ApiDriver } from './support/scenario';
-import { TemporalTestEnv } from './support/temporal';
+import { authHeaders, eventually } from './support/api';
+import { text, toolUse, type MessagesRequestBody } from './support/fake-anthropic';
+import { patchesIn, useHandoverStack } from './support/handover';
 
 /**
  * The deploy of a workflow change, in a test (docs/operators.md, "Changing workflow code"): a worker running the
@@ -29,15 +22,6 @@ const examParams = () => ask('exam_params', 'approval', { params: { question_cou
 const haiku = 'Autumn leaves falling / the pond keeps every secret / a frog breaks the calm';
 
 /** The patch ids a workflow's history records (markers `core_patch`, details `patch-data` = {id, deprecated}). */
-async function patchesIn(handle: WorkflowHandle): Promise<string[]> {
-  const history = await handle.fetchHistory();
-  return (history.events ?? []).flatMap((event) => {
-    const marker = event.markerRecordedEventAttributes;
-    const data = marker?.markerName === 'core_patch' ? marker.details?.['patch-data']?.payloads?.[0]?.data : undefined;
-    return data ? [(JSON.parse(new TextDecoder().decode(data)) as { id: string }).id] : [];
-  });
-}
-
 /** The input a workflow was started with. */
 async function inputOf(handle: WorkflowHandle): Promise<Record<string, unknown>> {
   const history = await handle.fetchHistory();
@@ -50,28 +34,14 @@ function lastText(body: MessagesRequestBody): string {
 }
 
 describe('handing turns in flight from the old workflow code to the new', () => {
-  let env: TemporalTestEnv;
-  let fake: FakeAnthropic;
-  let app: FastifyInstance;
-  let api: ApiDriver;
+  const stack = useHandoverStack('handover');
   let oldWorker: Worker;
-  const taskQueue = `handover-${Date.now().toString(36)}`;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-handover-'));
-
   beforeAll(async () => {
-    env = await TemporalTestEnv.connect();
-    fake = await startFakeAnthropic();
-    oldWorker = await env.startWorker(taskQueue, testDeps(fake.url, { dataDir }), undefined, { workflowBundlePath: frozenWorkflowBundle(frozenCommit) });
-    ({ app } = await buildTestApp(env.client, taskQueue));
-    api = new ApiDriver(app);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await env?.close();
-    await fake?.close();
+    oldWorker = await stack.startOldWorker(frozenCommit);
   });
 
   it('a turn waiting at a checkpoint and a carried plan survive the deploy; new turns run the new code', async () => {
+    const { env, fake, app, api, taskQueue } = stack;
     // The old code: an exam waits at exam_params; another session's exam is cancelled mid-way, leaving its plan.
     fake.enqueue({ content: [loadSkill()] }, { content: [text('Here is the exam I propose.'), examParams()] });
     const waitingSession = await api.createSession();
@@ -89,8 +59,7 @@ describe('handing turns in flight from the old workflow code to the new', () => 
     expect(await patchesIn(env.client.workflow.getHandle(waiting))).toEqual([]);
 
     // The deploy: the old worker stops, a worker with the current code takes the queue.
-    await env.stopWorker(oldWorker);
-    await env.startWorker(taskQueue, testDeps(fake.url, { dataDir }));
+    await stack.deploy(oldWorker);
 
     // The session the old code left with a plan: the old turn handed it over in the old shape; the session (now on the
     // new code) migrates it when it reads it, and the new turn continues the exam.
