@@ -5,6 +5,7 @@ import { CancelledFailure } from '@temporalio/common';
 import { withCacheBreakpoints } from '../core/cache-control';
 import type { ChatMessage, ContentBlock, TextBlock } from '../core/messages';
 import { ModelErrorType, type ModelRequest, type ModelResponse } from '../core/model';
+import { replyMessageOf } from '../core/transcript';
 import { classifyModelError, modelFailure } from './model-errors';
 import type { SharedStore } from '../lib/store';
 import { PromptStore } from './prompt-store';
@@ -63,9 +64,9 @@ export function createModelActivities(deps: ModelDeps) {
         if (event.delta.type === 'thinking_delta') publish(liveTurn, { type: 'thinking.delta', text: event.delta.thinking, ...located });
       }
       const response = toModelResponse(await stream.finalMessage());
-      // The turn's next call may run on any worker: it must find this conversation in the store.
+      // The turn's next call may run on any worker: it must find this conversation, and this response, in the store.
       await shared;
-      transcripts.remember(request.turnId, messages);
+      await transcripts.rememberReply(request, messages, replyMessageOf(response.content));
       return response;
     } catch (err) {
       if (context.cancellationSignal.aborted) throw cancellationOf(context.cancellationSignal);

@@ -74,11 +74,27 @@ export class TranscriptStore {
     }
   }
 
-  /** Keeps the conversation of a call that succeeded in this worker's memory. */
-  remember(turnId: string, messages: ChatMessage[]): void {
+  /**
+   * Keeps the conversation of a call that succeeded, followed by its response as the turn appends it (`replyMessageOf`),
+   * in this worker's memory, and records that response in the shared store: the turn's next call names this
+   * conversation with the response as its base, and any worker can rebuild it. Resolves (never rejects) once stored or
+   * known lost.
+   */
+  async rememberReply(request: ModelRequest, messages: ChatMessage[], reply: ChatMessage): Promise<void> {
+    const { turnId } = request;
+    const base = this.keyOf(turnId, messages);
+    const conversation = [...messages, reply];
+    const key = this.keyOf(turnId, conversation);
     this.recent.delete(turnId);
-    this.recent.set(turnId, { ...this.keyOf(turnId, messages), messages });
+    this.recent.set(turnId, { ...key, messages: conversation });
     while (this.recent.size > this.maxTurns) this.recent.delete(this.recent.keys().next().value as string);
+    if (!this.shared) return;
+    const record: TranscriptRecord = { base, append: [reply] };
+    try {
+      await this.shared.put(scopeOf(turnId), nameOf(key), JSON.stringify(record));
+    } catch (err) {
+      this.report(`cannot write to the shared store (${(err as Error).message}); other workers will ask for whole conversations`);
+    }
   }
 
   private keyOf(turnId: string, messages: ChatMessage[]): TranscriptKey {
@@ -90,10 +106,18 @@ export class TranscriptStore {
     return { count: messages.length, digest: measure.digest(messages) };
   }
 
-  private async conversation(turnId: string, wanted: TranscriptKey): Promise<ChatMessage[]> {
+  /** The conversation `key` names, when this worker holds it or a longer one that begins with it. */
+  private held(turnId: string, key: TranscriptKey): ChatMessage[] | undefined {
     const held = this.recent.get(turnId);
-    const holds = (key: TranscriptKey) => held !== undefined && held.count === key.count && held.digest === key.digest;
-    if (holds(wanted)) return held!.messages;
+    if (!held || held.count < key.count) return undefined;
+    if (held.count === key.count) return held.digest === key.digest ? held.messages : undefined;
+    const measure = this.measures.get(turnId);
+    return measure && measure.digest(held.messages, key.count) === key.digest ? held.messages.slice(0, key.count) : undefined;
+  }
+
+  private async conversation(turnId: string, wanted: TranscriptKey): Promise<ChatMessage[]> {
+    const held = this.held(turnId, wanted);
+    if (held) return held;
     if (!this.shared) throw miss(`This worker does not hold turn ${turnId}'s conversation and has no shared store; send it whole.`);
 
     // Walk back from the wanted conversation until one this worker holds, or the conversation's first record.
@@ -101,8 +125,9 @@ export class TranscriptStore {
     let prefix: ChatMessage[] = [];
     let at = wanted;
     for (;;) {
-      if (holds(at)) {
-        prefix = held!.messages;
+      const known = this.held(turnId, at);
+      if (known) {
+        prefix = known;
         break;
       }
       const record = await this.read(turnId, at);

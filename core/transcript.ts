@@ -1,4 +1,12 @@
-import type { ChatMessage } from './messages';
+import type { ChatMessage, ContentBlock } from './messages';
+
+/**
+ * The message the agent loop appends for a model response it acts on (tool calls, a pause). The worker that made the
+ * call holds the conversation with it, so the next call's delta can start after it instead of carrying it again.
+ */
+export function replyMessageOf(content: ContentBlock[]): ChatMessage {
+  return { role: 'assistant', content };
+}
 
 /**
  * Keeps the conversation out of workflow history: a model call sends only the messages added since the previous
@@ -16,25 +24,47 @@ export interface TranscriptDelta {
   repeated?: RepeatedResult[];
 }
 
-/** Block `block` of message `message` of a delta's `append`. */
+/**
+ * Block `block` of message `message` of a delta's `append`: a whole repeat names the earlier content by its digest; a
+ * partial repeat (a subskill loaded again, whose result ends with its run count) is the first `length` characters of
+ * the earlier content, then `suffix`, and names it `partial:<digest>`, which workers older than partial repeats find
+ * in no conversation, so they ask for the call whole instead of restoring the earlier text.
+ */
 export interface RepeatedResult {
   message: number;
   block: number;
   digest: string;
+  length?: number;
+  suffix?: string;
 }
+
+const partialPrefix = 'partial:';
 
 /** Tool results shorter than this are sent whole even when they repeat. */
 export const minRepeatedChars = 256;
 
 /** The digest of each long tool result's content in a message, by block index. */
-export function longResultsOf(message: ChatMessage): Array<{ block: number; digest: string }> {
+export function longResultsOf(message: ChatMessage): Array<{ block: number; digest: string; content: string }> {
   if (typeof message.content === 'string') return [];
-  const found: Array<{ block: number; digest: string }> = [];
+  const found: Array<{ block: number; digest: string; content: string }> = [];
   message.content.forEach((block, index) => {
-    if (block.type === 'tool_result' && typeof block.content === 'string' && block.content.length >= minRepeatedChars) found.push({ block: index, digest: digestOf(block.content) });
+    if (block.type === 'tool_result' && typeof block.content === 'string' && block.content.length >= minRepeatedChars) {
+      found.push({ block: index, digest: digestOf(block.content), content: block.content });
+    }
   });
   return found;
 }
+
+/** How many leading characters two texts share. */
+function sharedPrefixLength(a: string, b: string): number {
+  const most = Math.min(a.length, b.length);
+  let n = 0;
+  while (n < most && a.charCodeAt(n) === b.charCodeAt(n)) n++;
+  return n;
+}
+
+/** The key under which long results that may repeat one another partially are found: their first characters. */
+const headOf = (content: string) => digestOf(content.slice(0, minRepeatedChars));
 
 export const transcriptMissType = 'TranscriptMiss';
 
@@ -69,22 +99,45 @@ export class ConversationMeasure {
   private states: Array<[number, number]> = [];
   private lengths: number[] = [];
   /** Long tool results of each message (`longResultsOf`), and where each digest first occurs. */
-  private results: Array<Array<{ block: number; digest: string }>> = [];
+  private results: Array<Array<{ block: number; digest: string; content: string }>> = [];
   private readonly firstResult = new Map<string, number>();
+  /** Long results by their first characters (`headOf`): message index, block and digest, in conversation order. */
+  private readonly byHead = new Map<string, Array<{ message: number; block: number; digest: string; content: string }>>();
 
   /**
-   * The tool results of messages `from` onwards whose content repeats an earlier tool result of the conversation whole,
-   * as `TranscriptDelta.repeated` (message indexes counted from `from`).
+   * The tool results of messages `from` onwards whose content repeats an earlier tool result of the conversation, whole
+   * or (at least `minRepeatedChars` and half of it) as a prefix, as `TranscriptDelta.repeated` (message indexes counted
+   * from `from`).
    */
   repeatedResults(messages: ChatMessage[], from: number): RepeatedResult[] {
     this.cover(messages, messages.length);
     const repeated: RepeatedResult[] = [];
     for (let i = from; i < messages.length; i++) {
-      for (const { block, digest } of this.results[i]) {
-        if ((this.firstResult.get(digest) ?? i) < i) repeated.push({ message: i - from, block, digest });
+      for (const { block, digest, content } of this.results[i]) {
+        if ((this.firstResult.get(digest) ?? i) < i) {
+          repeated.push({ message: i - from, block, digest });
+          continue;
+        }
+        const partial = this.partialRepeat(from, content);
+        if (partial) repeated.push({ message: i - from, block, ...partial });
       }
     }
     return repeated;
+  }
+
+  /**
+   * The latest result before message `before` that `content` begins as, for most of its length. Only results the
+   * worker already holds whole (before the delta) qualify: one in the delta may itself be elided.
+   */
+  private partialRepeat(before: number, content: string): Pick<RepeatedResult, 'digest' | 'length' | 'suffix'> | undefined {
+    const entries = this.byHead.get(headOf(content)) ?? [];
+    let at = entries.length - 1;
+    while (at >= 0 && entries[at].message >= before) at--;
+    if (at < 0) return undefined;
+    const earlier = entries[at];
+    const length = sharedPrefixLength(earlier.content, content);
+    if (length < minRepeatedChars || length * 2 < content.length) return undefined;
+    return { digest: partialPrefix + earlier.digest, length, suffix: content.slice(length) };
   }
 
   digest(messages: ChatMessage[], count = messages.length): string {
@@ -109,6 +162,11 @@ export class ConversationMeasure {
       this.lengths.length = same;
       this.results.length = same;
       for (const [digest, at] of this.firstResult) if (at >= same) this.firstResult.delete(digest);
+      for (const [head, entries] of this.byHead) {
+        const kept = entries.filter((entry) => entry.message < same);
+        if (kept.length > 0) this.byHead.set(head, kept);
+        else this.byHead.delete(head);
+      }
     }
     for (let i = same; i < count; i++) {
       const text = (i === 0 ? '[' : ',') + JSON.stringify(messages[i]);
@@ -116,7 +174,13 @@ export class ConversationMeasure {
       this.lengths.push((i === 0 ? 0 : this.lengths[i - 1]) + text.length);
       this.seen.push(messages[i]);
       this.results.push(longResultsOf(messages[i]));
-      for (const { digest } of this.results[i]) if (!this.firstResult.has(digest)) this.firstResult.set(digest, i);
+      for (const { block, digest, content } of this.results[i]) {
+        if (!this.firstResult.has(digest)) this.firstResult.set(digest, i);
+        const head = headOf(content);
+        const entries = this.byHead.get(head) ?? [];
+        entries.push({ message: i, block, digest, content });
+        this.byHead.set(head, entries);
+      }
     }
   }
 }
@@ -143,11 +207,19 @@ export function restoreRepeated(conversation: ChatMessage[], from: number, repea
     }
   }
   const restored = conversation.slice();
-  for (const { message, block, digest } of repeated) {
-    const content = contents.get(digest);
+  for (const { message, block, digest, length, suffix } of repeated) {
+    const content = contentOf(contents, digest, length, suffix);
     const target = restored[from + message];
     if (content === undefined || !target || typeof target.content === 'string' || target.content[block]?.type !== 'tool_result') return undefined;
     restored[from + message] = { ...target, content: target.content.map((b, at) => (at === block ? { ...b, content } : b)) as ChatMessage['content'] };
   }
   return restored;
+}
+
+/** The content a repeat names, whole or partial; undefined when the conversation holds no such content. */
+function contentOf(contents: Map<string, string>, digest: string, length: number | undefined, suffix: string | undefined): string | undefined {
+  if (!digest.startsWith(partialPrefix)) return contents.get(digest);
+  const earlier = contents.get(digest.slice(partialPrefix.length));
+  if (earlier === undefined || length === undefined || suffix === undefined || !Number.isInteger(length) || length < 0 || length > earlier.length) return undefined;
+  return earlier.slice(0, length) + suffix;
 }

@@ -4,6 +4,9 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { PendingCheckpoint } from '../core/checkpoints';
+import type { ChatMessage } from '../core/messages';
+import type { ModelRequest } from '../core/model';
+import { minRepeatedChars, type TranscriptDelta } from '../core/transcript';
 import { FileStore } from '../lib/store';
 import { answerCheckpointUpdate, turnStateQuery } from '../workflows/definitions';
 import { testDeps } from './support/deps';
@@ -17,7 +20,8 @@ const EventType = temporal.api.enums.v1.EventType;
 
 /**
  * History stays small and flat (issue 15, item 3): the system prompt and tool definitions go to the worker by digest
- * after the first call, a subskill loaded again goes by digest, and the conversation by delta, so a long exam's history
+ * after the first call, a subskill loaded again as a prefix of its first load, and the conversation by delta starting
+ * after the previous response (which the worker holds), so a long exam's history
  * grows by about the same few KiB each round from its first question to its last. Before, each round carried the
  * system prompt and every tool definition again and every reload of a subskill its whole body: 12.3 KiB a round.
  *
@@ -57,6 +61,19 @@ describe('a long exam keeps its history small and flat', () => {
     }
     const result = await handle.result();
     expect({ status: result.status, error: result.error }).toEqual({ status: 'completed', error: undefined });
+
+    // Nothing the worker holds goes again: no delta repeats the response before it (the loop appended it unchanged),
+    // and each subskill's body goes whole once, its reloads as a prefix of that and their own last line.
+    const deltas = await modelCallDeltas(handle);
+    expect(deltas).toHaveLength(examModelCalls(questions) - 1);
+    expect(deltas.flatMap((delta) => delta.append.filter((message) => message.role === 'assistant'))).toEqual([]);
+    const longResults = deltas.flatMap((delta) => delta.append.flatMap(toolResultsOf)).filter((content) => content.length >= minRepeatedChars);
+    expect(longResults.map((content) => /^(Skill|Subskill) \S+/.exec(content)?.[0])).toEqual([
+      'Skill exam-mode-tuner',
+      'Subskill question-generation',
+      'Subskill adaptive-difficulty',
+      'Subskill performance-analytics',
+    ]);
 
     const rounds = await bytesPerRound(handle);
     expect(rounds).toHaveLength(examModelCalls(questions));
@@ -107,6 +124,22 @@ async function bytesPerRound(handle: WorkflowHandle): Promise<number[]> {
     if (current >= 0) rounds[current] += HistoryEvent.encode(HistoryEvent.create(event)).finish().length;
   }
   return rounds;
+}
+
+/** The deltas of the turn's model calls after its first (which sends the conversation whole). */
+async function modelCallDeltas(handle: WorkflowHandle): Promise<TranscriptDelta[]> {
+  const history = await handle.fetchHistory();
+  return (history.events ?? []).flatMap((event) => {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name !== 'callModel') return [];
+    const request = JSON.parse(Buffer.from(scheduled.input!.payloads![0].data!).toString('utf8')) as ModelRequest;
+    return request.delta ? [request.delta] : [];
+  });
+}
+
+function toolResultsOf(message: ChatMessage): string[] {
+  if (typeof message.content === 'string') return [];
+  return message.content.flatMap((block) => (block.type === 'tool_result' && typeof block.content === 'string' ? [block.content] : []));
 }
 
 async function nextCheckpoint(handle: WorkflowHandle, after: string | undefined): Promise<PendingCheckpoint | undefined> {

@@ -1,10 +1,14 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createModelActivities, type ModelDeltaEvent, type ModelDeps } from '../activities/model';
 import { maxRetryAfterMs } from '../activities/model-errors';
 import type { ChatMessage, ToolDefinition } from '../core/messages';
-import { digestOf, transcriptMissType } from '../core/transcript';
+import { digestOf, replyMessageOf, transcriptMissType } from '../core/transcript';
+import { FileStore } from '../lib/store';
 import type { ModelRequest, ModelResponse } from '../core/model';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
 
@@ -399,10 +403,39 @@ describe('conversation deltas', () => {
       { role: 'user', content: [{ type: 'text', text: 'two', cache_control: { type: 'ephemeral' } }] },
     ]);
 
-    const miss = env.run(callModel, { turnId: 'turn-delta-1', system: [], delta: { baseCount: 1, baseDigest: digestOf(first), append } });
+    // A base that begins the conversation the worker holds (the turn went on from an earlier point) is served from it.
+    fake.enqueue({ content: [text('c')] });
+    await env.run(callModel, { turnId: 'turn-delta-1', system: [], delta: { baseCount: 1, baseDigest: digestOf(first), append } });
+    expect(fake.requests[2].body.messages).toEqual(fake.requests[1].body.messages);
+    const miss = env.run(callModel, { turnId: 'turn-delta-1', system: [], delta: { baseCount: 1, baseDigest: digestOf([{ role: 'user', content: 'other' }]), append } });
     await expect(miss).rejects.toMatchObject({ type: transcriptMissType, nonRetryable: true });
     const unknown = env.run(callModel, { turnId: 'turn-never-seen', system: [], delta: { baseCount: 1, baseDigest: 'x', append } });
     await expect(unknown).rejects.toMatchObject({ type: transcriptMissType });
-    expect(fake.requests).toHaveLength(2);
+    expect(fake.requests).toHaveLength(3);
+  });
+
+  it('holds each response as the turn appends it, so the next delta starts after it, on this worker or any other sharing the store', async () => {
+    const store = new FileStore(fs.mkdtempSync(path.join(os.tmpdir(), 'sf-reply-')), 3_600_000);
+    const deps = { apiKey: 'k', baseURL: fake.url, model: 'm', maxTokens: 100, timeoutMs: 5_000, store };
+    const [here, other] = [createModelActivities(deps), createModelActivities(deps)];
+    const env = new MockActivityEnvironment();
+    const first: ChatMessage[] = [{ role: 'user', content: 'one' }];
+    fake.requests.length = 0;
+    fake.enqueue({ content: [toolUse('lookup', { q: 'x' }, 'toolu_1')] }, { content: [text('b')] }, { content: [text('c')] });
+    const response = (await env.run(here.callModel, { turnId: 'turn-reply-1', system: [], messages: first })) as ModelResponse;
+    // The turn appends the response as it came (JSON, as it crossed Temporal), then the tool's result.
+    const reply = replyMessageOf(JSON.parse(JSON.stringify(response.content)));
+    const withReply = [...first, reply];
+    const append: ChatMessage[] = [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'found' }] }];
+    const delta = { baseCount: 2, baseDigest: digestOf(withReply), append };
+    await env.run(here.callModel, { turnId: 'turn-reply-1', system: [], delta });
+    await env.run(other.callModel, { turnId: 'turn-reply-1', system: [], delta });
+    const expected = JSON.parse(JSON.stringify([...withReply, ...append]));
+    for (const request of fake.requests.slice(1)) {
+      const sent = JSON.parse(JSON.stringify(request.body.messages)) as Array<{ content: unknown }>;
+      for (const message of sent) if (Array.isArray(message.content)) for (const block of message.content) delete block.cache_control;
+      expect(sent).toEqual(expected);
+    }
+    expect(fake.requests).toHaveLength(3);
   });
 });

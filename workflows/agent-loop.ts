@@ -1,3 +1,4 @@
+import { replyMessageOf } from '../core/transcript';
 import { compactMessages, estimateTokens } from '../core/compaction';
 import { contextExceededMessage, continueGuidance, emptyRecoveryAnswer, emptyResponseGuidance, refusalMessage } from '../core/guidance';
 import { textOf, toolUsesOf, type ChatMessage, type ContentBlock, type TextBlock, type ToolDefinition } from '../core/messages';
@@ -45,7 +46,7 @@ export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
       return run.finish({ status: 'failed', reason: 'context_window_exceeded', error: { code: 'context_window_exceeded', message: contextExceededMessage } });
     }
     if (kind === 'paused') {
-      run.messages.push({ role: 'assistant', content: response.content });
+      run.messages.push(replyMessageOf(response.content));
       continue;
     }
     if (kind === 'truncated') {
@@ -70,7 +71,7 @@ export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
       continue;
     }
 
-    run.messages.push({ role: 'assistant', content: response.content });
+    run.messages.push(replyMessageOf(response.content));
     const text = textOf(response.content);
     if (kind === 'tools') {
       if (text.trim()) run.emit({ type: 'message', text });

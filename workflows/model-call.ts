@@ -54,7 +54,7 @@ export async function callModel(run: TurnRun, options: ModelCallOptions): Promis
     if ((!delta && lean === base) || !isTranscriptMiss(err)) throw err;
     response = await activities.callModel.executeWithOptions({ summary: `${summary} (whole conversation)` }, [{ ...base, messages }]);
   }
-  run.synced = { count: messages.length, digest: run.measure.digest(messages) };
+  run.synced = { count: messages.length, digest: run.measure.digest(messages), reply: response.content };
   run.sentPrompt = prompt;
   run.addUsage(response.usage);
   calibrate(run, base, messages, response);
@@ -83,15 +83,32 @@ function leanPrompt(base: ModelRequest, prompt: TurnRun['sentPrompt'], sent: Tur
   };
 }
 
-/** What the worker lacks of the conversation; with `byReference`, tool results repeating earlier ones go by digest. */
+/**
+ * What the worker lacks of the conversation. With `byReference`, it starts after the previous response when the loop
+ * appended it as it came (`replyMessageOf`: the worker holds it), and tool results repeating earlier ones go by digest.
+ */
 function deltaSince(run: TurnRun, messages: ChatMessage[], byReference: boolean): TranscriptDelta | undefined {
+  const base = byReference ? (heldWithReply(run, messages) ?? heldBase(run, messages)) : heldBase(run, messages);
+  if (!base) return undefined;
+  const append = messages.slice(base.count);
+  const repeated = byReference ? run.measure.repeatedResults(messages, base.count) : [];
+  if (repeated.length === 0) return { baseCount: base.count, baseDigest: base.digest, append };
+  return { baseCount: base.count, baseDigest: base.digest, append: elideRepeated(append, repeated), repeated };
+}
+
+/** The conversation of the previous call, when `messages` still begins with it. */
+function heldBase(run: TurnRun, messages: ChatMessage[]): { count: number; digest: string } | undefined {
   const { synced } = run;
   if (!synced || synced.count > messages.length || synced.count === 0) return undefined;
-  if (run.measure.digest(messages, synced.count) !== synced.digest) return undefined;
-  const append = messages.slice(synced.count);
-  const repeated = byReference ? run.measure.repeatedResults(messages, synced.count) : [];
-  if (repeated.length === 0) return { baseCount: synced.count, baseDigest: synced.digest, append };
-  return { baseCount: synced.count, baseDigest: synced.digest, append: elideRepeated(append, repeated), repeated };
+  return run.measure.digest(messages, synced.count) === synced.digest ? { count: synced.count, digest: synced.digest } : undefined;
+}
+
+/** The previous call's conversation and its response, when the loop appended that response unchanged. */
+function heldWithReply(run: TurnRun, messages: ChatMessage[]): { count: number; digest: string } | undefined {
+  const held = heldBase(run, messages);
+  const reply = messages[held?.count ?? -1];
+  if (!held || !run.synced?.reply || reply?.role !== 'assistant' || reply.content !== run.synced.reply) return undefined;
+  return { count: held.count + 1, digest: run.measure.digest(messages, held.count + 1) };
 }
 
 function isTranscriptMiss(err: unknown): boolean {

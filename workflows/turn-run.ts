@@ -43,8 +43,8 @@ export class TurnRun {
   private ending: TurnEnding | undefined;
   /** Characters per token, calibrated with the usage each response reports. */
   charsPerToken = 3.5;
-  /** How much of the conversation the worker already holds (see core/transcript.ts). */
-  synced: { count: number; digest: string } | undefined;
+  /** How much of the conversation the worker already holds: what the previous model call sent, and its response's content (model-call.ts). */
+  synced: { count: number; digest: string; reply?: ChatMessage['content'] } | undefined;
   /** The engine changes of the code this run started on (workflows/run-rules.ts); none before it reads them. */
   engine = { promptByReference: false };
   /** Digests of the system prompt and tools the worker already holds for this run (with engine.promptByReference). */
