@@ -29,6 +29,7 @@ import { turnRoutes } from './routes/turns';
 import { sharedSchemas } from './schemas';
 import { StreamTokens } from './stream-tokens';
 import { OpenStreams } from './streams/open-streams';
+import { TurnFeeds } from './streams/turn-feed';
 import { installHttpTracing } from './tracing';
 
 export interface AppOptions {
@@ -91,6 +92,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     client,
     config,
     live,
+    feeds: new TurnFeeds(client, live),
     tokens: new StreamTokens(secret, config.streamTokenTtlMs),
     cursors: new PageCursors(secret),
     streams: new OpenStreams({ perKey: config.maxStreamsPerKey, total: config.maxStreams }),

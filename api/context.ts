@@ -7,6 +7,7 @@ import type { RateLimits } from './limits';
 import type { Quotas } from './quotas';
 import type { StreamTokens } from './stream-tokens';
 import type { OpenStreams } from './streams/open-streams';
+import type { TurnFeeds } from './streams/turn-feed';
 
 /** Where the API reads the skill catalog from (the same registry code the worker uses). */
 export interface SkillCatalogSource {
@@ -18,6 +19,8 @@ export interface ApiContext {
   client: Client;
   config: Config;
   live: LiveChannel;
+  /** One feed per followed turn, shared by all its streams in this process. */
+  feeds: TurnFeeds;
   tokens: StreamTokens;
   cursors: PageCursors;
   streams: OpenStreams;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionOptions } from '@temporalio/client';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../api/app';
@@ -12,6 +12,7 @@ import { InProcessChannel } from '../lib/live';
 import { FileStore, type SharedStore } from '../lib/store';
 import { obtainTemporalCli, userCacheDir } from '../lib/temporal-cli';
 import { examModel, examRoundOf } from '../test/support/exam-script';
+import { countingInterceptor } from '../test/support/rpc-counter';
 import { startFakeAnthropic, type FakeAnthropic } from '../test/support/fake-anthropic';
 import { createWorker, workflowsPath } from '../worker/create-worker';
 import { livePublisher } from '../worker/model-deps';
@@ -44,16 +45,6 @@ export interface Stack {
 
 const repoRoot = path.resolve(__dirname, '..');
 export const benchApiKey = 'bench-key-0123456789abcdef';
-type Interceptor = NonNullable<ConnectionOptions['interceptors']>[number];
-
-function countingInterceptor(counts: Map<string, number>): Interceptor {
-  return (options, nextCall) => {
-    const method = options.method_definition.path.split('/').pop() ?? '?';
-    counts.set(method, (counts.get(method) ?? 0) + 1);
-    // grpc-js uses what an interceptor returns only through the call interface, so the next call can go back as it is.
-    return nextCall(options) as unknown as ReturnType<Interceptor>;
-  };
-}
 
 const quietLogger = { log() {}, info() {}, warn() {}, debug() {}, trace() {}, error: console.error };
 
@@ -104,6 +95,7 @@ export async function startStack(chunkDelayMs: number, log: (line: string) => vo
         },
         workflowBundle: { code: bundle.code },
         publishLive: (turnId, event) => live.publish(turnId, event),
+        publishState: (turnId, snapshot) => live.publishState(turnId, snapshot),
         overrides: { shutdownGraceTime: '2s', identity },
       });
       const running = worker.run();

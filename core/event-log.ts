@@ -13,7 +13,9 @@ export class EventLog {
     return event;
   }
 
-  after(offset: number): TurnEvent[] {
-    return this.events.slice(Math.max(0, offset));
+  /** The events after `offset`, at most `limit` of them (all without one). */
+  after(offset: number, limit?: number): TurnEvent[] {
+    const from = Math.max(0, offset);
+    return this.events.slice(from, limit !== undefined && limit > 0 ? from + limit : undefined);
   }
 }

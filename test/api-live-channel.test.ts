@@ -16,8 +16,9 @@ import { startRedisServer } from './support/redis-server';
 import { requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/services';
 
 const delta = (text: string, attempt = 1): LiveEvent => ({ type: 'message.delta', text, call: '1', attempt });
-/** A delta's text, or `log@N` for a log hint. */
-const label = (event: LiveEvent): string => (event.type === 'log.appended' ? `log@${event.offset}` : event.text);
+/** A delta's text, `log@N` for a log hint, `event@N` for a pushed log event. */
+const label = (event: LiveEvent): string =>
+  event.type === 'log.appended' ? `log@${event.offset}` : event.type === 'log.event' ? `event@${event.event.offset}` : event.text;
 
 /** The live channel on its own, without Temporal: fan-out, the local socket's robustness, and Redis. */
 describe('live channel', () => {

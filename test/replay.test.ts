@@ -500,7 +500,7 @@ const gateScenarios = [
 /** Replays the histories against the bundled workflow code: one line per history that fails, with the error's name. */
 async function replayFailures(histories: Array<{ workflowId: string; history: unknown }>): Promise<string[]> {
   const failures: string[] = [];
-  const sinks = { live: { logAppended: { fn: () => undefined, callDuringReplay: false } } };
+  const sinks = { live: { logAppended: { fn: () => undefined, callDuringReplay: false }, eventLogged: { fn: () => undefined, callDuringReplay: false } } };
   const options = { workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! }, sinks };
   for await (const result of Worker.runReplayHistories(options, histories)) {
     if (result.error) failures.push(`${result.workflowId}: ${result.error.name}: ${result.error.message}`);

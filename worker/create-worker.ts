@@ -5,7 +5,8 @@ import {
 } from '@temporalio/interceptors-opentelemetry/lib/worker';
 import { NativeConnection, Worker, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
 import type { Tracing } from '../lib/tracing';
-import type { LogAppendedEvent } from '../lib/live';
+import type { LiveEvent } from '../lib/live';
+import type { TurnSnapshot } from '../core/turn-snapshot';
 import type { TurnSinks } from '../workflows/sinks';
 import { createActivities, type ActivityDeps } from '../activities';
 
@@ -16,19 +17,32 @@ export interface CreateWorkerOptions {
   deps: ActivityDeps;
   /** A pre-built bundle (tests bundle once); otherwise the workflows folder is bundled at start-up. */
   workflowBundle?: WorkerOptions['workflowBundle'];
-  /** Where the turn's live hints go (the live channel); absent drops them. */
-  publishLive?: (turnId: string, event: LogAppendedEvent) => void;
+  /** Where the turn's live events go (the live channel); absent drops them. */
+  publishLive?: (turnId: string, event: LiveEvent) => void;
+  /** Where the turn's latest state goes (the live channel's `publishState`); absent drops it. */
+  publishState?: (turnId: string, snapshot: TurnSnapshot) => void;
   /** OpenTelemetry tracing (lib/tracing.ts): spans for workflows and activities, continuing the API's trace. */
   tracing?: Tracing;
   /** Extra worker options, e.g. a smaller cache in tests. */
   overrides?: Partial<WorkerOptions>;
 }
 
-function liveSinks(publish: CreateWorkerOptions['publishLive']): InjectedSinks<TurnSinks> {
+/**
+ * The live sinks. They run once the activation is done, so `state` is the turn's state as the activation left it;
+ * `logAppended` serves workflow code of older bundles and histories.
+ */
+function liveSinks({ publishLive: publish, publishState }: CreateWorkerOptions): InjectedSinks<TurnSinks> {
   return {
     live: {
       logAppended: {
         fn: (_info, turnId, offset) => publish?.(turnId, { type: 'log.appended', offset }),
+        callDuringReplay: false,
+      },
+      eventLogged: {
+        fn: (_info, turnId, event, state) => {
+          publish?.(turnId, { type: 'log.event', event });
+          publishState?.(turnId, { offset: event.offset, state });
+        },
         callDuringReplay: false,
       },
     },
@@ -54,7 +68,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: createActivities(options.deps),
-    sinks: { ...liveSinks(options.publishLive), ...(tracing ? { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) } : {}) },
+    sinks: { ...liveSinks(options), ...(tracing ? { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) } : {}) },
     interceptors: {
       ...(options.workflowBundle ? {} : { workflowModules: workflowInterceptorModules(tracing !== undefined) }),
       ...(tracing

@@ -48,6 +48,7 @@ async function main(): Promise<void> {
       taskQueue: config.taskQueue,
       deps: { model: modelDepsFrom(config, live, store, say), skills: { skillsDir: config.skillsDir, dataDir: config.dataDir }, tools: { registry: tools.registry } },
       publishLive: (turnId, event) => live.publish(turnId, event),
+      publishState: (turnId, snapshot) => live.publishState(turnId, snapshot),
       tracing,
       overrides: {
         shutdownGraceTime: config.workerShutdownGraceMs,

@@ -9,7 +9,8 @@ import type { SessionState, StartTurnRequest, StartTurnResponse } from './sessio
 
 /** Turns and skill runs both answer these: state and event log. */
 export const turnStateQuery = defineQuery<TurnState>('turnState');
-export const turnEventsQuery = defineQuery<TurnEvent[], [afterOffset: number]>('turnEvents');
+/** The log after `afterOffset`, at most `limit` events (a page); workflows of older code ignore `limit` and answer all. */
+export const turnEventsQuery = defineQuery<TurnEvent[], [afterOffset: number, limit?: number]>('turnEvents');
 
 export const sessionStateQuery = defineQuery<SessionState>('sessionState');
 export const startTurnUpdate = defineUpdate<StartTurnResponse, [StartTurnRequest]>('startTurn');

@@ -30,7 +30,7 @@ const { skillCatalog, loadSkillSnapshot } = proxyActivities<Activities>({
 export async function skillWorkflow(input: SkillRunInput): Promise<SkillRunResult> {
   const run = new TurnRun(turnInputOf(input), skillRunMessages(input.history, input.task), { depth: input.depth, rootTurnId: input.rootTurnId });
   setHandler(turnStateQuery, () => run.state);
-  setHandler(turnEventsQuery, (afterOffset: number) => run.log.after(afterOffset));
+  setHandler(turnEventsQuery, (afterOffset: number, limit?: number) => run.log.after(afterOffset, limit));
   // Answers come from the turn, which checked them against the checkpoint it mirrors; operators may send them here too.
   setHandler(answerCheckpointUpdate, (decision) => {
     const accepted = { checkpointId: decision.checkpointId, action: decision.action };

@@ -127,13 +127,14 @@ export class TurnRun {
   }
 
   private append(event: TurnEventBody): void {
-    const { offset } = this.log.append(event);
+    const logged = this.log.append(event);
     this.state.updatedAt = new Date().toISOString();
     if (event.type === 'artifact') {
       const { name, mimeType, data, callId, depth } = event;
       this.state.artifacts!.push({ name, mimeType, data, callId: callId ?? '', depth: depth ?? 0 });
     }
-    liveSink.logAppended(this.input.turnId, offset);
+    // Only the turn's own log is followed; a skill run's events reach it through the turn (relay).
+    if (this.depth === 0) liveSink.eventLogged(this.input.turnId, logged, this.state);
   }
 
   setStatus(status: TurnStatus, reason?: string): void {

@@ -25,7 +25,7 @@ const { skillCatalog, toolCatalog, resolveSkillSnapshots } = proxyActivities<Act
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const run = new TurnRun(input);
   setHandler(turnStateQuery, () => run.state);
-  setHandler(turnEventsQuery, (afterOffset: number) => run.log.after(afterOffset));
+  setHandler(turnEventsQuery, (afterOffset: number, limit?: number) => run.log.after(afterOffset, limit));
   // A human's decision on the pending checkpoint: kept for askHuman, which is waiting for it, or passed down to the
   // skill run that asked. The update answers the API with the reason for a rejection; an invalid signal (operators, by
   // hand) is logged and ignored.

@@ -30,7 +30,7 @@ function leaseUntilAttached(lease: StreamLease): StreamLease {
 }
 
 export async function streamRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
-  const { client, live, streams, tokens } = context;
+  const { client, feeds, streams, tokens } = context;
   const leases = new WeakMap<FastifyRequest, StreamLease>();
 
   app.post<{ Body: Static<typeof StreamTokenBody> }>(
@@ -92,7 +92,7 @@ export async function streamRoutes(app: FastifyInstance, context: ApiContext): P
         abort.abort();
         sse.end();
       });
-      const follower = new TurnFollower({ client, live, turnId, after, signal: abort.signal, send: (item) => sse.send(item) });
+      const follower = new TurnFollower({ feeds, turnId, after, signal: abort.signal, send: (item) => sse.send(item) });
       follower
         .run()
         .catch((err: unknown) => request.log.error({ err }, 'event stream failed'))

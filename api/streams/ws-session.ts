@@ -61,8 +61,7 @@ export function runWsSession({ context, caller, turnId, after, socket, lease, on
   });
 
   const follower = new TurnFollower({
-    client: context.client,
-    live: context.live,
+    feeds: context.feeds,
     turnId,
     after,
     signal: abort.signal,

@@ -1,10 +1,21 @@
-/**
- * Live events: what a turn shows while the model generates (`message.delta`, `thinking.delta`), and the hint that its
- * durable log grew (`log.appended`, so streams read it at once instead of waiting for their next poll). They are never
- * in the turn's durable log; a listener that is not connected when one is published never sees it.
- */
-export type LiveEvent = DeltaEvent | LogAppendedEvent;
+import type { TurnEvent } from '../../core/events';
+import type { TurnSnapshot } from '../../core/turn-snapshot';
 
+/**
+ * Live events: what a turn shows while the model generates (`message.delta`, `thinking.delta`), each durable event of
+ * its log as it is written (`log.event`), and, from workers of older code, the hint that the log grew
+ * (`log.appended`). They are never the source of truth: a listener that is not connected when one is published never
+ * sees it, and the durable log (the `turnEvents` query) is what a stream reads to fill what it missed.
+ */
+export type LiveEvent = DeltaEvent | LoggedEvent | LogAppendedEvent;
+
+/** A durable event of the turn's log, pushed by the worker as the workflow writes it. */
+export interface LoggedEvent {
+  type: 'log.event';
+  event: TurnEvent;
+}
+
+/** Older workers' hint: the turn's durable log grew to `offset` (read it). */
 export interface LogAppendedEvent {
   type: 'log.appended';
   offset: number;
@@ -28,17 +39,42 @@ export interface LiveChannel {
   publish(turnId: string, event: LiveEvent): void;
   /** Returns the unsubscribe function. */
   subscribe(turnId: string, listener: LiveListener): () => void;
+  /**
+   * Keeps the turn's latest state (a snapshot with the log offset it was taken at; a snapshot older than the one kept
+   * is ignored), for readers that do not follow the turn. Never blocks or throws.
+   */
+  publishState(turnId: string, snapshot: TurnSnapshot): void;
+  /** The latest state kept for the turn, or undefined (none, expired, or the store behind it unreachable). */
+  latestState(turnId: string): Promise<TurnSnapshot | undefined>;
   close(): Promise<void>;
 }
 
 export function isLiveEvent(value: unknown): value is LiveEvent {
   if (!value || typeof value !== 'object') return false;
   const event = value as Record<string, unknown>;
-  if (event.type === 'log.appended') return typeof event.offset === 'number' && Number.isInteger(event.offset);
+  if (event.type === 'log.appended') return isOffset(event.offset);
+  if (event.type === 'log.event') return isLoggedTurnEvent(event.event);
   return (
     (event.type === 'message.delta' || event.type === 'thinking.delta') &&
     typeof event.text === 'string' &&
     (event.call === undefined || typeof event.call === 'string') &&
     (event.attempt === undefined || (typeof event.attempt === 'number' && Number.isInteger(event.attempt)))
   );
+}
+
+export function isTurnSnapshot(value: unknown): value is TurnSnapshot {
+  if (!value || typeof value !== 'object') return false;
+  const snapshot = value as Record<string, unknown>;
+  const state = snapshot.state as Record<string, unknown> | undefined;
+  return isOffset(snapshot.offset) && !!state && typeof state === 'object' && typeof state.status === 'string' && typeof state.turnId === 'string';
+}
+
+function isLoggedTurnEvent(value: unknown): value is TurnEvent {
+  if (!value || typeof value !== 'object') return false;
+  const event = value as Record<string, unknown>;
+  return typeof event.type === 'string' && isOffset(event.offset) && (event.offset as number) >= 1;
+}
+
+function isOffset(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }

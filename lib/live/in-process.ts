@@ -1,8 +1,11 @@
+import type { TurnSnapshot } from '../../core/turn-snapshot';
 import type { LiveChannel, LiveEvent, LiveListener } from './channel';
+import { LatestStates } from './latest-states';
 
 /** Listeners of this process, by turn; also the local fan-out behind the socket and Redis channels. */
 export class InProcessChannel implements LiveChannel {
   private readonly listeners = new Map<string, Set<LiveListener>>();
+  private readonly states = new LatestStates();
 
   publish(turnId: string, event: LiveEvent): void {
     const listeners = this.listeners.get(turnId);
@@ -31,6 +34,18 @@ export class InProcessChannel implements LiveChannel {
     };
   }
 
+  publishState(turnId: string, snapshot: TurnSnapshot): void {
+    this.states.put(turnId, snapshot);
+  }
+
+  forgetState(turnId: string): void {
+    this.states.forget(turnId);
+  }
+
+  async latestState(turnId: string): Promise<TurnSnapshot | undefined> {
+    return this.states.get(turnId);
+  }
+
   hasListeners(turnId: string): boolean {
     return this.listeners.has(turnId);
   }
@@ -42,5 +57,6 @@ export class InProcessChannel implements LiveChannel {
 
   async close(): Promise<void> {
     this.listeners.clear();
+    this.states.clear();
   }
 }

@@ -6,7 +6,7 @@ import { SocketBroker } from './socket-broker';
 import { liveSocketPath } from './socket-path';
 import { SocketPublisher } from './socket-publisher';
 
-export type { DeltaEvent, LiveChannel, LiveEvent, LiveListener, LogAppendedEvent } from './channel';
+export type { DeltaEvent, LiveChannel, LiveEvent, LiveListener, LogAppendedEvent, LoggedEvent } from './channel';
 export { InProcessChannel } from './in-process';
 export { RedisChannel } from './redis';
 export { SocketBroker, LiveSocketInUseError } from './socket-broker';

@@ -1,7 +1,21 @@
 import Redis, { type RedisOptions } from 'ioredis';
 import { closeRedis } from '../redis-close';
-import { isLiveEvent, type LiveChannel, type LiveEvent, type LiveListener } from './channel';
+import type { TurnSnapshot } from '../../core/turn-snapshot';
+import { isLiveEvent, isTurnSnapshot, type LiveChannel, type LiveEvent, type LiveListener } from './channel';
 import { InProcessChannel } from './in-process';
+
+/** How long Redis keeps a turn's state after its last write: a GET after that asks the workflow. */
+export const stateTtlSeconds = 24 * 3600;
+
+/** Sets KEYS[1] to ARGV[2] unless it holds a snapshot of a later offset than ARGV[1]; expires in ARGV[3] s. */
+const setNewerState = `
+local kept = redis.call('GET', KEYS[1])
+if kept then
+  local offset = tonumber(string.match(kept, '^{"offset":(%d+)'))
+  if offset and offset > tonumber(ARGV[1]) then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
+return 1`;
 
 export interface RedisChannelOptions {
   /** Channel names are `<prefix><turnId>`; the prefix keeps deployments that share a Redis apart. */
@@ -12,7 +26,8 @@ export interface RedisChannelOptions {
 /**
  * Live events across processes and machines through Redis pub/sub. Publishing never queues while Redis is away
  * (the event is dropped); the subscriber connection opens on the first subscription and resubscribes after a
- * reconnect (ioredis does both on its own).
+ * reconnect (ioredis does both on its own). A turn's latest state is a key (`<prefix>state:<turnId>`), written only
+ * when it is not older than the one there, and expiring a day after its last write.
  */
 export class RedisChannel implements LiveChannel {
   private readonly local = new InProcessChannel();
@@ -31,6 +46,24 @@ export class RedisChannel implements LiveChannel {
 
   publish(turnId: string, event: LiveEvent): void {
     this.publisher.publish(this.prefix + turnId, JSON.stringify(event)).catch(() => undefined);
+  }
+
+  publishState(turnId: string, snapshot: TurnSnapshot): void {
+    const json = JSON.stringify({ offset: snapshot.offset, state: snapshot.state });
+    this.publisher.eval(setNewerState, 1, this.stateKey(turnId), snapshot.offset, json, stateTtlSeconds).catch(() => undefined);
+  }
+
+  async latestState(turnId: string): Promise<TurnSnapshot | undefined> {
+    try {
+      const value: unknown = JSON.parse((await this.publisher.get(this.stateKey(turnId))) ?? 'null');
+      return isTurnSnapshot(value) ? value : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private stateKey(turnId: string): string {
+    return `${this.prefix}state:${turnId}`;
   }
 
   subscribe(turnId: string, listener: LiveListener): () => void {

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import net from 'node:net';
+import type { TurnSnapshot } from '../../core/turn-snapshot';
 import type { LiveChannel, LiveEvent, LiveListener } from './channel';
 import { decodeFrame, LineSplitter } from './frames';
 import { InProcessChannel } from './in-process';
@@ -11,7 +12,8 @@ export class LiveSocketInUseError extends Error {
 
 /**
  * The API's side of live events without Redis: a Unix socket (a named pipe on Windows) that workers on this machine
- * connect to and write deltas into; each delta goes to this process's listeners of its turn, or nowhere.
+ * connect to and write live events into; each goes to this process's listeners of its turn, or nowhere. Turn states
+ * they write are kept for every turn (this process is the only API on the machine), whether anyone listens or not.
  */
 export class SocketBroker implements LiveChannel {
   private readonly local = new InProcessChannel();
@@ -40,6 +42,14 @@ export class SocketBroker implements LiveChannel {
     return this.local.subscribe(turnId, listener);
   }
 
+  publishState(turnId: string, snapshot: TurnSnapshot): void {
+    this.local.publishState(turnId, snapshot);
+  }
+
+  latestState(turnId: string): Promise<TurnSnapshot | undefined> {
+    return this.local.latestState(turnId);
+  }
+
   get publishers(): number {
     return this.connections.size;
   }
@@ -55,7 +65,10 @@ export class SocketBroker implements LiveChannel {
     socket.setEncoding('utf8');
     const lines = new LineSplitter((line) => {
       const frame = decodeFrame(line);
-      if (frame) this.local.publish(frame.turnId, frame.event);
+      if (!frame) return;
+      if ('event' in frame) this.local.publish(frame.turnId, frame.event);
+      else if ('state' in frame) this.local.publishState(frame.turnId, frame.state);
+      else this.local.forgetState(frame.turnId);
     });
     socket.on('data', (chunk: string) => {
       if (!lines.push(chunk)) socket.destroy();

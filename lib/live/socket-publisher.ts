@@ -1,6 +1,7 @@
 import net from 'node:net';
+import type { TurnSnapshot } from '../../core/turn-snapshot';
 import type { LiveChannel, LiveEvent, LiveListener } from './channel';
-import { encodeFrame } from './frames';
+import { encodeFrame, encodeStateFrame } from './frames';
 import { InProcessChannel } from './in-process';
 import { untrustedSocketReason } from './socket-path';
 
@@ -47,10 +48,25 @@ export class SocketPublisher implements LiveChannel {
 
   publish(turnId: string, event: LiveEvent): void {
     this.local.publish(turnId, event);
+    this.write(() => encodeFrame(turnId, event));
+  }
+
+  publishState(turnId: string, snapshot: TurnSnapshot): void {
+    this.write(() => encodeStateFrame(turnId, snapshot));
+  }
+
+  /** States are kept by the API's broker, not by the worker that writes them. */
+  async latestState(): Promise<TurnSnapshot | undefined> {
+    return undefined;
+  }
+
+  private write(frame: () => string | null): void {
     const socket = this.socket;
     if (!this.connected || !socket || socket.writableLength > this.maxBufferedBytes) return;
+    const line = frame();
+    if (line === null) return;
     try {
-      socket.write(encodeFrame(turnId, event));
+      socket.write(line);
     } catch {
       // A write on a socket that just failed: the 'close' handler reconnects.
     }

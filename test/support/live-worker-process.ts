@@ -24,6 +24,7 @@ async function main(): Promise<void> {
     deps: { model: modelDepsFrom(config, live), skills: { skillsDir: config.skillsDir, dataDir: path.join(config.dataDir, 'worker') }, tools: { registry: tools.registry } },
     workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! },
     publishLive: (turnId, event) => live.publish(turnId, event),
+    publishState: (turnId, snapshot) => live.publishState(turnId, snapshot),
     overrides: { shutdownGraceTime: '1s' },
   });
   process.on('SIGTERM', () => worker.shutdown());

@@ -39,7 +39,7 @@ export class TemporalTestEnv {
     taskQueue: string,
     deps: ActivityDeps,
     publishLive?: CreateWorkerOptions['publishLive'],
-    options: { overrides?: Partial<WorkerOptions>; ownConnection?: boolean; workflowBundlePath?: string } = {},
+    options: { overrides?: Partial<WorkerOptions>; ownConnection?: boolean; workflowBundlePath?: string; publishState?: CreateWorkerOptions['publishState'] } = {},
   ): Promise<Worker> {
     // The SDK refuses two workers of one task queue on one connection: several workers of a queue need their own.
     const connection = options.ownConnection ? await NativeConnection.connect({ address: this.address }) : undefined;
@@ -49,6 +49,7 @@ export class TemporalTestEnv {
       taskQueue,
       deps,
       publishLive,
+      publishState: options.publishState,
       workflowBundle: { codePath: options.workflowBundlePath ?? process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! },
       overrides: { shutdownGraceTime: '2s', ...options.overrides },
     });

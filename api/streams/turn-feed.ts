@@ -1,0 +1,341 @@
+import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/common';
+import { isTerminalEvent, type TurnEvent } from '../../core/events';
+import type { DeltaEvent, LiveChannel, LiveEvent } from '../../lib/live';
+import { turnEventsQuery } from '../../workflows/definitions';
+import { endingOfClosedWorkflow, terminalEventOf } from '../turn-closure';
+import { viewOf } from '../turn-view';
+
+/** A terminal event the API made up for a turn Temporal closed without one (terminated, timed out, deleted). */
+export type SynthesizedEvent = TurnEvent & { synthesized: true };
+export type FeedEvent = TurnEvent | SynthesizedEvent;
+
+/** One client following a turn through its feed. */
+export interface FeedWatcher {
+  /** The durable events after the watcher's offset, in order, each once. */
+  onEvent(event: FeedEvent): void;
+  onDelta(event: DeltaEvent): void;
+  /** The feed has read the turn's log: what it sends from now on is as it happens. */
+  onCaughtUp(): void;
+  /** Nothing more will come: the terminal event went out (or the watcher had it already). */
+  onEnd(): void;
+}
+
+export interface TurnFeedSettings {
+  /** Events per `turnEvents` query when the feed reads the log. */
+  pageSize: number;
+  /**
+   * Once the worker's pushes reach the feed (it had one `log.event`): when nothing was pushed for this long, the feed
+   * reads the log anyway (a push channel that went quiet).
+   */
+  silentReadMs: number;
+  /**
+   * Until then (no push seen: a worker of older code, which only hints, or no channel between worker and API), the
+   * feed polls the log, at `minPollMs` while it grows and backing off to `maxPollMs` while it does not.
+   */
+  minPollMs: number;
+  maxPollMs: number;
+  /** While nothing is pushed, how often the feed asks Temporal (DescribeWorkflowExecution) whether the turn closed. */
+  describeEveryMs: number;
+  /** After a failed read (no worker answering), the next try. */
+  retryMs: number;
+  /** After a watcher's poke (it just answered a checkpoint): read then unless an event was pushed before. */
+  pokeReadMs: number;
+}
+
+export const defaultFeedSettings: TurnFeedSettings = {
+  pageSize: 200,
+  silentReadMs: 15_000,
+  minPollMs: 500,
+  maxPollMs: 2_000,
+  describeEveryMs: 3_000,
+  retryMs: 1_000,
+  pokeReadMs: 1_000,
+};
+
+const queryDeadlineMs = 5_000;
+
+export interface FeedHandle {
+  stop(): void;
+  /** Something should happen soon (a checkpoint answered): make sure it is seen even if its push is lost. */
+  poke(): void;
+}
+
+/**
+ * One feed per followed turn in this API process, however many clients follow it: one live-channel subscription,
+ * one reader of the log. Counts of reads are what `npm run bench` reports as worker work per turn.
+ */
+export class TurnFeeds {
+  private readonly feeds = new Map<string, TurnFeed>();
+  private readonly settings: TurnFeedSettings;
+
+  constructor(
+    private readonly client: Client,
+    private readonly live: LiveChannel,
+    settings: Partial<TurnFeedSettings> = {},
+  ) {
+    this.settings = { ...defaultFeedSettings, ...settings };
+  }
+
+  /** Follows the turn for `watcher` from offset `after` until the handle is stopped or the watcher's onEnd. */
+  watch(turnId: string, after: number, watcher: FeedWatcher): FeedHandle {
+    let feed = this.feeds.get(turnId);
+    if (!feed) {
+      feed = new TurnFeed(this.client, this.live, turnId, this.settings, () => this.feeds.delete(turnId));
+      this.feeds.set(turnId, feed);
+    }
+    const joined = feed;
+    joined.add(watcher, after);
+    return { stop: () => joined.remove(watcher), poke: () => joined.poke() };
+  }
+
+  /** Feeds open now (one per followed turn). */
+  get size(): number {
+    return this.feeds.size;
+  }
+}
+
+/**
+ * A turn's events for every watcher in this process. The worker pushes each durable event on the live channel as the
+ * workflow writes it; the feed keeps the log from offset 1, taking a pushed event when it is the next offset. Pushes
+ * may repeat (a workflow task run again writes the same offsets: dropped) or go missing (the channel dropped one: the
+ * next offset then leaves a gap, which makes the feed read the log from what it has, in pages). Older workers push only
+ * a `log.appended` hint, which also makes it read. A fallback read happens only when nothing was pushed for
+ * `silentReadMs`; closure is noticed with DescribeWorkflowExecution, which the server answers without the worker.
+ */
+class TurnFeed {
+  private readonly log: FeedEvent[] = [];
+  private readonly ahead = new Map<number, TurnEvent>();
+  private readonly watchers = new Map<FeedWatcher, { sent: number }>();
+  private readonly unsubscribe: () => void;
+  private caughtUp = false;
+  private ended = false;
+  private stopped = false;
+  private readWanted = true;
+  private nextSilentRead = 0;
+  /** Whether a `log.event` push reached this feed: then the log is read only on a gap, a hint or silence. */
+  private pushed = false;
+  private pollMs: number;
+  private quietSince = Date.now();
+  private lastDescribe = 0;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    private readonly client: Client,
+    live: LiveChannel,
+    private readonly turnId: string,
+    private readonly settings: TurnFeedSettings,
+    private readonly onStop: () => void,
+  ) {
+    this.pollMs = settings.minPollMs;
+    this.unsubscribe = live.subscribe(turnId, (event) => this.onLive(event));
+    void this.run();
+  }
+
+  add(watcher: FeedWatcher, after: number): void {
+    this.watchers.set(watcher, { sent: after });
+    if (!this.caughtUp) return;
+    this.deliver();
+    if (this.watchers.has(watcher)) watcher.onCaughtUp();
+  }
+
+  remove(watcher: FeedWatcher): void {
+    if (!this.watchers.delete(watcher) || this.watchers.size > 0) return;
+    this.stop();
+  }
+
+  poke(): void {
+    this.pollMs = this.settings.minPollMs;
+    this.nextSilentRead = Math.min(this.nextSilentRead, Date.now() + (this.pushed ? this.settings.pokeReadMs : 0));
+    this.rouse();
+  }
+
+  private get known(): number {
+    return this.log.length;
+  }
+
+  private onLive(event: LiveEvent): void {
+    if (this.ended) return;
+    this.quietSince = Date.now();
+    if (event.type === 'log.event') {
+      this.pushed = true;
+      this.nextSilentRead = Date.now() + this.settings.silentReadMs;
+      this.accept(event.event);
+      this.deliver();
+    } else if (event.type === 'log.appended') {
+      if (event.offset > this.known) this.wantRead();
+    } else {
+      for (const watcher of [...this.watchers.keys()]) watcher.onDelta(event);
+    }
+  }
+
+  /** Takes the event when it is the next offset (then any held ones that follow), holds it when it is further. */
+  private accept(event: TurnEvent): void {
+    if (event.offset <= this.known || this.ended) return;
+    if (event.offset > this.known + 1) {
+      this.ahead.set(event.offset, event);
+      this.wantRead();
+      return;
+    }
+    this.append(event);
+    for (let next = this.ahead.get(this.known + 1); next && !this.ended; next = this.ahead.get(this.known + 1)) this.append(next);
+    for (const offset of this.ahead.keys()) if (offset <= this.known) this.ahead.delete(offset);
+  }
+
+  private append(event: FeedEvent): void {
+    this.log.push(event);
+    if (isTerminalEvent(event)) this.ended = true;
+  }
+
+  /** Sends every watcher what it has not had yet; once the turn ended, they end. */
+  private deliver(): void {
+    for (const [watcher, position] of [...this.watchers]) {
+      for (const event of this.log.slice(position.sent)) {
+        position.sent = event.offset;
+        watcher.onEvent(event);
+      }
+      if (this.ended) {
+        this.watchers.delete(watcher);
+        watcher.onEnd();
+      }
+    }
+    if (this.ended) this.stop();
+  }
+
+  private wantRead(): void {
+    this.readWanted = true;
+    this.rouse();
+  }
+
+  private rouse(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  private stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.unsubscribe();
+    this.onStop();
+    this.rouse();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      if (this.readWanted) {
+        this.readWanted = false;
+        const read = await this.readLog();
+        if (read === null) {
+          if (this.stopped || (await this.endIfClosed(true))) return;
+          this.readWanted = true;
+          await this.sleep(this.settings.retryMs);
+          continue;
+        }
+        this.markCaughtUp();
+        this.scheduleNextRead(read);
+        continue;
+      }
+      const now = Date.now();
+      if (now >= this.nextSilentRead) {
+        this.readWanted = true;
+        continue;
+      }
+      const describeAt = Math.max(this.quietSince, this.lastDescribe) + this.settings.describeEveryMs;
+      if (now >= describeAt) {
+        this.lastDescribe = now;
+        if (await this.endIfClosed(false)) return;
+        continue;
+      }
+      await this.sleep(Math.min(this.nextSilentRead, describeAt) - now);
+    }
+  }
+
+  private markCaughtUp(): void {
+    if (this.caughtUp || this.stopped) return;
+    this.caughtUp = true;
+    for (const watcher of [...this.watchers.keys()]) watcher.onCaughtUp();
+  }
+
+  /** After a read that found `found` events: a slow fallback once pushes arrive, else the next poll. */
+  private scheduleNextRead(found: number): void {
+    const { silentReadMs, minPollMs, maxPollMs } = this.settings;
+    this.pollMs = found > 0 || this.readWanted ? minPollMs : Math.min(this.pollMs * 1.5, maxPollMs);
+    this.nextSilentRead = Date.now() + (this.pushed ? silentReadMs : this.pollMs);
+  }
+
+  /**
+   * Reads the log after what the feed has, a page at a time, delivering as it goes: how many new events it found, or
+   * null when a read failed.
+   */
+  private async readLog(): Promise<number | null> {
+    const { pageSize } = this.settings;
+    const before = this.known;
+    while (!this.stopped) {
+      const page = await this.query(this.known, pageSize);
+      if (!page) return null;
+      for (const event of page) this.accept(event);
+      this.deliver();
+      // A short page is the end; a longer one came from older workflow code that ignores the limit (all of it).
+      if (page.length !== pageSize) break;
+    }
+    return this.known - before;
+  }
+
+  private async query(after: number, limit: number): Promise<TurnEvent[] | null> {
+    const { client, turnId } = this;
+    try {
+      return await client.connection.withDeadline(Date.now() + queryDeadlineMs, () => client.workflow.getHandle(turnId).query(turnEventsQuery, after, limit));
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * When Temporal has closed the turn: delivers what is left of its log, then a synthesized terminal event if the log
+   * has none (or cannot be read after `readFailed`). True when the feed is over.
+   */
+  private async endIfClosed(readFailed: boolean): Promise<boolean> {
+    const { client, turnId } = this;
+    let description;
+    try {
+      description = await client.workflow.getHandle(turnId).describe();
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) return false;
+      this.synthesize({ type: 'error', code: 'not_found', message: `Turn ${turnId} no longer exists.` }, new Date());
+      return true;
+    }
+    const status = description.status.name;
+    if (status === 'RUNNING' || this.stopped) return this.stopped;
+    const read = await this.readLog();
+    this.markCaughtUp();
+    if (this.ended || this.stopped) return true;
+    if (status === 'COMPLETED' || status === 'FAILED') {
+      // A completed turn, or one that ended `failed` (its workflow Failed), always logs its ending; when the log cannot
+      // be read (no worker to replay it), the result can (viewOf reads any other failure as workflow_failed).
+      if (read === null && !readFailed) return false;
+      const view = await viewOf(client, turnId, description).catch(() => null);
+      if (!view) return false;
+      this.synthesize(terminalEventOf(view), description.closeTime ?? new Date());
+      return true;
+    }
+    this.synthesize(terminalEventOf(endingOfClosedWorkflow(status)), description.closeTime ?? new Date());
+    return true;
+  }
+
+  private synthesize(body: ReturnType<typeof terminalEventOf>, at: Date): void {
+    this.markCaughtUp();
+    this.append({ ...body, offset: this.known + 1, at: at.toISOString(), synthesized: true } as SynthesizedEvent);
+    this.deliver();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.rouse(), Math.max(0, ms));
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}
