@@ -3,6 +3,7 @@ import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { pendingCheckpointOf } from '../core/checkpoints';
 import { zeroUsage } from '../core/model';
 import type { TurnEvent } from '../core/events';
+import { snapshotAgrees, type DescribedPosition, type TurnSnapshot } from '../core/turn-snapshot';
 import { sessionWorkflowId, type TurnResult, type TurnState, type TurnStatus } from '../core/turn';
 import { turnEventsQuery, turnStateQuery } from '../workflows/definitions';
 import { searchAttributes } from '../workflows/search-attributes';
@@ -13,6 +14,11 @@ import { endingOfClosedWorkflow } from './turn-closure';
 import { closedTurnOutcome } from './turn-result';
 
 const queryDeadlineMs = 5_000;
+
+/** Where the API finds the state a turn's worker last published (the live channel), so reads need not query. */
+export interface TurnStates {
+  latestState(turnId: string): Promise<TurnSnapshot | undefined>;
+}
 
 export function sessionIdOfTurn(turnId: string): string {
   return turnId.slice('turn-'.length, turnId.lastIndexOf('-'));
@@ -43,10 +49,10 @@ export async function describeVisibleTurn(client: Client, caller: Caller, turnId
   return description;
 }
 
-/** Reads a turn from Temporal: the live state while it runs, its result or failure once closed. */
-export async function readTurn(client: Client, caller: Caller, turnId: string): Promise<TurnView> {
+/** Reads a turn: the state its worker published (or its live state) while it runs, its result or failure once closed. */
+export async function readTurn(client: Client, caller: Caller, turnId: string, states?: TurnStates): Promise<TurnView> {
   const description = await describeVisibleTurn(client, caller, turnId);
-  return viewOf(client, turnId, description);
+  return viewOf(client, turnId, description, states);
 }
 
 /** The turn's durable event log after `after` (the `turnEvents` query, which also answers for a closed turn). */
@@ -55,7 +61,12 @@ export async function readTurnLog(client: Client, caller: Caller, turnId: string
   return client.connection.withDeadline(Date.now() + queryDeadlineMs, () => client.workflow.getHandle(turnId).query(turnEventsQuery, after));
 }
 
-export async function viewOf(client: Client, turnId: string, description: WorkflowExecutionDescription): Promise<TurnView> {
+/**
+ * The turn as a TurnView. A running turn shows the state its worker last published when that agrees with what
+ * describe says (core/turn-snapshot.ts), so a read costs the worker nothing; else (none kept, or it lags or leads the
+ * search attributes) the `turnState` query, once.
+ */
+export async function viewOf(client: Client, turnId: string, description: WorkflowExecutionDescription, states?: TurnStates): Promise<TurnView> {
   const handle = client.workflow.getHandle(turnId);
   const base = {
     id: turnId,
@@ -67,6 +78,8 @@ export async function viewOf(client: Client, turnId: string, description: Workfl
   const empty = { output: null, pendingCheckpoint: null, error: null, skill: null, step: null, usage: zeroUsage(), skills: [], artifacts: [] };
   switch (description.status.name) {
     case 'RUNNING': {
+      const published = await states?.latestState(turnId).catch(() => undefined);
+      if (published && snapshotAgrees(published, positionOf(description))) return { ...base, ...fromState(published.state) };
       const state = await client.connection
         .withDeadline(Date.now() + queryDeadlineMs, () => handle.query(turnStateQuery))
         .catch(() => undefined);
@@ -84,6 +97,11 @@ export async function viewOf(client: Client, turnId: string, description: Workfl
     default:
       return { ...base, ...empty, ...endingOfClosedWorkflow(description.status.name) };
   }
+}
+
+function positionOf(description: WorkflowExecutionDescription): DescribedPosition {
+  const attribute = (key: (typeof searchAttributes)[keyof typeof searchAttributes]) => (description.typedSearchAttributes.get(key) as string | undefined) ?? null;
+  return { status: attribute(searchAttributes.status), checkpoint: attribute(searchAttributes.checkpoint), skill: attribute(searchAttributes.skill), step: attribute(searchAttributes.step) };
 }
 
 function fromState(state: TurnState) {

@@ -1,17 +1,24 @@
 import type { Client } from '@temporalio/client';
 import type { Caller } from './auth';
 import type { TurnView } from './schemas';
-import { readTurn } from './turn-view';
+import { readTurn, type TurnStates } from './turn-view';
 
 /**
  * Polls the turn until it has ended or waits at a checkpoint, for at most `timeoutMs`; null when it is still running
  * then, or when the client went away (`signal`).
  */
-export async function waitForTurnToSettle(client: Client, caller: Caller, turnId: string, timeoutMs: number, signal: AbortSignal): Promise<TurnView | null> {
+export async function waitForTurnToSettle(
+  client: Client,
+  caller: Caller,
+  turnId: string,
+  timeoutMs: number,
+  signal: AbortSignal,
+  states?: TurnStates,
+): Promise<TurnView | null> {
   const deadline = Date.now() + timeoutMs;
   let delay = 150;
   while (!signal.aborted) {
-    const turn = await readTurn(client, caller, turnId);
+    const turn = await readTurn(client, caller, turnId, states);
     if (turn.status !== 'running') return turn;
     const left = deadline - Date.now();
     if (left <= 0) return null;

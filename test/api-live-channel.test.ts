@@ -11,11 +11,21 @@ import {
   SocketPublisher,
   type LiveEvent,
 } from '../lib/live';
+import { LatestStates } from '../lib/live/latest-states';
+import { zeroUsage } from '../core/model';
+import type { TurnStatus } from '../core/turn';
+import type { TurnSnapshot } from '../core/turn-snapshot';
+import { maxFrameBytes } from '../lib/live/frames';
 import { eventually } from './support/api';
 import { startRedisServer } from './support/redis-server';
 import { requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/services';
 
 const delta = (text: string, attempt = 1): LiveEvent => ({ type: 'message.delta', text, call: '1', attempt });
+const snapshot = (offset: number, status: TurnStatus = 'running', output?: string): TurnSnapshot => ({
+  offset,
+  state: { turnId: 'turn-x', sessionId: 's', userId: 'u', status, usage: zeroUsage(), modelCalls: 0, pendingCheckpoint: null, skill: null, step: null, remaining: [], createdAt: '', updatedAt: '', ...(output ? { output } : {}) },
+});
+
 /** A delta's text, `log@N` for a log hint, `event@N` for a pushed log event. */
 const label = (event: LiveEvent): string =>
   event.type === 'log.appended' ? `log@${event.offset}` : event.type === 'log.event' ? `event@${event.event.offset}` : event.text;
@@ -37,6 +47,22 @@ describe('live channel', () => {
       channel.publish('turn-a', delta('2'));
       channel.publish('turn-b', delta('3'));
       expect(seen).toEqual(['a:1', 'b:3']);
+    });
+  });
+
+  describe('turn states', () => {
+    it('keep the latest snapshot by offset (a later write of the same offset wins), forget ended turns, and stay bounded', async () => {
+      const channel = new InProcessChannel();
+      channel.publishState('turn-x', snapshot(3, 'running', 'a'));
+      channel.publishState('turn-x', snapshot(2, 'running', 'older'));
+      expect((await channel.latestState('turn-x'))?.state.output).toBe('a');
+      channel.publishState('turn-x', snapshot(3, 'waiting', 'b'));
+      expect(await channel.latestState('turn-x')).toMatchObject({ offset: 3, state: { status: 'waiting', output: 'b' } });
+      channel.publishState('turn-x', snapshot(4, 'completed'));
+      expect(await channel.latestState('turn-x')).toBeUndefined();
+      const few = new LatestStates(2);
+      for (const turn of ['a', 'b', 'c']) few.put(turn, snapshot(1));
+      expect([few.get('a'), few.get('b')?.offset, few.get('c')?.offset]).toEqual([undefined, 1, 1]);
     });
   });
 
@@ -176,6 +202,18 @@ describe('live channel', () => {
       expect(seen).toEqual(['valid']);
     });
 
+    it('carries turn states to the broker, which keeps them for reads; one too large for a frame makes it forget', async () => {
+      const socketPath = path.join(dir, 'live.sock');
+      const broker = track(await SocketBroker.listen(socketPath));
+      const publisher = track(new SocketPublisher(socketPath));
+      await eventually(async () => publisher.isConnected, (connected) => connected);
+      publisher.publishState('turn-x', snapshot(5, 'waiting'));
+      await eventually(() => broker.latestState('turn-x'), (kept) => kept?.offset === 5);
+      publisher.publishState('turn-x', snapshot(6, 'running', 'x'.repeat(maxFrameBytes)));
+      await eventually(() => broker.latestState('turn-x'), (kept) => kept === undefined);
+      expect(await publisher.latestState()).toBeUndefined();
+    });
+
     it('sheds events instead of buffering when the socket backs up', async () => {
       const socketPath = path.join(dir, 'live.sock');
       const broker = track(await SocketBroker.listen(socketPath));
@@ -215,6 +253,26 @@ describe('live channel', () => {
         worker.publish('turn-x', delta('after unsubscribe'));
         await new Promise((resolve) => setTimeout(resolve, 200));
         expect(seen).toEqual(['one']);
+      } finally {
+        await Promise.all([api.close(), worker.close(), other.close()]);
+      }
+    });
+
+    it('keeps a turn\'s latest state under the prefix, never replacing it with an older one', async () => {
+      const prefix = uniqueRedisPrefix('state');
+      const api = new RedisChannel(testRedisUrl(), { prefix });
+      const worker = new RedisChannel(testRedisUrl(), { prefix });
+      const other = new RedisChannel(testRedisUrl(), { prefix: `${prefix}other:` });
+      try {
+        // Until the worker's connection is up, states are dropped (never queued): write until one lands.
+        await eventually(async () => {
+          worker.publishState('turn-x', snapshot(10, 'waiting', 'ten'));
+          return api.latestState('turn-x');
+        }, (kept) => kept?.offset === 10);
+        worker.publishState('turn-x', snapshot(9, 'running', 'nine'));
+        worker.publishState('turn-x', snapshot(10, 'running', 'ten again'));
+        await eventually(() => api.latestState('turn-x'), (kept) => kept?.state.output === 'ten again');
+        expect(await other.latestState('turn-x')).toBeUndefined();
       } finally {
         await Promise.all([api.close(), worker.close(), other.close()]);
       }

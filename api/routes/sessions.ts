@@ -31,7 +31,7 @@ import {
 import { deleteSession, describeVisibleSession, listSessions, readSession } from '../sessions';
 import { waitForTurnToSettle } from '../turn-wait';
 
-export async function sessionRoutes(app: FastifyInstance, { client, config, skills, cursors, closing, quotas }: ApiContext): Promise<void> {
+export async function sessionRoutes(app: FastifyInstance, { client, config, skills, cursors, closing, quotas, live }: ApiContext): Promise<void> {
   app.post<{ Headers: Static<typeof CreateSessionHeaders> }>(
     '/v1/sessions',
     {
@@ -169,7 +169,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
       if (request.query.wait) {
         const abort = new AbortController();
         reply.raw.on('close', () => abort.abort());
-        const settled = await waitForTurnToSettle(client, request.caller, turnId, config.waitTimeoutMs, AbortSignal.any([abort.signal, closing]));
+        const settled = await waitForTurnToSettle(client, request.caller, turnId, config.waitTimeoutMs, AbortSignal.any([abort.signal, closing]), live);
         if (settled) return reply.code(200).send(settled);
       }
       return reply.code(202).header('location', `/v1/turns/${turnId}`).send({ id: turnId, sessionId, status: 'running' });

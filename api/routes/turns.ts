@@ -5,7 +5,7 @@ import { cancelTurn } from '../turn-actions';
 import { listTurns } from '../turn-list';
 import { readTurn, readTurnLog } from '../turn-view';
 
-export async function turnRoutes(app: FastifyInstance, { client, cursors }: ApiContext): Promise<void> {
+export async function turnRoutes(app: FastifyInstance, { client, cursors, live }: ApiContext): Promise<void> {
   app.get<{ Querystring: TurnListQuery }>(
     '/v1/turns',
     {
@@ -24,7 +24,7 @@ export async function turnRoutes(app: FastifyInstance, { client, cursors }: ApiC
   app.get<{ Params: { id: string } }>(
     '/v1/turns/:id',
     { schema: { operationId: 'getTurn', summary: 'Read a turn', tags: ['turns'], params: TurnParams, response: { 200: TurnView, ...errorResponses(401, 404, 429) } } },
-    async (request) => readTurn(client, request.caller, request.params.id),
+    async (request) => readTurn(client, request.caller, request.params.id, live),
   );
 
   app.get<{ Params: { id: string }; Querystring: { after?: number } }>(

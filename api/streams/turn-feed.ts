@@ -25,13 +25,12 @@ export interface TurnFeedSettings {
   /** Events per `turnEvents` query when the feed reads the log. */
   pageSize: number;
   /**
-   * Once the worker's pushes reach the feed (it had one `log.event`): when nothing was pushed for this long, the feed
-   * reads the log anyway (a push channel that went quiet).
+   * Once the worker's pushes reach the feed (it had a `log.event`, or the channel holds a state the worker published
+   * for the turn): when nothing was pushed for this long, the feed reads the log anyway (a push channel gone quiet).
    */
   silentReadMs: number;
   /**
-   * Until then (no push seen: a worker of older code, which only hints, or no channel between worker and API), the
-   * feed polls the log, at `minPollMs` while it grows and backing off to `maxPollMs` while it does not.
+   * Until then (a worker of older code, which only hints, or no channel between worker and API), the feed polls the log, at `minPollMs` while it grows and backing off to `maxPollMs` while it does not.
    */
   minPollMs: number;
   maxPollMs: number;
@@ -113,7 +112,10 @@ class TurnFeed {
   private stopped = false;
   private readWanted = true;
   private nextSilentRead = 0;
-  /** Whether a `log.event` push reached this feed: then the log is read only on a gap, a hint or silence. */
+  /**
+   * Whether the worker's pushes reach this feed (it had a `log.event`, or the channel holds a state the worker published
+   * for the turn): then the log is read only on a gap, a hint or silence.
+   */
   private pushed = false;
   private pollMs: number;
   private quietSince = Date.now();
@@ -129,6 +131,8 @@ class TurnFeed {
   ) {
     this.pollMs = settings.minPollMs;
     this.unsubscribe = live.subscribe(turnId, (event) => this.onLive(event));
+    // A state the worker published for this turn shows its pushes reach this process, before any event is pushed.
+    live.latestState(turnId).then((state) => state && this.pushesArrive(), () => undefined);
     void this.run();
   }
 
@@ -158,8 +162,7 @@ class TurnFeed {
     if (this.ended) return;
     this.quietSince = Date.now();
     if (event.type === 'log.event') {
-      this.pushed = true;
-      this.nextSilentRead = Date.now() + this.settings.silentReadMs;
+      this.pushesArrive();
       this.accept(event.event);
       this.deliver();
     } else if (event.type === 'log.appended') {
@@ -167,6 +170,11 @@ class TurnFeed {
     } else {
       for (const watcher of [...this.watchers.keys()]) watcher.onDelta(event);
     }
+  }
+
+  private pushesArrive(): void {
+    this.pushed = true;
+    this.nextSilentRead = Date.now() + this.settings.silentReadMs;
   }
 
   /** Takes the event when it is the next offset (then any held ones that follow), holds it when it is further. */

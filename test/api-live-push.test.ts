@@ -1,0 +1,195 @@
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { TurnSnapshot } from '../core/turn-snapshot';
+import { InProcessChannel, RedisChannel, type LiveChannel, type LiveEvent } from '../lib/live';
+import { turnEventsQuery } from '../workflows/definitions';
+import { authHeaders, buildTestApp } from './support/api';
+import { testDeps } from './support/deps';
+import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
+import { countedClient } from './support/rpc-counter';
+import { ApiDriver } from './support/scenario';
+import { requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/services';
+import { SseClient } from './support/stream-clients';
+import { TemporalTestEnv } from './support/temporal';
+
+const ask = (checkpoint: string) => toolUse('request_human_approval', { checkpoint, summary: `Decide ${checkpoint}`, kind: 'approval' });
+
+/** What the worker publishes may be filtered, to lose a push or a state as a real channel sometimes does. */
+interface Filters {
+  dropEvent?: (event: LiveEvent) => boolean;
+  dropState?: (snapshot: TurnSnapshot) => boolean;
+}
+
+/**
+ * Reads that do not load the worker (issue 15.2): the worker pushes each durable event and the turn's state on the live
+ * channel; the API's streams of a turn share one feed and its GET answers from the published state. The API's client
+ * counts its gRPC calls: a `turnEvents` or `turnState` query is a QueryWorkflow call, a workflow task on the worker.
+ */
+describe.each([
+  ['in process', async () => ({ worker: new InProcessChannel() as LiveChannel, api: undefined as LiveChannel | undefined })],
+  [
+    'Redis',
+    async () => {
+      await requireRedis();
+      const prefix = uniqueRedisPrefix('push');
+      return { worker: new RedisChannel(testRedisUrl(), { prefix }) as LiveChannel, api: new RedisChannel(testRedisUrl(), { prefix }) as LiveChannel };
+    },
+  ],
+])('pushed events and published state (%s channel)', (_kind, channels) => {
+  let env: TemporalTestEnv;
+  let fake: FakeAnthropic;
+  let counted: Awaited<ReturnType<typeof countedClient>>;
+  let workerLive: LiveChannel;
+  let apiLive: LiveChannel;
+  let app: FastifyInstance;
+  let api: ApiDriver;
+  let base: string;
+  const filters: Filters = {};
+  const streams: SseClient[] = [];
+
+  beforeAll(async () => {
+    env = await TemporalTestEnv.connect();
+    fake = await startFakeAnthropic();
+    const made = await channels();
+    workerLive = made.worker;
+    apiLive = made.api ?? made.worker;
+    counted = await countedClient(env.address);
+    const taskQueue = env.newTaskQueue('push');
+    await env.startWorker(
+      taskQueue,
+      testDeps(fake.url),
+      (turnId, event) => {
+        if (!filters.dropEvent?.(event)) workerLive.publish(turnId, event);
+      },
+      {
+        publishState: (turnId, snapshot) => {
+          if (!filters.dropState?.(snapshot)) workerLive.publishState(turnId, snapshot);
+        },
+      },
+    );
+    ({ app } = await buildTestApp(counted.client, taskQueue, { SKILLFLOW_MAX_STREAMS_PER_KEY: '200' }, { live: apiLive }));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    api = new ApiDriver(app);
+  });
+  afterEach(() => {
+    for (const stream of streams.splice(0)) stream.close();
+    delete filters.dropEvent;
+    delete filters.dropState;
+    expect(fake.pending).toBe(0);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await workerLive?.close();
+    if (apiLive !== workerLive) await apiLive?.close();
+    await counted?.connection.close();
+    await env?.close();
+    await fake?.close();
+  });
+
+  const queries = () => counted.calls.get('QueryWorkflow') ?? 0;
+  const sse = async (turnId: string, headers: Record<string, string> = {}) => {
+    const stream = await SseClient.open(`${base}/v1/turns/${turnId}/events`, { ...authHeaders(), ...headers });
+    streams.push(stream);
+    return stream;
+  };
+  const offsetsOf = (stream: SseClient) => stream.messages.filter((m) => m.id !== undefined).map((m) => Number(m.id));
+  const logOf = (turnId: string) => env.client.workflow.getHandle(turnId).query(turnEventsQuery, 0);
+
+  /** A turn that waits at checkpoint `go`; answering it lets the turn end with `Gone.`. */
+  async function waitingTurn(): Promise<{ turnId: string; checkpointId: string }> {
+    fake.enqueue({ content: [ask('go')] }, { content: [text('Gone.')] });
+    const turnId = await api.startTurn('push me');
+    const checkpoint = await api.pending(turnId);
+    return { turnId, checkpointId: checkpoint.id };
+  }
+
+  /** Queries the API made while `watchers` SSE clients followed one turn from its checkpoint to its end. */
+  async function queriesWith(watchers: number): Promise<number> {
+    const { turnId, checkpointId } = await waitingTurn();
+    const opened = await Promise.all(Array.from({ length: watchers }, () => sse(turnId)));
+    await Promise.all(opened.map((stream) => stream.waitFor((event) => event.type === 'checkpoint.requested')));
+    const before = queries();
+    expect((await api.answer(turnId, checkpointId, { action: 'approve' })).code).toBe(200);
+    await Promise.all(opened.map((stream) => stream.ended));
+    await api.finished(turnId);
+    const log = await logOf(turnId);
+    for (const stream of opened) expect(offsetsOf(stream)).toEqual(log.map((event) => event.offset));
+    return queries() - before;
+  }
+
+  it('after the catch-up, events reach every stream pushed: 100 watchers make no more queries than none', async () => {
+    const none = await queriesWith(0);
+    const hundred = await queriesWith(100);
+    expect(none).toBe(0);
+    expect(hundred).toBe(0);
+  });
+
+  it('the catch-up of 100 watchers of one turn is one log read, not one per watcher', async () => {
+    const { turnId, checkpointId } = await waitingTurn();
+    const before = queries();
+    const opened = await Promise.all(Array.from({ length: 100 }, () => sse(turnId)));
+    await Promise.all(opened.map((stream) => stream.waitFor((event) => event.type === 'checkpoint.requested')));
+    // One feed, one read (a second only if a stream arrived after the feed had ended, which a waiting turn's does not).
+    expect(queries() - before).toBe(1);
+    expect((await api.answer(turnId, checkpointId, { action: 'approve' })).code).toBe(200);
+    await Promise.all(opened.map((stream) => stream.ended));
+  });
+
+  it('a lost push leaves a gap, which the feed fills from the log at the next push: no event lost, none twice', async () => {
+    fake.enqueue({ content: [ask('one')] }, { content: [ask('two')] }, { content: [text('Gone.')] });
+    const turnId = await api.startTurn('lose a push');
+    const first = await api.pending(turnId);
+    const stream = await sse(turnId);
+    await stream.waitFor((event) => event.type === 'checkpoint.requested');
+    const lostOffset = (await logOf(turnId)).length + 1;
+    filters.dropEvent = (event) => event.type === 'log.event' && event.event.offset === lostOffset;
+    const before = queries();
+    expect((await api.answer(turnId, first.id, { action: 'approve' })).code).toBe(200);
+    // The turn waits again: neither its end nor the silent fallback read (15 s) can have brought the lost event.
+    await stream.waitFor((event) => event.type === 'checkpoint.requested' && event.checkpoint.name === 'two', 10_000);
+    expect(queries() - before).toBe(1);
+    const second = await api.pending(turnId, first.id);
+    expect((await api.answer(turnId, second.id, { action: 'approve' })).code).toBe(200);
+    await stream.ended;
+    const log = await logOf(turnId);
+    expect(log.map((event) => event.offset)).toContain(lostOffset);
+    expect(stream.events.filter((event) => event.offset !== undefined)).toEqual(log);
+  });
+
+  it('Last-Event-ID resumes exactly on a feed other streams share', async () => {
+    const { turnId, checkpointId } = await waitingTurn();
+    const watching = await sse(turnId);
+    await watching.waitFor((event) => event.type === 'checkpoint.requested');
+    const resumed = await sse(turnId, { 'last-event-id': '2' });
+    await resumed.waitFor((event) => event.type === 'checkpoint.requested');
+    expect((await api.answer(turnId, checkpointId, { action: 'approve' })).code).toBe(200);
+    await Promise.all([watching.ended, resumed.ended]);
+    const offsets = (await logOf(turnId)).map((event) => event.offset);
+    expect(offsetsOf(resumed)).toEqual(offsets.filter((offset) => offset > 2));
+    expect(offsetsOf(watching)).toEqual(offsets);
+  });
+
+  it('GET of a running turn answers from the published state, without a query', async () => {
+    const { turnId, checkpointId } = await waitingTurn();
+    const before = queries();
+    for (let i = 0; i < 5; i += 1) {
+      const view = await api.turn(turnId);
+      expect(view.body).toMatchObject({ status: 'waiting', pendingCheckpoint: { id: checkpointId, name: 'go' } });
+    }
+    expect(queries() - before).toBe(0);
+    expect((await api.answer(turnId, checkpointId, { action: 'approve' })).code).toBe(200);
+    await api.finished(turnId);
+  });
+
+  it('GET never shows a state older than describe: when the published one lags, it asks the workflow once', async () => {
+    filters.dropState = (snapshot) => snapshot.state.status === 'waiting';
+    const { turnId, checkpointId } = await waitingTurn();
+    const before = queries();
+    const view = await api.turn(turnId);
+    expect(view.body).toMatchObject({ status: 'waiting', pendingCheckpoint: { id: checkpointId } });
+    expect(queries() - before).toBe(1);
+    expect((await api.answer(turnId, checkpointId, { action: 'approve' })).code).toBe(200);
+    await api.finished(turnId);
+  });
+});
