@@ -109,6 +109,17 @@ describe('the plan is enforced whatever the model does', () => {
     expect(adaptResult).toMatch(/Step limit: adaptive-difficulty may run at most 60 times in this plan; this is run 1, 59 left\.$/);
 
     const events = await env.client.workflow.getHandle(turnId).query(turnEventsQuery, 0);
+    // The model got the skill texts; the log shows which texts, by reference (issue 15.2).
+    const loadResult = resultsIn(fake.requests[1].body)[0][0];
+    expect(loadResult).toMatch(/^Skill exam-mode-tuner .*is loaded/);
+    const loads = events.flatMap((e) => (e.type === 'tool.end' && e.name.startsWith('load_') ? [{ name: e.name, result: e.result as Record<string, unknown> }] : []));
+    const hash = expect.stringMatching(/^[0-9a-f]{64}$/);
+    expect(loads[0]).toEqual({ name: 'load_skill', result: { skill: exam, hash, chars: loadResult.length } });
+    expect(loads.find((load) => load.result.subskill === 'adaptive-difficulty')).toEqual({
+      name: 'load_subskill',
+      result: { skill: exam, subskill: 'adaptive-difficulty', hash, chars: adaptResult.length },
+    });
+    expect(JSON.stringify(events)).not.toContain(loadResult.slice(0, 200));
     const steps = events.filter((e) => e.type === 'step').map((e) => (e.type === 'step' ? e.step : null));
     expect(steps).toEqual([null, 'checkpoint:exam_params', 'question-generation', 'adaptive-difficulty', 'performance-analytics', 'checkpoint:post_exam_routing']);
     const description = await env.client.workflow.getHandle(turnId).describe();

@@ -13,6 +13,7 @@ import {
   type SkillManifest,
   type ToolResult,
 } from '../core/skills';
+import type { SkillContentReference } from '../core/schemas/events';
 import { engineToolSpecs } from '../core/tools';
 import { publicError } from './internal-errors';
 import type { ToolAnswer, TurnTool } from './tool-types';
@@ -62,7 +63,13 @@ async function loadSkill(catalog: SkillManifest[], call: ToolCall, run: TurnRun)
   const { snapshot } = fetched;
   run.pinned = pinSkill(run.pinned, snapshot);
   const verdict = run.decide({ type: 'tool.finished', at: Date.now(), call, outcome: { kind: 'skill.loaded', manifest: snapshot.manifest } });
-  return answer(loadSkillResult(snapshot, verdict.kind === 'allow' ? verdict.allowedNext : undefined));
+  const loaded = answer(loadSkillResult(snapshot, verdict.kind === 'allow' ? verdict.allowedNext : undefined));
+  return { ...loaded, result: contentReference(snapshot.name, run, loaded.content) };
+}
+
+/** What the tool.end event shows instead of a skill text the model got: the skill, its pinned version, the size. */
+function contentReference(skill: string, run: TurnRun, content: string, subskill?: string): SkillContentReference {
+  return { skill, ...(subskill ? { subskill } : {}), hash: run.pinned.loaded[skill]?.hash ?? '', chars: content.length };
 }
 
 async function loadSubskill(call: ToolCall, run: TurnRun): Promise<ToolAnswer> {
@@ -71,7 +78,8 @@ async function loadSubskill(call: ToolCall, run: TurnRun): Promise<ToolAnswer> {
   const { skill, subskill } = call.input as { skill: string; subskill: string };
   const verdict = run.decide({ type: 'tool.finished', at: Date.now(), call, outcome: { kind: 'subskill.loaded', skill, subskill } });
   const note = verdict.kind === 'allow' ? verdict.note : undefined;
-  return { content: note ? `${result.content}\n\n${note}` : result.content, isError: false };
+  const content = note ? `${result.content}\n\n${note}` : result.content;
+  return { content, isError: false, result: contentReference(skill, run, content, subskill) };
 }
 
 async function runPlainSkillTool(catalog: SkillManifest[], call: ToolCall, run: TurnRun): Promise<ToolAnswer> {

@@ -35,6 +35,22 @@ const toolOrigin = {
   server: Type.Optional(Type.String({ description: 'The MCP server of an mcp tool' })),
 };
 
+/**
+ * What `tool.end` shows for a skill text the model was given (load_skill, load_subskill): which text, not the text.
+ * The skill's version hash names its files (the text is the skill's, sanitized); `chars` is the length of what the
+ * model got.
+ */
+export const SkillContentReference = Type.Object(
+  {
+    skill: Type.String({ description: 'The skill loaded' }),
+    subskill: Type.Optional(Type.String({ description: 'load_subskill: the subskill loaded' })),
+    hash: Type.String({ description: 'sha256 (hex) of the skill version\'s files, the version pinned in the turn' }),
+    chars: Type.Integer({ minimum: 0, description: 'Length of the tool result the model was given' }),
+  },
+  { description: 'A skill text given to the model, by reference' },
+);
+export type SkillContentReference = Static<typeof SkillContentReference>;
+
 export const turnEventSchemas = {
   status: event('status', 'The turn\'s status changed', { status: TurnStatus, reason: Type.Optional(Type.String()) }),
   'message.delta': event('message.delta', 'Live only: a piece of the model\'s text as it streams', { text: Type.String(), ...callAndAttempt }),
@@ -48,9 +64,9 @@ export const turnEventSchemas = {
     input: Type.Optional(Type.Unknown({ description: 'Skill calls: invoke_skill\'s {task, params}, load_skill\'s input' })),
     ...toolOrigin,
   }),
-  'tool.end': event('tool.end', 'A tool call\'s result, as the model sees it', {
+  'tool.end': event('tool.end', 'A tool call\'s result, as the model sees it; a skill text the model was given, by reference', {
     name: Type.String(),
-    result: Type.Unknown(),
+    result: Type.Unknown({ description: 'The result as the model sees it; for a successful load_skill or load_subskill, a SkillContentReference' }),
     callId: Type.String(),
     isError: Type.Boolean(),
     ...skillCall,
