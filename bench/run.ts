@@ -19,8 +19,13 @@
  * tools): engine time per tool round and its overhead over the loop, checkpoint resume latency, history per round and
  * the prompt-cache read ratio from round 2.
  *
+ * Then what watching costs the worker (bench/watchers.ts): BENCH_WATCH_TURNS (3) exam turns one at a time with no
+ * watcher besides the driving client, then the same with BENCH_WATCHERS (100) SSE clients on each turn: worker
+ * workflow tasks, API queries and describes per turn.
+ *
  * Environment: BENCH_CHUNK_DELAY_MS (20), BENCH_CONCURRENCY (50), BENCH_BASELINE_TURNS (10), BENCH_EXAM_BASELINE_TURNS
- * (5), BENCH_WORKER_EXAMS (5; 0 skips the comparison), BENCH_TIMEOUT_MS (300000: abort, clean up and exit 1),
+ * (5), BENCH_WORKER_EXAMS (5; 0 skips the comparison), BENCH_WATCH_TURNS (3; 0 skips the watchers measurement),
+ * BENCH_WATCHERS (100), BENCH_TIMEOUT_MS (300000: abort, clean up and exit 1),
  * BENCH_WRITE=0 to skip appending to docs/benchmarks.md. Exits 0 when every turn completed with the expected number of
  * model calls and three workers missed no transcript and kept the history per round within 10% of one worker's.
  */
@@ -32,6 +37,7 @@ import { measureRounds, roundsTable, type RoundsResult } from './rounds';
 import { runScenario, type ScenarioResult, type ScenarioSpec } from './scenario';
 import { startStack, type Stack } from './stack';
 import { runTurn } from './turn';
+import { measureWatchers, watchersTable, type WatchersResult } from './watchers';
 import { measureWorkers, workersTable, type WorkersResult } from './workers';
 
 function setting(name: string, fallback: number): number {
@@ -73,6 +79,8 @@ async function main(): Promise<number> {
   const roundExams = setting('BENCH_ROUND_EXAMS', 4);
   const roundQuestions = setting('BENCH_ROUND_QUESTIONS', 50);
   const timeoutMs = setting('BENCH_TIMEOUT_MS', 300_000);
+  const watchTurns = setting('BENCH_WATCH_TURNS', 3);
+  const watcherCount = setting('BENCH_WATCHERS', 100);
   const machine = describeMachine();
   const abort = new AbortController();
   let timedOut = false;
@@ -118,6 +126,13 @@ async function main(): Promise<number> {
     const measuring = measure(stack, client, scenarios, abort.signal, beforeScenarios);
     measuring.catch(() => undefined);
     const results = await Promise.race([measuring, aborted, workerStopped]);
+    const watching: WatchersResult[] = [];
+    if (watchTurns > 0) {
+      for (const watchers of [0, watcherCount]) {
+        log(`watchers: ${watchTurns} exam turns, one at a time, each followed by ${watchers} more SSE clients...`);
+        watching.push(await measureWatchers(stack, client, watchers, watchTurns));
+      }
+    }
     const workers: WorkersResult[] = [];
     if (workerExams > 0) {
       log(`one worker: ${workerExams} exams of 8 questions at once...`);
@@ -139,11 +154,13 @@ async function main(): Promise<number> {
     for (const line of histories) log(line);
     const workersSection = workers.length > 0 ? `\n\n#### One worker and three\n\n${workersTable(workers)}` : '';
     if (workersSection) console.log(workersSection);
+    const watchersSection = watching.length > 0 ? `\n\n#### What watching a turn costs the worker\n\n${watchersTable(watching)}` : '';
+    if (watchersSection) console.log(watchersSection);
     const roundsSection = rounds ? `\n\n#### A model round: skillflow against an in-process loop\n\n${roundsTable(rounds)}` : '';
     if (roundsSection) console.log(roundsSection);
     const rateLimited = client.statuses.get(429) ?? 0;
     if (rateLimited > 0) log(`the API answered 429 (rate limited) ${rateLimited} times with its default limits`);
-    if (process.env.BENCH_WRITE !== '0') log(`appended to ${appendToDocs(markdownSection(machine, { chunkDelayMs, baselineTurns, examBaselineTurns, concurrency }, results, client.statuses, histories) + roundsSection + workersSection)}`);
+    if (process.env.BENCH_WRITE !== '0') log(`appended to ${appendToDocs(markdownSection(machine, { chunkDelayMs, baselineTurns, examBaselineTurns, concurrency }, results, client.statuses, histories) + roundsSection + watchersSection + workersSection)}`);
     const failed = results.filter((r) => r.errors > 0 || r.modelCalls !== r.expectedModelCalls);
     for (const r of failed) log(`FAILED ${r.name}: ${r.errors} errors, ${r.modelCalls}/${r.expectedModelCalls} model calls; ${r.errorSamples.join(' | ')}`);
     const [one, three] = workers;
@@ -153,8 +170,10 @@ async function main(): Promise<number> {
       ...(three && three.bytesPerRound > one.bytesPerRound * 1.1 ? [`three workers: ${Math.round(three.bytesPerRound)} bytes of history per round, one: ${Math.round(one.bytesPerRound)}`] : []),
     ];
     for (const problem of workerProblems) log(`FAILED workers: ${problem}`);
+    const watchProblems = watching.flatMap((w) => w.failed);
+    for (const problem of watchProblems) log(`FAILED watchers: ${problem}`);
     for (const problem of rounds?.engine.failed ?? []) log(`FAILED rounds: ${problem}`);
-    return failed.length === 0 && workerProblems.length === 0 && (rounds?.engine.failed.length ?? 0) === 0 ? 0 : 1;
+    return failed.length === 0 && workerProblems.length === 0 && watchProblems.length === 0 && (rounds?.engine.failed.length ?? 0) === 0 ? 0 : 1;
   } catch (err) {
     log(`${timedOut ? 'aborted' : 'failed'}: ${err instanceof Error ? err.message : String(err)}`);
     return 1;

@@ -121,6 +121,8 @@ export async function startStack(chunkDelayMs: number, log: (line: string) => vo
       SKILLFLOW_API_KEYS: `${benchApiKey}=bench`,
       SKILLFLOW_DATA_DIR: dir,
       SKILLFLOW_USER_DAILY_TOKENS: '0',
+      // The watchers measurement (bench/watchers.ts) follows one turn with 101 streams of the one bench key.
+      SKILLFLOW_MAX_STREAMS_PER_KEY: '1000',
     });
     const app: FastifyInstance = await buildApp({ client: new Client({ connection }), config, apiKeys: config.apiKeys, live });
     stops.push(() => app.close());
