@@ -258,6 +258,29 @@ describe('live channel', () => {
       }
     });
 
+    it('subscribed() settles once Redis confirmed the subscription: an event published right then arrives', async () => {
+      const prefix = uniqueRedisPrefix('ready');
+      const api = new RedisChannel(testRedisUrl(), { prefix });
+      const worker = new RedisChannel(testRedisUrl(), { prefix });
+      try {
+        // Both connections up: a turn of its own gets an event through.
+        const warm: string[] = [];
+        api.subscribe('turn-warm', (event) => warm.push(label(event)));
+        await eventually(async () => {
+          worker.publish('turn-warm', delta('warm'));
+          return warm.length;
+        }, (count) => count > 0);
+        const seen: string[] = [];
+        api.subscribe('turn-x', (event) => seen.push(label(event)));
+        await api.subscribed('turn-x');
+        worker.publish('turn-x', delta('right away'));
+        await eventually(async () => seen, (events) => events.length === 1, 5_000);
+        expect(seen).toEqual(['right away']);
+      } finally {
+        await Promise.all([api.close(), worker.close()]);
+      }
+    });
+
     it('keeps a turn\'s latest state under the prefix, never replacing it with an older one', async () => {
       const prefix = uniqueRedisPrefix('state');
       const api = new RedisChannel(testRedisUrl(), { prefix });

@@ -38,6 +38,8 @@ export interface TurnFeedSettings {
   describeEveryMs: number;
   /** After a failed read (no worker answering), the next try. */
   retryMs: number;
+  /** How long the first read waits for the live channel to confirm the feed's subscription. */
+  subscribeWaitMs: number;
   /** After a watcher's poke (it just answered a checkpoint): read then unless an event was pushed before. */
   pokeReadMs: number;
 }
@@ -50,6 +52,7 @@ export const defaultFeedSettings: TurnFeedSettings = {
   describeEveryMs: 3_000,
   retryMs: 1_000,
   pokeReadMs: 1_000,
+  subscribeWaitMs: 1_000,
 };
 
 const queryDeadlineMs = 5_000;
@@ -124,7 +127,7 @@ class TurnFeed {
 
   constructor(
     private readonly client: Client,
-    live: LiveChannel,
+    private readonly live: LiveChannel,
     private readonly turnId: string,
     private readonly settings: TurnFeedSettings,
     private readonly onStop: () => void,
@@ -230,6 +233,10 @@ class TurnFeed {
   }
 
   private async run(): Promise<void> {
+    // An event pushed before the subscription holds would be missed by the catch-up read too, and nothing might follow
+    // it for a while (a checkpoint): read once the channel confirms, or after a bounded wait (Redis down: polling).
+    await Promise.race([this.live.subscribed(this.turnId), this.sleep(this.settings.subscribeWaitMs)]);
+    this.rouse();
     while (!this.stopped) {
       if (this.readWanted) {
         this.readWanted = false;

@@ -40,6 +40,11 @@ export interface LiveChannel {
   /** Returns the unsubscribe function. */
   subscribe(turnId: string, listener: LiveListener): () => void;
   /**
+   * Settles once events published from now on reach this process's listeners of the turn (at once for local channels;
+   * Redis confirms its SUBSCRIBE first, and may never while it is down: callers bound the wait).
+   */
+  subscribed(turnId: string): Promise<void>;
+  /**
    * Keeps the turn's latest state (a snapshot with the log offset it was taken at; a snapshot older than the one kept
    * is ignored), for readers that do not follow the turn. Never blocks or throws.
    */

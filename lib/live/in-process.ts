@@ -34,6 +34,10 @@ export class InProcessChannel implements LiveChannel {
     };
   }
 
+  async subscribed(): Promise<void> {
+    // Local: a listener is in place as soon as subscribe returns.
+  }
+
   publishState(turnId: string, snapshot: TurnSnapshot): void {
     this.states.put(turnId, snapshot);
   }

@@ -31,6 +31,8 @@ export interface RedisChannelOptions {
  */
 export class RedisChannel implements LiveChannel {
   private readonly local = new InProcessChannel();
+  /** Each followed turn's SUBSCRIBE, settled once Redis confirmed it. */
+  private readonly subscriptions = new Map<string, Promise<void>>();
   private readonly publisher: Redis;
   private subscriber: Redis | undefined;
   private readonly prefix: string;
@@ -69,11 +71,25 @@ export class RedisChannel implements LiveChannel {
   subscribe(turnId: string, listener: LiveListener): () => void {
     const first = !this.local.hasListeners(turnId);
     const unsubscribe = this.local.subscribe(turnId, listener);
-    if (first) this.ensureSubscriber().subscribe(this.prefix + turnId).catch((err: Error) => this.report(err));
+    if (first) {
+      const confirmed = this.ensureSubscriber()
+        .subscribe(this.prefix + turnId)
+        .then(
+          () => undefined,
+          (err: Error) => this.report(err),
+        );
+      this.subscriptions.set(turnId, confirmed);
+    }
     return () => {
       unsubscribe();
-      if (!this.local.hasListeners(turnId)) this.subscriber?.unsubscribe(this.prefix + turnId).catch(() => undefined);
+      if (this.local.hasListeners(turnId)) return;
+      this.subscriptions.delete(turnId);
+      this.subscriber?.unsubscribe(this.prefix + turnId).catch(() => undefined);
     };
+  }
+
+  async subscribed(turnId: string): Promise<void> {
+    await this.subscriptions.get(turnId);
   }
 
   async close(): Promise<void> {

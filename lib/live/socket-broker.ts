@@ -42,6 +42,10 @@ export class SocketBroker implements LiveChannel {
     return this.local.subscribe(turnId, listener);
   }
 
+  async subscribed(): Promise<void> {
+    // Local: a listener is in place as soon as subscribe returns.
+  }
+
   publishState(turnId: string, snapshot: TurnSnapshot): void {
     this.local.publishState(turnId, snapshot);
   }

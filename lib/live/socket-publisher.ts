@@ -51,6 +51,10 @@ export class SocketPublisher implements LiveChannel {
     this.write(() => encodeFrame(turnId, event));
   }
 
+  async subscribed(): Promise<void> {
+    // Local: a listener is in place as soon as subscribe returns.
+  }
+
   publishState(turnId: string, snapshot: TurnSnapshot): void {
     this.write(() => encodeStateFrame(turnId, snapshot));
   }
