@@ -9,7 +9,7 @@ import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support
 import { countedClient } from './support/rpc-counter';
 import { ApiDriver } from './support/scenario';
 import { requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/services';
-import { SseClient } from './support/stream-clients';
+import { SseClient, WsClient } from './support/stream-clients';
 import { TemporalTestEnv } from './support/temporal';
 
 const ask = (checkpoint: string) => toolUse('request_human_approval', { checkpoint, summary: `Decide ${checkpoint}`, kind: 'approval' });
@@ -134,6 +134,23 @@ describe.each([
     expect(queries() - before).toBe(1);
     expect((await api.answer(turnId, checkpointId, { action: 'approve' })).code).toBe(200);
     await Promise.all(opened.map((stream) => stream.ended));
+  });
+
+  it('WebSockets share the feed: an SSE stream and a socket on one turn cost one read, and an answer over the socket none', async () => {
+    const { turnId, checkpointId } = await waitingTurn();
+    const before = queries();
+    const stream = await sse(turnId);
+    const socket = await WsClient.open(`${base.replace('http', 'ws')}/v1/turns/${turnId}/ws`, authHeaders());
+    await Promise.all([stream.waitFor((event) => event.type === 'checkpoint.requested'), socket.waitForEvent((event) => event.type === 'checkpoint.requested')]);
+    expect(queries() - before).toBe(1);
+    socket.send({ type: 'checkpoint', requestId: 1, checkpointId, action: 'approve' });
+    expect(await socket.waitForReply(1)).toMatchObject({ type: 'ack', requestId: 1 });
+    expect(await socket.closed).toEqual({ code: 1000, reason: 'turn ended' });
+    await stream.ended;
+    expect(queries() - before).toBe(1);
+    const log = await logOf(turnId);
+    expect(socket.events.filter((event) => event.offset !== undefined)).toEqual(log);
+    expect(stream.events.filter((event) => event.offset !== undefined)).toEqual(log);
   });
 
   it('a lost push leaves a gap, which the feed fills from the log at the next push: no event lost, none twice', async () => {
