@@ -1,8 +1,6 @@
 import type { DeltaEvent } from '../../lib/live';
 import type { FeedEvent, FeedWatcher, TurnFeeds } from './turn-feed';
 
-export type { SynthesizedEvent } from './turn-feed';
-
 /** A live event as streams carry it; `message.reset` says a retried model call starts its text again. */
 export type LiveItem = DeltaEvent | { type: 'message.reset'; call: string; attempt: number };
 export type StreamItem = FeedEvent | LiveItem;

@@ -90,11 +90,6 @@ export class TurnFeeds {
     joined.add(watcher, after);
     return { stop: () => joined.remove(watcher), poke: () => joined.poke() };
   }
-
-  /** Feeds open now (one per followed turn). */
-  get size(): number {
-    return this.feeds.size;
-  }
 }
 
 /**
