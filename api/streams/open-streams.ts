@@ -15,7 +15,7 @@ export interface StreamLease {
 
 /**
  * Every open SSE and WebSocket stream of this process: capped per API key (or stream-token user) and in total, so
- * one client cannot make the API poll Temporal for hundreds of idle streams, and closed cleanly at shutdown.
+ * one client cannot hold hundreds of idle streams (each a socket and, per turn, a feed), and closed cleanly at shutdown.
  */
 export class OpenStreams {
   private readonly closers = new Set<() => void>();
