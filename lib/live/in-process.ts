@@ -38,8 +38,9 @@ export class InProcessChannel implements LiveChannel {
     // Local: a listener is in place as soon as subscribe returns.
   }
 
+  /** Keeps a copy: a publisher in this process (a worker's sink) may go on changing the object it published. */
   publishState(turnId: string, snapshot: TurnSnapshot): void {
-    this.states.put(turnId, snapshot);
+    this.states.put(turnId, structuredClone(snapshot));
   }
 
   forgetState(turnId: string): void {
