@@ -2,7 +2,8 @@ import type { TextBlock, ToolDefinition } from '../core/messages';
 import type { ModelRequest } from '../core/model';
 import { digestOf } from '../core/transcript';
 import type { SharedStore } from '../lib/store';
-import { miss, scopeOf } from './transcript-store';
+import { promptEntry, readPromptPart, TurnEntryError, turnScope } from '../lib/store/turn-entries';
+import { miss } from './transcript-store';
 
 export interface Prompt {
   system: TextBlock[];
@@ -48,7 +49,7 @@ export class PromptStore {
         const digest = digestOf(value);
         this.keep(request.turnId, digest, value);
         // A lost write only means another worker misses and the turn sends the prompt whole again.
-        await this.shared?.put(scopeOf(request.turnId), keyOf(digest), JSON.stringify(value)).catch(() => undefined);
+        await this.shared?.put(turnScope(request.turnId), promptEntry(digest), JSON.stringify(value)).catch(() => undefined);
       }),
     );
   }
@@ -60,17 +61,15 @@ export class PromptStore {
       return held as T;
     }
     if (!this.shared) throw miss(`This worker does not hold the prompt part ${digest} of turn ${turnId} and has no shared store; send it whole.`);
-    let text: string | undefined;
+    let value: unknown;
     try {
-      text = await this.shared.get(scopeOf(turnId), keyOf(digest));
+      value = await readPromptPart(this.shared, turnId, digest);
     } catch (err) {
-      throw miss(`The shared store cannot be read (${(err as Error).message}); send the prompt whole.`);
+      if (err instanceof TurnEntryError) throw miss(`${err.message}; send the prompt whole.`);
+      throw err;
     }
-    if (text === undefined) throw miss(`No worker stored the prompt part ${digest} of turn ${turnId}; send it whole.`);
-    const value = JSON.parse(text) as T;
-    if (digestOf(value) !== digest) throw miss(`The shared store's prompt part ${digest} of turn ${turnId} does not match its digest; send it whole.`);
     this.keep(turnId, digest, value);
-    return value;
+    return value as T;
   }
 
   private keep(turnId: string, digest: string, value: unknown): void {
@@ -78,8 +77,6 @@ export class PromptStore {
     touch(this.known, `${turnId}/${digest}`, true, this.maxKnown);
   }
 }
-
-const keyOf = (digest: string) => `prompt-${digest}`;
 
 function touch<V>(map: Map<string, V>, key: string, value: V, max: number): void {
   map.delete(key);

@@ -1,23 +1,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ChatMessage } from '../core/messages';
 import type { ModelRequest } from '../core/model';
-import { ConversationMeasure, digestOf, restoreRepeated, transcriptMissType, type TranscriptDelta } from '../core/transcript';
+import { ConversationMeasure, restoreRepeated, transcriptMissType, type TranscriptDelta } from '../core/transcript';
 import type { SharedStore } from '../lib/store';
-
-/** A conversation as the workflow names it: how many messages, and their digest. */
-interface TranscriptKey {
-  count: number;
-  digest: string;
-}
-
-/**
- * One model call's conversation in the shared store: the conversation it extended (absent for a conversation sent
- * whole) and the messages it added. Following `base` links rebuilds any conversation from the records of its turn.
- */
-interface TranscriptRecord {
-  base: TranscriptKey | null;
-  append: ChatMessage[];
-}
+import { conversationEntry, readConversation, TurnEntryError, turnScope, type ConversationKey, type ConversationRecord } from '../lib/store/turn-entries';
 
 export interface TranscriptStoreOptions {
   /** Conversations this worker keeps in memory, one per turn, least recently used dropped first. */
@@ -32,7 +18,7 @@ export interface TranscriptStoreOptions {
  * read, a conversation this worker does not hold is a TranscriptMiss and the turn sends it whole once.
  */
 export class TranscriptStore {
-  private readonly recent = new Map<string, TranscriptKey & { messages: ChatMessage[] }>();
+  private readonly recent = new Map<string, ConversationKey & { messages: ChatMessage[] }>();
   /** Per turn, the digests of its conversations, each message hashed once (its conversation grows by a delta a call). */
   private readonly measures = new Map<string, ConversationMeasure>();
   private readonly maxTurns: number;
@@ -62,11 +48,11 @@ export class TranscriptStore {
    */
   async share(request: ModelRequest, messages: ChatMessage[]): Promise<void> {
     if (!this.shared) return;
-    const record: TranscriptRecord = request.delta
+    const record: ConversationRecord = request.delta
       ? { base: { count: request.delta.baseCount, digest: request.delta.baseDigest }, append: messages.slice(request.delta.baseCount) }
       : { base: null, append: messages };
     try {
-      await this.shared.put(scopeOf(request.turnId), nameOf(this.keyOf(request.turnId, messages)), JSON.stringify(record));
+      await this.shared.put(turnScope(request.turnId), conversationEntry(this.keyOf(request.turnId, messages)), JSON.stringify(record));
       this.lastProblem = '';
     } catch (err) {
       // The next call of this turn may then miss on another worker and send the conversation whole: slower, not wrong.
@@ -89,15 +75,15 @@ export class TranscriptStore {
     this.recent.set(turnId, { ...key, messages: conversation });
     while (this.recent.size > this.maxTurns) this.recent.delete(this.recent.keys().next().value as string);
     if (!this.shared) return;
-    const record: TranscriptRecord = { base, append: [reply] };
+    const record: ConversationRecord = { base, append: [reply] };
     try {
-      await this.shared.put(scopeOf(turnId), nameOf(key), JSON.stringify(record));
+      await this.shared.put(turnScope(turnId), conversationEntry(key), JSON.stringify(record));
     } catch (err) {
       this.report(`cannot write to the shared store (${(err as Error).message}); other workers will ask for whole conversations`);
     }
   }
 
-  private keyOf(turnId: string, messages: ChatMessage[]): TranscriptKey {
+  private keyOf(turnId: string, messages: ChatMessage[]): ConversationKey {
     let measure = this.measures.get(turnId);
     if (measure) this.measures.delete(turnId);
     measure ??= new ConversationMeasure();
@@ -107,7 +93,7 @@ export class TranscriptStore {
   }
 
   /** The conversation `key` names, when this worker holds it or a longer one that begins with it. */
-  private held(turnId: string, key: TranscriptKey): ChatMessage[] | undefined {
+  private held(turnId: string, key: ConversationKey): ChatMessage[] | undefined {
     const held = this.recent.get(turnId);
     if (!held || held.count < key.count) return undefined;
     if (held.count === key.count) return held.digest === key.digest ? held.messages : undefined;
@@ -115,48 +101,17 @@ export class TranscriptStore {
     return measure && measure.digest(held.messages, key.count) === key.digest ? held.messages.slice(0, key.count) : undefined;
   }
 
-  private async conversation(turnId: string, wanted: TranscriptKey): Promise<ChatMessage[]> {
+  private async conversation(turnId: string, wanted: ConversationKey): Promise<ChatMessage[]> {
     const held = this.held(turnId, wanted);
     if (held) return held;
     if (!this.shared) throw miss(`This worker does not hold turn ${turnId}'s conversation and has no shared store; send it whole.`);
-
-    // Walk back from the wanted conversation until one this worker holds, or the conversation's first record.
-    const additions: ChatMessage[][] = [];
-    let prefix: ChatMessage[] = [];
-    let at = wanted;
-    for (;;) {
-      const known = this.held(turnId, at);
-      if (known) {
-        prefix = known;
-        break;
-      }
-      const record = await this.read(turnId, at);
-      additions.push(record.append);
-      if (!record.base) break;
-      if (record.base.count >= at.count || record.base.count + record.append.length !== at.count) {
-        throw miss(`The shared store's record of turn ${turnId} at ${at.count} messages is inconsistent; send the conversation whole.`);
-      }
-      at = record.base;
-    }
-    const conversation = prefix.concat(...additions.reverse());
-    if (conversation.length !== wanted.count || digestOf(conversation) !== wanted.digest) {
-      throw miss(`The conversation rebuilt for turn ${turnId} does not match its digest; send it whole.`);
-    }
-    return conversation;
-  }
-
-  private async read(turnId: string, key: TranscriptKey): Promise<TranscriptRecord> {
-    let text: string | undefined;
     try {
-      text = await this.shared!.get(scopeOf(turnId), nameOf(key));
+      return await readConversation(this.shared, turnId, wanted, (key) => this.held(turnId, key));
     } catch (err) {
-      this.report(`cannot read the shared store (${(err as Error).message}); turns send whole conversations meanwhile`);
-      throw miss(`The shared store cannot be read (${(err as Error).message}); send the conversation whole.`);
+      if (!(err instanceof TurnEntryError)) throw err;
+      if (err.problem === 'unreadable') this.report(`cannot read the shared store (${err.message}); turns send whole conversations meanwhile`);
+      throw miss(`${err.message}; send the conversation whole.`);
     }
-    if (text === undefined) {
-      throw miss(`No worker stored turn ${turnId}'s conversation at ${key.count} messages (expired or never written); send it whole.`);
-    }
-    return JSON.parse(text) as TranscriptRecord;
   }
 
   /** Logs a store problem once until it changes, not on every call. */
@@ -167,6 +122,4 @@ export class TranscriptStore {
   }
 }
 
-export const scopeOf = (turnId: string) => `transcript.${turnId}`;
-const nameOf = (key: TranscriptKey) => `${key.count}-${key.digest}`;
 export const miss = (message: string) => ApplicationFailure.nonRetryable(message, transcriptMissType);
