@@ -124,10 +124,23 @@ export interface Config {
   httpFetchMaxBytes: number;
   /** Worker: one http_fetch call's time limit, redirects included. */
   httpFetchTimeoutMs: number;
+  /** The codec endpoint the Temporal UI calls to show what history holds by reference (docs/operators.md). */
+  codec: CodecConfig;
   /** SKILLFLOW_* variables set in the environment that nothing reads (typos), each with what to do. */
   warnings: string[];
   /** SKILLFLOW_AUTH=off on a non-loopback HOST, allowed on purpose by SKILLFLOW_UNAUTHENTICATED_NETWORK=allow. */
   unauthenticatedNetwork: boolean;
+}
+
+export interface CodecConfig {
+  host: string;
+  port: number;
+  /** Browser origins of the Temporal UI, answered by CORS; default: the dev server's UI on localhost and 127.0.0.1. */
+  uiOrigins: string[];
+  /** The secret path segment of the UI's endpoint (`/ui/<token>`); unset: generated once into the secrets dir. */
+  uiToken?: string;
+  /** Largest request body, in bytes (413 above). */
+  maxBodyBytes: number;
 }
 
 /** A secret used as an HMAC key must carry at least this many bytes. */
@@ -295,9 +308,18 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     httpFetchHosts: hostList(optional('SKILLFLOW_HTTP_FETCH_HOSTS'), problems),
     httpFetchMaxBytes: integer('SKILLFLOW_HTTP_FETCH_MAX_BYTES', 262_144, 1024, 10 * 1024 * 1024),
     httpFetchTimeoutMs: duration('SKILLFLOW_HTTP_FETCH_TIMEOUT_MS', 10_000, 500, 120_000),
+    codec: {
+      host: text('SKILLFLOW_CODEC_HOST', '127.0.0.1'),
+      port: integer('SKILLFLOW_CODEC_PORT', 8234, 1, 65535),
+      uiOrigins: [],
+      uiToken: secret('SKILLFLOW_CODEC_UI_TOKEN', optional('SKILLFLOW_CODEC_UI_TOKEN'), problems),
+      maxBodyBytes: integer('SKILLFLOW_CODEC_MAX_BODY_BYTES', 8 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+    },
     warnings: [],
     unauthenticatedNetwork: false,
   };
+  const uiOrigins = parseCorsOrigins(optional('SKILLFLOW_CODEC_UI_ORIGINS'), problems, 'SKILLFLOW_CODEC_UI_ORIGINS');
+  config.codec.uiOrigins = uiOrigins.length > 0 ? uiOrigins : [`http://localhost:${config.temporalUiPort}`, `http://127.0.0.1:${config.temporalUiPort}`];
   if (config.thinkingBudgetTokens > 0 && (config.thinkingBudgetTokens < 1024 || config.thinkingBudgetTokens >= config.modelMaxTokens)) {
     problems.push(
       `SKILLFLOW_THINKING_BUDGET_TOKENS=${config.thinkingBudgetTokens} must be at least 1024 and below SKILLFLOW_MODEL_MAX_TOKENS (${config.modelMaxTokens}), or 0 to turn thinking off.`,
@@ -311,6 +333,12 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
   const network = text('SKILLFLOW_UNAUTHENTICATED_NETWORK', 'refuse');
   if (network !== 'allow' && network !== 'refuse') problems.push(`SKILLFLOW_UNAUTHENTICATED_NETWORK=${JSON.stringify(network)} must be "allow" or "refuse".`);
   config.unauthenticatedNetwork = network === 'allow';
+  if (!config.authEnabled && !isLoopbackHost(config.codec.host) && !config.unauthenticatedNetwork) {
+    problems.push(
+      `SKILLFLOW_AUTH=off with SKILLFLOW_CODEC_HOST=${config.codec.host} would let anyone who can reach the codec read every conversation. ` +
+        'Listen on a loopback address, turn auth on, or set SKILLFLOW_UNAUTHENTICATED_NETWORK=allow if that is what you want.',
+    );
+  }
   if (!config.authEnabled && !isLoopbackHost(config.host) && !config.unauthenticatedNetwork) {
     problems.push(
       `SKILLFLOW_AUTH=off with HOST=${config.host} would let anyone who can reach this address act as an operator. ` +
@@ -364,12 +392,12 @@ export function environmentWithDotEnv(cwd = process.cwd()): NodeJS.ProcessEnv {
 let dotEnvLoaded = false;
 
 /** `https://app.example.com,http://localhost:5173`, or `*` for any origin. */
-function parseCorsOrigins(raw: string | undefined, problems: string[]): string[] {
+function parseCorsOrigins(raw: string | undefined, problems: string[], name = 'SKILLFLOW_CORS_ORIGINS'): string[] {
   if (raw === undefined) return [];
   const origins = raw.split(',').map((part) => part.trim().replace(/\/+$/, '')).filter(Boolean);
   for (const origin of origins) {
     if (origin !== '*' && !/^https?:\/\/[^/\s]+$/.test(origin)) {
-      problems.push(`SKILLFLOW_CORS_ORIGINS entry ${JSON.stringify(origin)} must be an origin like https://app.example.com (no path), or *.`);
+      problems.push(`${name} entry ${JSON.stringify(origin)} must be an origin like https://app.example.com (no path), or *.`);
     }
   }
   return origins;

@@ -16,6 +16,8 @@ export interface DevServerOptions {
   dbFile?: string;
   /** Absent runs headless. */
   uiPort?: number;
+  /** The remote codec the UI calls to decode payloads (`--ui-codec-endpoint`): skillflow's codec, for operators. */
+  uiCodecEndpoint?: string;
   logFile: string;
   /** `--dynamic-config-value` settings, e.g. a small continue-as-new suggestion for tests. */
   dynamicConfig?: Record<string, string | number | boolean>;
@@ -77,6 +79,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   }
   if (options.uiPort === undefined) args.push('--headless');
   else args.push('--ui-ip', host, '--ui-port', String(options.uiPort));
+  if (options.uiPort !== undefined && options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   for (const name of searchAttributeNames) args.push('--search-attribute', `${name}=Keyword`);
   for (const [key, value] of Object.entries({ ...devServerDynamicConfig, ...options.dynamicConfig })) args.push('--dynamic-config-value', `${key}=${value}`);
 

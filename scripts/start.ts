@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import type { ChildProcess } from 'node:child_process';
+import { uiEndpointOf, uiTokenOf } from '../lib/codec/access';
 import { ConfigError, loadConfig } from '../lib/config';
 import { ensureNamespaceSetup, startDevServer, temporalAnswers, type DevServer } from '../lib/dev-server';
 import { spawnLabelled, stopProcess } from '../lib/processes';
@@ -28,6 +29,9 @@ async function main(): Promise<void> {
   const config = loadConfig();
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
 
+  const codecHost = config.codec.host === '0.0.0.0' || config.codec.host === '::' ? '127.0.0.1' : config.codec.host;
+  const codecUrl = `http://${codecHost.includes(':') ? `[${codecHost}]` : codecHost}:${config.codec.port}`;
+  const codecUiEndpoint = uiEndpointOf(codecUrl, uiTokenOf(config));
   let server: DevServer | undefined;
   let uiUrl: string | undefined;
   if (await temporalAnswers(config.temporalAddress)) {
@@ -41,6 +45,7 @@ async function main(): Promise<void> {
       namespace: config.temporalNamespace,
       dbFile: path.join(config.dataDir, 'temporal', 'temporal.sqlite'),
       uiPort: config.temporalUiPort,
+      uiCodecEndpoint: codecUiEndpoint,
       logFile: path.join(config.dataDir, 'temporal', 'server.log'),
     });
     uiUrl = server.uiUrl;
@@ -56,14 +61,16 @@ async function main(): Promise<void> {
     if (line.includes(workerReadyMarker)) workerReady = true;
   });
   const api = spawnLabelled('api', process.execPath, node('api/server.ts'), env, root);
-  const children = [api, worker];
+  const codec = spawnLabelled('codec', process.execPath, node('lib/codec/main.ts'), env, root);
+  const children = [api, worker, codec];
 
   let stopping = false;
   const stopAll = async (code: number) => {
     if (stopping) return;
     stopping = true;
-    say('Stopping the API, the worker and the Temporal server...');
+    say('Stopping the API, the codec, the worker and the Temporal server...');
     await stopProcess(api);
+    await stopProcess(codec);
     await stopProcess(worker);
     await server?.stop();
     say('Stopped.');
@@ -88,6 +95,7 @@ async function main(): Promise<void> {
   const apiUrl = `http://${host}:${config.port}`;
   try {
     await waitForHealth(`${apiUrl}/healthz`, api, 60_000);
+    await waitFor(() => fetch(`${codecUrl}/healthz`).then((response) => response.ok, () => false), codec, 'The codec', 60_000);
     await waitFor(() => workerReady, worker, 'the worker', 120_000);
   } catch (err) {
     console.error(`[start] ${err instanceof Error ? err.message : String(err)}`);
@@ -99,6 +107,7 @@ async function main(): Promise<void> {
     `  API          ${apiUrl}`,
     `  API docs     ${apiUrl}/docs`,
     `  Temporal UI  ${uiUrl ?? '(the Temporal server you run yourself)'}`,
+    `  Codec        ${codecUrl} (${uiUrl ? 'the UI shows what history holds by reference through it' : `set the UI's codec endpoint to ${codecUrl}/ui/<the token in ${config.codec.uiToken ? 'SKILLFLOW_CODEC_UI_TOKEN' : path.join(config.secretsDir, 'codec-ui-token')}>`})`,
     `  Temporal     ${config.temporalAddress} (namespace ${config.temporalNamespace})`,
     config.authEnabled ? `  API key      ${config.apiKeys.length > 0 ? 'one of SKILLFLOW_API_KEYS' : `in ${path.join(config.dataDir, 'api-key')}`}` : '  API key      none: SKILLFLOW_AUTH=off',
   ];
