@@ -54,7 +54,7 @@ export async function readConversation(store: SharedStore, turnId: string, wante
       prefix = held;
       break;
     }
-    const record = JSON.parse(await readEntry(store, turnId, conversationEntry(at), `turn ${turnId}'s conversation at ${at.count} messages`)) as ConversationRecord;
+    const record = JSON.parse(await readEntry(store, turnId, conversationEntry(at), `conversation of turn ${turnId} at ${at.count} messages`)) as ConversationRecord;
     additions.push(record.append);
     if (!record.base) break;
     if (record.base.count >= at.count || record.base.count + record.append.length !== at.count) {
@@ -71,7 +71,7 @@ export async function readConversation(store: SharedStore, turnId: string, wante
 
 /** A system prompt or tool definitions a call of the turn sent whole, by its digest (checked). */
 export async function readPromptPart(store: SharedStore, turnId: string, digest: string): Promise<unknown> {
-  const value = JSON.parse(await readEntry(store, turnId, promptEntry(digest), `the prompt part ${digest} of turn ${turnId}`)) as unknown;
+  const value = JSON.parse(await readEntry(store, turnId, promptEntry(digest), `prompt part ${digest} of turn ${turnId}`)) as unknown;
   if (digestOf(value) !== digest) throw new TurnEntryError('inconsistent', `The shared store's prompt part ${digest} of turn ${turnId} does not match its digest`);
   return value;
 }
