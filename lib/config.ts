@@ -312,7 +312,7 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
       host: text('SKILLFLOW_CODEC_HOST', '127.0.0.1'),
       port: integer('SKILLFLOW_CODEC_PORT', 8234, 1, 65535),
       uiOrigins: [],
-      uiToken: secret('SKILLFLOW_CODEC_UI_TOKEN', optional('SKILLFLOW_CODEC_UI_TOKEN'), problems),
+      uiToken: pathToken('SKILLFLOW_CODEC_UI_TOKEN', secret('SKILLFLOW_CODEC_UI_TOKEN', optional('SKILLFLOW_CODEC_UI_TOKEN'), problems), problems),
       maxBodyBytes: integer('SKILLFLOW_CODEC_MAX_BODY_BYTES', 8 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     },
     warnings: [],
@@ -417,6 +417,13 @@ function secret(name: string, raw: string | undefined, problems: string[]): stri
     return undefined;
   }
   return raw;
+}
+
+/** A secret that goes into a URL's path: letters, digits, - and _ only. */
+function pathToken(name: string, value: string | undefined, problems: string[]): string | undefined {
+  if (value === undefined || /^[A-Za-z0-9_-]+$/.test(value)) return value;
+  problems.push(`${name} goes into a URL path: use letters, digits, - and _ only (generate one with: openssl rand -hex 32).`);
+  return undefined;
 }
 
 function redisPrefix(raw: string | undefined, namespace: string, problems: string[]): string {

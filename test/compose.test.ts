@@ -76,6 +76,8 @@ const workerOnly = [
   'SKILLFLOW_DEFAULT_TOOLS', 'SKILLFLOW_TOOLS_DIR', 'SKILLFLOW_MCP_CONFIG', 'SKILLFLOW_HTTP_FETCH_HOSTS', 'SKILLFLOW_HTTP_FETCH_MAX_BYTES',
   'SKILLFLOW_HTTP_FETCH_TIMEOUT_MS', 'SKILLFLOW_WORKER_MAX_CACHED_WORKFLOWS', 'SKILLFLOW_WORKER_EAGER_ACTIVITIES',
 ];
+/** The codec's own settings (lib/codec): the codec service reads them, neither worker nor api. */
+const codecOnly = ['SKILLFLOW_CODEC_HOST', 'SKILLFLOW_CODEC_PORT', 'SKILLFLOW_CODEC_UI_TOKEN', 'SKILLFLOW_CODEC_UI_ORIGINS', 'SKILLFLOW_CODEC_MAX_BODY_BYTES'];
 /** The secrets among them, and the one service each belongs to. */
 const secrets = { ANTHROPIC_API_KEY: 'worker', SKILLFLOW_STORE_URL: 'worker', SKILLFLOW_API_KEYS: 'api', SKILLFLOW_STREAM_TOKEN_SECRET: 'api' } as const;
 /** Variables the compose file may set that lib/config.ts does not read; each is documented in docs/deployment.md. */
@@ -87,7 +89,7 @@ const workerCommand = ['node', '--import', 'tsx', 'worker/main.ts'];
 describe('docker-compose.yml services', () => {
   test('has exactly the expected services', () => {
     expect(Object.keys(services).sort()).toEqual(
-      ['api', 'postgres', 'redis', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker'].sort(),
+      ['api', 'codec', 'postgres', 'redis', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker'].sort(),
     );
   });
 
@@ -112,7 +114,7 @@ describe('docker-compose.yml services', () => {
   });
 
   test('long-running services restart; one-shot jobs do not', () => {
-    for (const name of ['postgres', 'temporal', 'temporal-ui', 'redis', 'worker', 'api']) {
+    for (const name of ['postgres', 'temporal', 'temporal-ui', 'redis', 'worker', 'api', 'codec']) {
       expect({ name, restart: service(name).restart }).toEqual({ name, restart: 'unless-stopped' });
     }
     for (const name of ['temporal-schema', 'temporal-setup']) {
@@ -164,6 +166,40 @@ describe('Temporal on PostgreSQL', () => {
     expect(env('temporal-ui').TEMPORAL_ADDRESS).toBe(`temporal:${temporalGrpcPort()}`);
     expect(service('temporal-ui').depends_on).toEqual({ temporal: { condition: 'service_healthy' } });
     expect(service('temporal-ui').ports?.map((p) => [hostPort(p), containerPort(p)])).toEqual([[8080, 8080]]);
+  });
+});
+
+describe('the codec', () => {
+  const codec = () => service('codec');
+
+  test("runs lib/codec/main.ts from the project image, after the API (whose generated key it reads), with every setting of its own", () => {
+    expect(codec().build).toEqual({ context: '.', dockerfile: 'Dockerfile' });
+    expect(codec().command).toEqual(['node', '--import', 'tsx', 'lib/codec/main.ts']);
+    expect(fs.existsSync(path.join(root, 'lib/codec/main.ts'))).toBe(true);
+    expect(codec().depends_on).toEqual({ api: { condition: 'service_healthy' } });
+    for (const key of codecOnly) expect({ key, present: key in env('codec') }).toEqual({ key, present: true });
+    const unknown = Object.keys(env('codec')).filter((key) => !configEnvNames.has(key));
+    expect(unknown).toEqual([]);
+  });
+
+  test("reads the workers' store and skill store and the API's keys, read-only, in the same places", () => {
+    for (const key of ['TEMPORAL_NAMESPACE', 'SKILLFLOW_DATA_DIR', 'SKILLFLOW_STORE_URL', 'SKILLFLOW_STORE_RETENTION_HOURS']) {
+      expect({ key, codec: env('codec')[key] }).toEqual({ key, codec: env('worker')[key] });
+    }
+    for (const key of ['SKILLFLOW_SECRETS_DIR', 'SKILLFLOW_API_KEYS', 'SKILLFLOW_AUTH', 'SKILLFLOW_UNAUTHENTICATED_NETWORK']) {
+      expect({ key, codec: env('codec')[key] }).toEqual({ key, codec: env('api')[key] });
+    }
+    expect(codec().volumes).toEqual(['skillflow-data:/data:ro', 'skillflow-api-secrets:/secrets:ro']);
+  });
+
+  test("is published on loopback at the port the UI's endpoint names, for the UI's origins", () => {
+    const port = Number(env('codec').SKILLFLOW_CODEC_PORT);
+    expect(env('codec').SKILLFLOW_CODEC_HOST).toBe('0.0.0.0');
+    expect(codec().ports).toEqual([`127.0.0.1:${port}:${port}`]);
+    expect(env('temporal-ui').TEMPORAL_CODEC_ENDPOINT).toBe(`\${SKILLFLOW_CODEC_UI_TOKEN:+http://localhost:${port}/ui/\${SKILLFLOW_CODEC_UI_TOKEN}}`);
+    expect(env('temporal-ui')).toMatchObject({ TEMPORAL_CODEC_PASS_ACCESS_TOKEN: 'false', TEMPORAL_CODEC_INCLUDE_CREDENTIALS: 'false' });
+    const uiPort = hostPort(service('temporal-ui').ports![0]);
+    expect(env('codec').SKILLFLOW_CODEC_UI_ORIGINS).toBe(`\${SKILLFLOW_CODEC_UI_ORIGINS:-http://localhost:${uiPort},http://127.0.0.1:${uiPort}}`);
   });
 });
 
@@ -279,7 +315,8 @@ describe('worker and api', () => {
   test('every setting lib/config.ts reads reaches the services that read it, and no other; except the few that make no sense in compose', () => {
     expect(configEnvNames.size).toBeGreaterThan(30);
     for (const key of [...apiOnly, ...workerOnly]) expect({ key, readByConfig: configEnvNames.has(key) }).toEqual({ key, readByConfig: true });
-    const readers = (key: string) => (apiOnly.includes(key) ? ['api'] : workerOnly.includes(key) ? ['worker'] : ['worker', 'api']);
+    for (const key of codecOnly) expect({ key, readByConfig: configEnvNames.has(key) }).toEqual({ key, readByConfig: true });
+    const readers = (key: string) => (codecOnly.includes(key) ? ['codec'] : apiOnly.includes(key) ? ['api'] : workerOnly.includes(key) ? ['worker'] : ['worker', 'api']);
     for (const name of ['worker', 'api']) {
       const missing = [...configEnvNames].filter((key) => readers(key).includes(name) && !(key in env(name)) && !notForCompose.includes(key));
       expect({ service: name, missing }).toEqual({ service: name, missing: [] });

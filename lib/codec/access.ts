@@ -62,8 +62,16 @@ function same(expected: string, given: string): boolean {
  * codec never generates one: until the API has, only the UI endpoint is open); SKILLFLOW_CODEC_UI_TOKEN, else one
  * generated once into the secrets dir, where `npm start` and the codec both find it.
  */
-export function codecAccessOf(config: Config): CodecAccess {
-  return { authEnabled: config.authEnabled, keys: apiKeysOf(config), uiToken: uiTokenOf(config) };
+export function codecAccessOf(config: Config, warn: (line: string) => void): CodecAccess {
+  let uiToken: string;
+  try {
+    uiToken = uiTokenOf(config);
+  } catch (err) {
+    // A read-only secrets dir (compose mounts the API's read-only): the UI endpoint stays closed, keys still work.
+    warn(`The UI endpoint is closed: no SKILLFLOW_CODEC_UI_TOKEN, and none can be kept in ${config.secretsDir} (${(err as Error).message}).`);
+    uiToken = randomBytes(32).toString('base64url');
+  }
+  return { authEnabled: config.authEnabled, keys: apiKeysOf(config), uiToken };
 }
 
 function apiKeysOf(config: Config): () => ApiKey[] {

@@ -17,7 +17,7 @@ export interface RunningCodec {
 /** The codec of a deployment: its shared store and skill store, its keys, on SKILLFLOW_CODEC_HOST:PORT. */
 export async function serveCodec(config: Config, log: (line: string) => void, port = config.codec.port): Promise<RunningCodec> {
   const store = createSharedStore(config);
-  const access = codecAccessOf(config);
+  const access = codecAccessOf(config, log);
   const server = createCodecServer({
     sources: { store, storeRetentionHours: config.storeRetentionHours, skills: new SkillStore(path.join(config.dataDir, 'skill-store')) },
     access,
