@@ -3,7 +3,6 @@ import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { temporal } from '@temporalio/proto';
 import type { TranscriptDelta } from '../core/transcript';
 import type { ApiKey } from '../lib/config';
 import { uiEndpointOf } from '../lib/codec/access';
@@ -13,6 +12,7 @@ import { SkillRegistry } from '../lib/skills';
 import { SkillStore } from '../lib/skills/skill-store';
 import { FileStore } from '../lib/store';
 import { turnScope } from '../lib/store/turn-entries';
+import { jsonPayload, modelCallInputs, payloadsIn, valueOfPayload } from './support/codec';
 import { bundledSkillsDir, testDeps } from './support/deps';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
 import { TemporalTestEnv } from './support/temporal';
@@ -65,26 +65,6 @@ afterAll(async () => {
 
 afterEach(() => expect(fake.pending).toBe(0));
 
-const toBase64 = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).toString('base64');
-const fromBase64 = (text: string) => Buffer.from(text, 'base64').toString('utf8');
-
-/** A history payload as the UI sends it: protobuf JSON, bytes as base64. */
-function jsonPayload(payload: temporal.api.common.v1.IPayload): JsonPayload {
-  const metadata = Object.fromEntries(Object.entries(payload.metadata ?? {}).map(([name, value]) => [name, toBase64(value)]));
-  return { metadata, data: toBase64(payload.data) };
-}
-
-/** Every payload of a history, in event order. */
-function payloadsIn(value: unknown, found: temporal.api.common.v1.IPayload[] = []): temporal.api.common.v1.IPayload[] {
-  if (Array.isArray(value)) for (const item of value) payloadsIn(item, found);
-  else if (value && typeof value === 'object' && !(value instanceof Uint8Array)) {
-    const object = value as Record<string, unknown>;
-    if (object.data instanceof Uint8Array && object.metadata && typeof object.metadata === 'object') found.push(object as temporal.api.common.v1.IPayload);
-    else for (const child of Object.values(object)) payloadsIn(child, found);
-  }
-  return found;
-}
-
 interface CodecReply {
   payloads: JsonPayload[];
   error: { code: string; message: string };
@@ -108,7 +88,7 @@ async function post(pathname: string, body: unknown, headers: Record<string, str
 }
 
 const asOperator = { authorization: `Bearer ${operator.key}` };
-const valueOf = (payload: JsonPayload) => JSON.parse(fromBase64(payload.data!)) as Decoded;
+const valueOf = (payload: JsonPayload) => valueOfPayload<Decoded>(payload);
 
 /** What the API received, without the cache breakpoints the worker adds on the way. */
 function withoutCacheControl<T>(value: T): T {
@@ -125,9 +105,7 @@ async function threeCallTurn() {
   const handle = await startTurn(env.client, taskQueue, 'Which skills are there?');
   expect((await resultOf(handle)).status).toBe('completed');
   const { events } = await handle.fetchHistory();
-  const modelInputs = (events ?? [])
-    .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')
-    .map((event) => jsonPayload(event.activityTaskScheduledEventAttributes!.input!.payloads![0]));
+  const modelInputs = modelCallInputs(events);
   return { turnId: handle.workflowId, modelInputs, all: payloadsIn(events).map(jsonPayload), requests: fake.requests.splice(0) };
 }
 
