@@ -21,7 +21,7 @@ export const resolvedField = 'resolved';
 export type Resolved<T> = T | { unavailable: string };
 
 export const resolvedNote = (where: string) =>
-  `Not in workflow history: the content its references name, read from ${where} by skillflow's codec when this payload was shown.`;
+  `Not in workflow history: what its references name, read by skillflow's codec from ${where} when this payload was shown.`;
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const isString = (value: unknown): value is string => typeof value === 'string' && value.length > 0;

@@ -43,21 +43,20 @@ export async function decodePayloads(payloads: JsonPayload[], sources: CodecSour
 async function decodePayload(payload: JsonPayload, sources: CodecSources): Promise<JsonPayload> {
   const value = jsonValueOf(payload);
   if (value === undefined) return payload;
-  let changed = false;
   const call = modelCallReferences(value);
-  if (call) {
-    (value as Record<string, unknown>)[resolvedField] = await resolveModelCall(call, sources);
+  // First, so that the UI's view of the input opens on what the call was sent.
+  if (call) return withData(payload, { [resolvedField]: await resolveModelCall(call, sources), ...(value as object) });
+  let changed = false;
+  for (const object of objectsWithin(value)) {
+    const skills = carriedSkillReferences(object);
+    if (!skills) continue;
+    object[resolvedField] = await resolveSkills(skills, sources.skills);
     changed = true;
-  } else {
-    for (const object of objectsWithin(value)) {
-      const skills = carriedSkillReferences(object);
-      if (!skills) continue;
-      object[resolvedField] = await resolveSkills(skills, sources.skills);
-      changed = true;
-    }
   }
-  return changed ? { ...payload, data: Buffer.from(JSON.stringify(value), 'utf8').toString('base64') } : payload;
+  return changed ? withData(payload, value) : payload;
 }
+
+const withData = (payload: JsonPayload, value: unknown): JsonPayload => ({ ...payload, data: Buffer.from(JSON.stringify(value), 'utf8').toString('base64') });
 
 /** The JSON value of a `json/plain` payload; undefined for any other encoding or data that is not JSON. */
 function jsonValueOf(payload: JsonPayload): unknown {
