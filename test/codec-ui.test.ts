@@ -2,11 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { chromium } from 'playwright-core';
 import { uiEndpointOf } from '../lib/codec/access';
 import type { JsonPayload } from '../lib/codec/decode';
 import { freePort, startDevServer, type DevServer } from '../lib/dev-server';
 import { stopProcess } from '../lib/processes';
 import { FileStore } from '../lib/store';
+import { turnScope } from '../lib/store/turn-entries';
 import { modelCallInputs, valueOfPayload } from './support/codec';
 import { testDeps } from './support/deps';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
@@ -19,6 +21,9 @@ import { resultOf, startTurn } from './support/turns';
  * from its origin, with X-Namespace and no credentials, to the endpoint its settings give the browser.
  */
 const root = path.resolve(__dirname, '..');
+/** Debian's chromium (`apt-get install chromium`; .ci/run installs it), headless, with nothing fetched in the background. */
+const chromiumPath = process.env.SKILLFLOW_TEST_CHROMIUM || '/usr/bin/chromium';
+const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const uiToken = 'codec-ui-test-token-0123456789abcdefghijk';
 const operatorKey = 'codec-ui-test-operator-key-0123456789';
 
@@ -131,4 +136,30 @@ describe('the codec beside the dev server', () => {
     const elsewhere = await fetch(`${endpoint}/decode`, { method: 'OPTIONS', headers: { origin: 'http://127.0.0.1:1', 'access-control-request-method': 'POST' } });
     expect(elsewhere.headers.get('access-control-allow-origin')).toBeNull();
   });
+
+  it('shows a decoded model call in the UI itself: the activity input opens on what history holds by reference', async () => {
+    if (!fs.existsSync(chromiumPath)) throw new Error(`No chromium at ${chromiumPath}: apt-get install chromium, or set SKILLFLOW_TEST_CHROMIUM.`);
+    fake.enqueue({ content: [toolUse('list_skills', {})] }, { content: [text('These are the skills.')] });
+    const handle = await startTurn(env.client, taskQueue, 'List the skills, please.');
+    expect((await resultOf(handle)).status).toBe('completed');
+    const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
+      const decodes: number[] = [];
+      page.on('response', (response) => {
+        if (response.url().startsWith(`${codecUrl}/ui/`)) decodes.push(response.status());
+      });
+      await page.goto(`${server.uiUrl}/namespaces/default/workflows/${handle.workflowId}`);
+      await page.getByText('model call 2: round 2').first().click();
+      const note = page.getByText('Not in workflow history: what its references name').first();
+      await note.waitFor({ timeout: 30_000 });
+      await note.scrollIntoViewIfNeeded();
+      // The note names where it was read: this turn's scope of the store the worker wrote.
+      expect(await note.textContent()).toContain(`${path.join(dataDir, 'store')}, scope ${turnScope(handle.workflowId)}`);
+      expect(decodes.length).toBeGreaterThan(0);
+      expect(decodes.every((status) => status === 200)).toBe(true);
+    } finally {
+      await browser.close();
+    }
+  }, 90_000);
 });
