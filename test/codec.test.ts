@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { TranscriptDelta } from '../core/transcript';
-import type { ApiKey } from '../lib/config';
+import { loadConfig, type ApiKey } from '../lib/config';
 import { uiEndpointOf } from '../lib/codec/access';
 import type { JsonPayload } from '../lib/codec/decode';
 import { createCodecServer } from '../lib/codec/server';
@@ -243,5 +243,14 @@ describe('the codec, access', () => {
     expect((await post('/elsewhere', body, asOperator)).status).toBe(404);
     const get = await fetch(`${codecUrl}/decode`, { headers: asOperator });
     expect(get.status).toBe(405);
+  });
+});
+
+describe('the codec, configuration', () => {
+  it('refuses to serve every conversation unauthenticated off loopback, and a UI token that cannot go into a URL path', () => {
+    expect(() => loadConfig({ SKILLFLOW_AUTH: 'off', SKILLFLOW_CODEC_HOST: '0.0.0.0' })).toThrow(/SKILLFLOW_AUTH=off with SKILLFLOW_CODEC_HOST=0\.0\.0\.0/);
+    expect(loadConfig({ SKILLFLOW_AUTH: 'off', SKILLFLOW_CODEC_HOST: '0.0.0.0', SKILLFLOW_UNAUTHENTICATED_NETWORK: 'allow', HOST: '127.0.0.1' }).codec.host).toBe('0.0.0.0');
+    expect(() => loadConfig({ SKILLFLOW_CODEC_UI_TOKEN: 'a/b+c'.repeat(10) })).toThrow(/SKILLFLOW_CODEC_UI_TOKEN goes into a URL path/);
+    expect(loadConfig({}).codec).toMatchObject({ host: '127.0.0.1', port: 8234, uiOrigins: ['http://localhost:8233', 'http://127.0.0.1:8233'] });
   });
 });
