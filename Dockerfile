@@ -1,5 +1,5 @@
-# skillflow: one image for the API (the default command) and the Temporal worker (compose overrides the command with
-# `node --import tsx worker/main.ts`). TypeScript runs through tsx; there is no build step.
+# skillflow: one image for the API (the default command), the Temporal worker and the codec (compose overrides the
+# command with `node --import tsx worker/main.ts` or `lib/codec/main.ts`). TypeScript runs through tsx; no build step.
 FROM node:20-slim
 
 ENV NODE_ENV=production
