@@ -6,11 +6,12 @@ import path from 'node:path';
 import type { TranscriptDelta } from '../core/transcript';
 import { loadConfig, type ApiKey } from '../lib/config';
 import { uiEndpointOf } from '../lib/codec/access';
-import type { JsonPayload } from '../lib/codec/decode';
+import { RecentConversations } from '../lib/codec/conversations';
+import { decodePayloads, type CodecSources, type JsonPayload } from '../lib/codec/decode';
 import { createCodecServer } from '../lib/codec/server';
 import { SkillRegistry } from '../lib/skills';
 import { SkillStore } from '../lib/skills/skill-store';
-import { FileStore } from '../lib/store';
+import { FileStore, type SharedStore } from '../lib/store';
 import { turnScope } from '../lib/store/turn-entries';
 import { jsonPayload, modelCallInputs, payloadsIn, valueOfPayload } from './support/codec';
 import { bundledSkillsDir, testDeps } from './support/deps';
@@ -145,6 +146,29 @@ describe('the codec, on a real turn', () => {
       // The conversation the model was sent for this call, repeated tool results filled in.
       expect(resolved.messages).toEqual(withoutCacheControl(requests[index].body.messages));
     }
+  });
+
+  it("reads each conversation record once when a turn's calls are decoded together, and shows the same", async () => {
+    const { modelInputs } = await threeCallTurn();
+    const reads: string[] = [];
+    const store = new FileStore(storeDir, hour);
+    const counting: SharedStore = {
+      description: store.description,
+      put: (scope, key, value) => store.put(scope, key, value),
+      get: (scope, key) => (reads.push(key), store.get(scope, key)),
+      sweep: () => store.sweep(),
+      close: () => store.close(),
+    };
+    const sources = (recent?: RecentConversations): CodecSources => ({ store: counting, storeRetentionHours: 168, skills: new SkillStore(dataDir), recent });
+    const plain = await decodePayloads(modelInputs, sources());
+    const conversationReads = () => reads.filter((key) => !key.startsWith('prompt-'));
+    const without = conversationReads();
+    // Call 3's walk back goes through the records call 2's walk read.
+    expect(new Set(without).size).toBeLessThan(without.length);
+    reads.length = 0;
+    expect(await decodePayloads(modelInputs, sources(new RecentConversations()))).toEqual(plain);
+    const withRecent = conversationReads();
+    expect(withRecent).toEqual([...new Set(without)]);
   });
 
   it('says inside the payload when the store no longer holds what a reference names', async () => {

@@ -12,6 +12,7 @@ import type { SkillRef, SkillSnapshot } from '../../core/skills/types';
 import { restoreRepeated, type TranscriptDelta } from '../../core/transcript';
 import type { SkillStore } from '../skills/skill-store';
 import type { SharedStore } from '../store';
+import type { RecentConversations } from './conversations';
 import { readConversation, readPromptPart, TurnEntryError, turnScope } from '../store/turn-entries';
 
 /** A payload as the codec protocol carries it: protobuf JSON, so `metadata` values and `data` are base64. */
@@ -27,6 +28,8 @@ export interface CodecSources {
   /** How long the shared store keeps a turn's entries after its last write, for the note on a missing one. */
   storeRetentionHours: number;
   skills: SkillStore;
+  /** Conversations rebuilt lately (lib/codec/conversations.ts); absent reads every conversation from its start. */
+  recent?: RecentConversations;
 }
 
 const jsonEncoding = 'json/plain';
@@ -37,7 +40,10 @@ const fromBase64 = (text: string) => Buffer.from(text, 'base64').toString('utf8'
  * content (or, per reference, why it cannot be shown); every other payload is returned as it came, field for field.
  */
 export async function decodePayloads(payloads: JsonPayload[], sources: CodecSources): Promise<JsonPayload[]> {
-  return Promise.all(payloads.map((payload) => decodePayload(payload, sources)));
+  // One after another: a turn's later call starts from the conversation its earlier one rebuilt.
+  const decoded: JsonPayload[] = [];
+  for (const payload of payloads) decoded.push(await decodePayload(payload, sources));
+  return decoded;
 }
 
 async function decodePayload(payload: JsonPayload, sources: CodecSources): Promise<JsonPayload> {
@@ -74,7 +80,7 @@ async function resolveModelCall(call: ModelCallReferences, sources: CodecSources
   const [system, tools, messages] = await Promise.all([
     call.system === undefined ? undefined : attempt(() => readPromptPart(store, call.turnId, call.system!), sources),
     call.tools === undefined ? undefined : attempt(() => readPromptPart(store, call.turnId, call.tools!), sources),
-    call.delta === undefined ? undefined : attempt(() => conversationOf(store, call.turnId, call.delta!), sources),
+    call.delta === undefined ? undefined : attempt(() => conversationOf(sources, call.turnId, call.delta!), sources),
   ]);
   return {
     note: resolvedNote(`${store.description}, scope ${turnScope(call.turnId)}`),
@@ -85,8 +91,10 @@ async function resolveModelCall(call: ModelCallReferences, sources: CodecSources
 }
 
 /** The whole conversation the model saw: the one the delta extends, read back, plus what the delta adds. */
-async function conversationOf(store: SharedStore, turnId: string, delta: TranscriptDelta): Promise<ChatMessage[]> {
-  const base = await readConversation(store, turnId, { count: delta.baseCount, digest: delta.baseDigest });
+async function conversationOf(sources: CodecSources, turnId: string, delta: TranscriptDelta): Promise<ChatMessage[]> {
+  const key = { count: delta.baseCount, digest: delta.baseDigest };
+  const base = await readConversation(sources.store, turnId, key, sources.recent?.of(turnId));
+  sources.recent?.keep(turnId, key, base);
   const conversation = [...base, ...delta.append];
   if (!delta.repeated || delta.repeated.length === 0) return conversation;
   const restored = restoreRepeated(conversation, delta.baseCount, delta.repeated);

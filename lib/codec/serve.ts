@@ -4,6 +4,7 @@ import type { Config } from '../config';
 import { SkillStore } from '../skills/skill-store';
 import { createSharedStore } from '../store';
 import { codecAccessOf, uiEndpointOf } from './access';
+import { RecentConversations } from './conversations';
 import { createCodecServer } from './server';
 
 export interface RunningCodec {
@@ -19,7 +20,12 @@ export async function serveCodec(config: Config, log: (line: string) => void, po
   const store = createSharedStore(config);
   const access = codecAccessOf(config, log);
   const server = createCodecServer({
-    sources: { store, storeRetentionHours: config.storeRetentionHours, skills: new SkillStore(path.join(config.dataDir, 'skill-store')) },
+    sources: {
+      store,
+      storeRetentionHours: config.storeRetentionHours,
+      skills: new SkillStore(path.join(config.dataDir, 'skill-store')),
+      recent: new RecentConversations(),
+    },
     access,
     namespace: config.temporalNamespace,
     uiOrigins: config.codec.uiOrigins,
