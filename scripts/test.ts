@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { obtainTemporalCli, userCacheDir, TemporalCliError } from '../lib/temporal-cli';
+import { ChromiumError, ensureChromium } from './chromium';
 
 const root = path.resolve(__dirname, '..');
 const say = (line: string) => console.log(`[test] ${line}`);
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
     const coverage = ['-c', 'jest.policy-coverage.config.js'];
     if ((await run('Checking that the policy tests cover every branch of the turn policy (jest, coverage)...', bin('jest'), coverage)) !== 0) process.exit(1);
   }
+  if (jestArgs.length === 0 || jestArgs.some((arg) => arg.includes('codec-ui'))) await ensureChromium(say);
   const code = await run('Running the test suite against a real Temporal dev server (jest)...', bin('jest'), jestArgs, {
     ...process.env,
     TEMPORAL_CLI: cli.path,
@@ -33,6 +35,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(`[test] ${err instanceof TemporalCliError ? err.message : err instanceof Error ? err.stack : String(err)}`);
+  console.error(`[test] ${err instanceof TemporalCliError || err instanceof ChromiumError ? err.message : err instanceof Error ? err.stack : String(err)}`);
   process.exit(1);
 });

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
+import { chromiumPath as chromiumPathOf } from '../scripts/chromium';
 import { uiEndpointOf } from '../lib/codec/access';
 import type { JsonPayload } from '../lib/codec/decode';
 import { freePort, startDevServer, type DevServer } from '../lib/dev-server';
@@ -22,7 +23,7 @@ import { resultOf, startTurn } from './support/turns';
  */
 const root = path.resolve(__dirname, '..');
 /** Debian's chromium (`apt-get install chromium`; .ci/run installs it), headless, with nothing fetched in the background. */
-const chromiumPath = process.env.SKILLFLOW_TEST_CHROMIUM || '/usr/bin/chromium';
+const chromiumPath = chromiumPathOf();
 const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const uiToken = 'codec-ui-test-token-0123456789abcdefghijk';
 const operatorKey = 'codec-ui-test-operator-key-0123456789';
@@ -138,7 +139,7 @@ describe('the codec beside the dev server', () => {
   });
 
   it('shows a decoded model call in the UI itself: the activity input opens on what history holds by reference', async () => {
-    if (!fs.existsSync(chromiumPath)) throw new Error(`No chromium at ${chromiumPath}: apt-get install chromium, or set SKILLFLOW_TEST_CHROMIUM.`);
+    if (!fs.existsSync(chromiumPath)) throw new Error(`No chromium at ${chromiumPath}: npm test installs it (as root), or apt-get install chromium, or set SKILLFLOW_TEST_CHROMIUM.`);
     fake.enqueue({ content: [toolUse('list_skills', {})] }, { content: [text('These are the skills.')] });
     const handle = await startTurn(env.client, taskQueue, 'List the skills, please.');
     expect((await resultOf(handle)).status).toBe('completed');
