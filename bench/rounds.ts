@@ -1,10 +1,11 @@
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { humanApprovalToolName } from '../core/skills';
-import { examDecision, examMessage, examModelCalls } from '../test/support/exam-script';
+import { examMessage, examModelCalls } from '../test/support/exam-script';
 import type { RecordedRequest } from '../test/support/fake-anthropic';
 import { transcriptFigures } from '../test/support/transcript-figures';
 import type { BenchClient } from './client';
+import { followExam } from './exam-turn';
 import { createInProcessLoop } from './in-process-loop';
 import type { Stack } from './stack';
 import { ms, percentile } from './stats';
@@ -43,7 +44,7 @@ const asksHuman = (request: RecordedRequest) =>
   request.reply !== undefined && 'content' in request.reply && request.reply.content.some((block) => block.type === 'tool_use' && block.name === humanApprovalToolName);
 
 /** The gaps of one conversation's requests, in order: after a checkpoint (resume) or after a tool round. */
-function gapsOf(requests: RecordedRequest[], answeredAt: number[] | undefined, side: Side): void {
+export function gapsOf(requests: RecordedRequest[], answeredAt: number[] | undefined, side: Side): void {
   let checkpoint = 0;
   for (let i = 0; i + 1 < requests.length; i++) {
     const [previous, next] = [requests[i], requests[i + 1]];
@@ -53,7 +54,7 @@ function gapsOf(requests: RecordedRequest[], answeredAt: number[] | undefined, s
   }
 }
 
-function cacheReadRatio(conversations: RecordedRequest[][]): number {
+export function cacheReadRatio(conversations: RecordedRequest[][]): number {
   let read = 0;
   let prompt = 0;
   for (const requests of conversations) {
@@ -69,19 +70,11 @@ function cacheReadRatio(conversations: RecordedRequest[][]): number {
 async function runEngineExam(client: BenchClient, questions: number, n: number, answeredAt: number[]): Promise<string> {
   const sessionId = await client.createSession();
   const turnId = await client.startTurn(sessionId, examMessage(questions, n));
-  const answers: Array<Promise<void>> = [];
-  const terminal = await client.follow(turnId, (event) => {
-    if (event.type !== 'checkpoint.requested') return;
-    const checkpoint = event.checkpoint as { id: string; name: string; options?: string[] | null };
-    answeredAt.push(performance.now());
-    answers.push(client.answer(turnId, checkpoint.id, { ...examDecision(checkpoint) }));
-  });
-  await Promise.all(answers);
-  if (terminal.type !== 'done') throw new Error(`exam ${n} ended with ${JSON.stringify(terminal).slice(0, 200)}`);
+  await followExam(client, turnId, answeredAt);
   return turnId;
 }
 
-const emptySide = (): Side => ({ toolRounds: [], resumes: [], modelCalls: 0, cacheReadRatio: Number.NaN, wallMs: 0 });
+export const emptySide = (): Side => ({ toolRounds: [], resumes: [], modelCalls: 0, cacheReadRatio: Number.NaN, wallMs: 0 });
 
 export async function measureRounds(stack: Stack, client: BenchClient, exams: number, questions: number, first: number): Promise<RoundsResult> {
   const engine = { ...emptySide(), historyBytesPerRound: [] as number[], failed: [] as string[] };

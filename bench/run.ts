@@ -34,18 +34,13 @@ import { BenchClient } from './client';
 import { describeHistory, summarizeHistory } from './history';
 import { allTables, appendToDocs, describeMachine, markdownSection } from './report';
 import { measureRounds, roundsTable, type RoundsResult } from './rounds';
+import { measureScale, scaleSettings, type ScaleResult } from './scale';
 import { runScenario, type ScenarioResult, type ScenarioSpec } from './scenario';
+import { setting } from './settings';
 import { startStack, type Stack } from './stack';
 import { runTurn } from './turn';
 import { measureWatchers, watchersTable, type WatchersResult } from './watchers';
 import { measureWorkers, workersTable, type WorkersResult } from './workers';
-
-function setting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name}=${raw} must be a whole number`);
-  return value;
-}
 
 const log = (line: string) => console.log(`[bench] ${line}`);
 
@@ -78,9 +73,10 @@ async function main(): Promise<number> {
   const workerExams = setting('BENCH_WORKER_EXAMS', 5);
   const roundExams = setting('BENCH_ROUND_EXAMS', 4);
   const roundQuestions = setting('BENCH_ROUND_QUESTIONS', 50);
-  const timeoutMs = setting('BENCH_TIMEOUT_MS', 300_000);
+  const timeoutMs = setting('BENCH_TIMEOUT_MS', 900_000);
   const watchTurns = setting('BENCH_WATCH_TURNS', 3);
   const watcherCount = setting('BENCH_WATCHERS', 100);
+  const scale = scaleSettings();
   const machine = describeMachine();
   const abort = new AbortController();
   let timedOut = false;
@@ -142,6 +138,7 @@ async function main(): Promise<number> {
       log(`three workers sharing the store: ${workerExams} exams of 8 questions at once...`);
       workers.push(await measureWorkers(stack, client, 3, workerExams, 8, 2_000));
     }
+    const scaled: ScaleResult = await measureScale(stack, scale, abort.signal, log);
 
     console.log(`\n${allTables(results)}\n`);
     const histories: string[] = [];
@@ -158,9 +155,11 @@ async function main(): Promise<number> {
     if (watchersSection) console.log(watchersSection);
     const roundsSection = rounds ? `\n\n#### A model round: skillflow against an in-process loop\n\n${roundsTable(rounds)}` : '';
     if (roundsSection) console.log(roundsSection);
+    const scaleSection = scaled.section ? `\n\n${scaled.section}` : '';
+    if (scaleSection) console.log(scaleSection);
     const rateLimited = client.statuses.get(429) ?? 0;
     if (rateLimited > 0) log(`the API answered 429 (rate limited) ${rateLimited} times with its default limits`);
-    if (process.env.BENCH_WRITE !== '0') log(`appended to ${appendToDocs(markdownSection(machine, { chunkDelayMs, baselineTurns, examBaselineTurns, concurrency }, results, client.statuses, histories) + roundsSection + watchersSection + workersSection)}`);
+    if (process.env.BENCH_WRITE !== '0') log(`appended to ${appendToDocs(markdownSection(machine, { chunkDelayMs, baselineTurns, examBaselineTurns, concurrency }, results, client.statuses, histories) + roundsSection + watchersSection + workersSection + scaleSection)}`);
     const failed = results.filter((r) => r.errors > 0 || r.modelCalls !== r.expectedModelCalls);
     for (const r of failed) log(`FAILED ${r.name}: ${r.errors} errors, ${r.modelCalls}/${r.expectedModelCalls} model calls; ${r.errorSamples.join(' | ')}`);
     const [one, three] = workers;
@@ -173,7 +172,8 @@ async function main(): Promise<number> {
     const watchProblems = watching.flatMap((w) => w.failed);
     for (const problem of watchProblems) log(`FAILED watchers: ${problem}`);
     for (const problem of rounds?.engine.failed ?? []) log(`FAILED rounds: ${problem}`);
-    return failed.length === 0 && workerProblems.length === 0 && watchProblems.length === 0 && (rounds?.engine.failed.length ?? 0) === 0 ? 0 : 1;
+    for (const problem of scaled.failed) log(`FAILED ${problem}`);
+    return failed.length === 0 && workerProblems.length === 0 && watchProblems.length === 0 && (rounds?.engine.failed.length ?? 0) === 0 && scaled.failed.length === 0 ? 0 : 1;
   } catch (err) {
     log(`${timedOut ? 'aborted' : 'failed'}: ${err instanceof Error ? err.message : String(err)}`);
     return 1;

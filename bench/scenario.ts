@@ -44,7 +44,7 @@ export interface ScenarioResult extends ScenarioSpec {
   apiRpcs: Record<string, number>;
 }
 
-async function inWaves<T>(count: number, concurrency: number, run: (i: number) => Promise<T>): Promise<T[]> {
+export async function inWaves<T>(count: number, concurrency: number, run: (i: number) => Promise<T>): Promise<T[]> {
   const results: T[] = new Array(count);
   let next = 0;
   const lanes = Array.from({ length: Math.min(concurrency, count) }, async () => {
