@@ -95,8 +95,10 @@ export async function startWorkerProcess(stack: Stack, signal: AbortSignal, log:
       SKILLFLOW_API_KEYS: `${benchApiKey}=bench`,
       SKILLFLOW_DATA_DIR: dataDir,
       SKILLFLOW_USER_DAILY_TOKENS: '0',
-      // One user opens a session per exam: a thousand of them.
+      // One client stands for many users: it opens a session per exam (a thousand of them) and follows up to a scenario's
+      // exams in flight at once on one API key.
       SKILLFLOW_MAX_SESSIONS_PER_USER: '0',
+      SKILLFLOW_MAX_STREAMS_PER_KEY: '1000000',
     });
     const live = await createApiLiveChannel(config, log);
     stops.push(() => live.close());
