@@ -5,6 +5,7 @@ import { createLogger } from '../lib/logging';
 import { createSharedStore, sweepPeriodically } from '../lib/store';
 import { buildToolRegistry } from '../lib/tools/build';
 import { tracingFromConfig } from '../lib/tracing';
+import { bundleWorkflowsApart } from './bundle-apart';
 import { createWorker } from './create-worker';
 import { serveWorkerHealth } from './health';
 import { modelDepsFrom } from './model-deps';
@@ -42,8 +43,10 @@ async function main(): Promise<void> {
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGQUIT'] as const) process.on(signal, () => shutdown(signal));
   try {
+    const code = await bundleWorkflowsApart(tracing !== undefined);
     worker = await createWorker({
       connection,
+      workflowBundle: { code },
       namespace: config.temporalNamespace,
       taskQueue: config.taskQueue,
       deps: { model: modelDepsFrom(config, live, store, say), skills: { skillsDir: config.skillsDir, dataDir: config.dataDir }, tools: { registry: tools.registry } },
