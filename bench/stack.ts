@@ -45,6 +45,8 @@ export interface Stack {
 
 const repoRoot = path.resolve(__dirname, '..');
 export const benchApiKey = 'bench-key-0123456789abcdef';
+/** Streams the bench's one API key may hold open: every turn or exam a scenario has in flight, and the watchers. */
+export const benchStreamsPerKey = 1_000_000;
 
 const quietLogger = { log() {}, info() {}, warn() {}, debug() {}, trace() {}, error: console.error };
 
@@ -121,8 +123,10 @@ export async function startStack(chunkDelayMs: number, log: (line: string) => vo
       SKILLFLOW_API_KEYS: `${benchApiKey}=bench`,
       SKILLFLOW_DATA_DIR: dir,
       SKILLFLOW_USER_DAILY_TOKENS: '0',
-      // The watchers measurement (bench/watchers.ts) follows one turn with 101 streams of the one bench key.
-      SKILLFLOW_MAX_STREAMS_PER_KEY: '1000',
+      // The one bench key stands for many users, each following a turn (BENCH_CONCURRENCY turns at once, 101 streams on
+      // one turn in the watchers measurement): the per-key cap of 32 streams would refuse the rest (429
+      // too_many_streams). The per-process cap (SKILLFLOW_MAX_STREAMS) keeps its default.
+      SKILLFLOW_MAX_STREAMS_PER_KEY: String(benchStreamsPerKey),
     });
     const app: FastifyInstance = await buildApp({ client: new Client({ connection }), config, apiKeys: config.apiKeys, live });
     stops.push(() => app.close());

@@ -12,7 +12,7 @@ import { createApiLiveChannel } from '../lib/live';
 import { stopProcess } from '../lib/processes';
 import { workerReadyMarker } from '../worker/ready';
 import { BenchClient } from './client';
-import { benchApiKey, type Stack } from './stack';
+import { benchApiKey, benchStreamsPerKey, type Stack } from './stack';
 
 /**
  * A worker of its own, as `npm run worker` runs it (worker/main.ts in a child process, configured from the
@@ -98,7 +98,7 @@ export async function startWorkerProcess(stack: Stack, signal: AbortSignal, log:
       // One client stands for many users: it opens a session per exam (a thousand of them) and follows up to a scenario's
       // exams in flight at once on one API key.
       SKILLFLOW_MAX_SESSIONS_PER_USER: '0',
-      SKILLFLOW_MAX_STREAMS_PER_KEY: '1000000',
+      SKILLFLOW_MAX_STREAMS_PER_KEY: String(benchStreamsPerKey),
     });
     const live = await createApiLiveChannel(config, log);
     stops.push(() => live.close());
