@@ -44,11 +44,14 @@ export class BenchClient {
     await this.request('POST', `/v1/turns/${turnId}/checkpoints/${checkpointId}`, decision, [200]);
   }
 
-  /** Follows GET /v1/turns/:id/events until the terminal event, which it returns; `onEvent` sees every event. */
-  async follow(turnId: string, onEvent: (event: BenchEvent) => void): Promise<BenchEvent> {
+  /**
+   * Follows GET /v1/turns/:id/events until the terminal event, which it returns; `onEvent` sees every event. `stop`
+   * ends it sooner (rejecting), besides the client's own signal.
+   */
+  async follow(turnId: string, onEvent: (event: BenchEvent) => void, stop?: AbortSignal): Promise<BenchEvent> {
     const response = await fetch(`${this.baseUrl}/v1/turns/${turnId}/events`, {
       headers: { authorization: `Bearer ${this.apiKey}`, accept: 'text/event-stream' },
-      signal: this.signal,
+      signal: stop ? AbortSignal.any([this.signal, stop]) : this.signal,
     });
     this.statuses.set(response.status, (this.statuses.get(response.status) ?? 0) + 1);
     if (response.status !== 200 || !response.body) throw new HttpStatusError(response.status, `GET /v1/turns/${turnId}/events`, await response.text());

@@ -10,17 +10,28 @@ import type { BenchClient } from './client';
 export async function followExam(client: BenchClient, turnId: string, answeredAt: number[] = []): Promise<void> {
   const answers: Array<Promise<void>> = [];
   const refused: string[] = [];
+  // A refused answer leaves the turn waiting for it: stop following, and fail this exam (not the whole run).
+  const stop = new AbortController();
+  const refuse = (err: unknown) => {
+    refused.push(String(err));
+    stop.abort();
+  };
   try {
-    const terminal = await client.follow(turnId, (event) => {
-      if (event.type !== 'checkpoint.requested') return;
-      const checkpoint = event.checkpoint as { id: string; name: string; options?: string[] | null };
-      answeredAt.push(performance.now());
-      // Caught here: an answer refused while the stream goes on must fail this exam, not the whole process.
-      answers.push(client.answer(turnId, checkpoint.id, { ...examDecision(checkpoint) }).catch((err: unknown) => void refused.push(String(err))));
-    });
+    const terminal = await client.follow(
+      turnId,
+      (event) => {
+        if (event.type !== 'checkpoint.requested') return;
+        const checkpoint = event.checkpoint as { id: string; name: string; options?: string[] | null };
+        answeredAt.push(performance.now());
+        answers.push(client.answer(turnId, checkpoint.id, { ...examDecision(checkpoint) }).catch(refuse));
+      },
+      stop.signal,
+    );
     if (terminal.type !== 'done') throw new Error(`turn ${turnId} ended with ${JSON.stringify(terminal).slice(0, 200)}`);
+  } catch (err) {
+    if (refused.length === 0) throw err;
   } finally {
     await Promise.all(answers);
   }
-  if (refused.length > 0) throw new Error(`turn ${turnId} ended done, but an answer was refused: ${refused[0]}`);
+  if (refused.length > 0) throw new Error(`turn ${turnId}: an answer was refused: ${refused[0]}`);
 }
