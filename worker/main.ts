@@ -10,6 +10,7 @@ import { createWorker } from './create-worker';
 import { serveWorkerHealth } from './health';
 import { modelDepsFrom } from './model-deps';
 import { workerReadyMarker } from './ready';
+import { workerTuning } from './tuning';
 import { installRuntime } from './runtime';
 
 /** How often a worker removes idle turns from the file or PostgreSQL store (Redis expires them itself). */
@@ -57,8 +58,7 @@ async function main(): Promise<void> {
         shutdownGraceTime: config.workerShutdownGraceMs,
         // A worker that still has not stopped well after its grace gives up rather than hang its container.
         shutdownForceTime: config.workerShutdownGraceMs + 15_000,
-        maxCachedWorkflows: config.workerMaxCachedWorkflows,
-        maxEagerActivityReservationsPerWorkflowTask: config.workerEagerActivities,
+        ...workerTuning(config),
       },
     });
     const health = config.workerHealthPort > 0 ? await serveWorkerHealth({ worker, connection }, config.workerHealthPort, config.host) : undefined;
