@@ -138,7 +138,10 @@ async function main(): Promise<number> {
       log(`three workers sharing the store: ${workerExams} exams of 8 questions at once...`);
       workers.push(await measureWorkers(stack, client, 3, workerExams, 8, 2_000));
     }
-    const scaled: ScaleResult = await measureScale(stack, scale, abort.signal, log);
+    // Raced like the rest: an abort must not wait for a scale scenario to end (its worker process dies with this one).
+    const scaling = measureScale(stack, scale, abort.signal, log);
+    scaling.catch(() => undefined);
+    const scaled: ScaleResult = await Promise.race([scaling, aborted, workerStopped]);
 
     console.log(`\n${allTables(results)}\n`);
     const histories: string[] = [];
