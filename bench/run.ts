@@ -23,9 +23,14 @@
  * watcher besides the driving client, then the same with BENCH_WATCHERS (100) SSE clients on each turn: worker
  * workflow tasks, API queries and describes per turn.
  *
+ * Last, the scale scenarios (bench/scale.ts), each on a worker process of its own: BENCH_CONCURRENT_EXAMS (50) exams of
+ * BENCH_CONCURRENT_QUESTIONS (8) questions at once (rounds per second), then BENCH_PAUSED_EXAMS (1000) exams of
+ * BENCH_PAUSED_QUESTIONS (1) question left at a checkpoint, BENCH_PAUSED_IN_FLIGHT (50) requests at a time, and then
+ * all answered (the worker's RSS with them paused).
+ *
  * Environment: BENCH_CHUNK_DELAY_MS (20), BENCH_CONCURRENCY (50), BENCH_BASELINE_TURNS (10), BENCH_EXAM_BASELINE_TURNS
  * (5), BENCH_WORKER_EXAMS (5; 0 skips the comparison), BENCH_WATCH_TURNS (3; 0 skips the watchers measurement),
- * BENCH_WATCHERS (100), BENCH_TIMEOUT_MS (300000: abort, clean up and exit 1),
+ * BENCH_WATCHERS (100), the scale sizes above (0 skips a part), BENCH_TIMEOUT_MS (900000: abort, clean up and exit 1),
  * BENCH_WRITE=0 to skip appending to docs/benchmarks.md. Exits 0 when every turn completed with the expected number of
  * model calls and three workers missed no transcript and kept the history per round within 10% of one worker's.
  */

@@ -16,9 +16,10 @@ export class ConfigError extends Error {
 }
 
 /**
- * The worker's workflow cache: a cached turn costs about 2 MB of the worker's memory (docs/benchmarks.md: 50 concurrent
- * exam turns, with their sessions, grew the worker's process 200-225 MB), so 150 keeps a worker near 400 MB RSS with
- * its cache full; a turn beyond it is evicted and replays its history (a few ms a round) when it wakes.
+ * The worker's workflow cache: a workflow waiting at a checkpoint costs the worker about 0.6 MB of RSS (docs/benchmarks.md,
+ * the worker's memory and tuning: 411 MB with 20 cached, 644 MB with 400, 300 exams paused), so 150 is about 90 MB of
+ * it, and holds the 100 workflows of 50 exams at once without eviction. A workflow beyond it is evicted and replays its
+ * history when it wakes.
  */
 export const defaultMaxCachedWorkflows = 150;
 
