@@ -99,7 +99,8 @@ function summarize(readings: GaugeReading[]): GaugeSummary {
   const slots = (used: Gauge, available: Gauge) => ({
     max: max(pick(used)),
     mean: mean(pick(used)),
-    of: max(readings.map((r) => r[used] + r[available])),
+    // Used and available are two gauges read one after the other: their sum is the slot count only when idle, at the start.
+    of: readings.length > 0 ? readings[0][used] + readings[0][available] : Number.NaN,
   });
   return {
     workflowSlots: slots('workflowSlotsUsed', 'workflowSlotsAvailable'),
