@@ -55,6 +55,8 @@ function workerEnv(stack: Stack, taskQueue: string, dataDir: string, metricsPort
     SKILLFLOW_LIVE_SOCKET: '',
     SKILLFLOW_MCP_CONFIG: '',
     OTEL_EXPORTER_OTLP_ENDPOINT: '',
+    // Node's options for this worker only, to look into its memory (e.g. --max-old-space-size=256).
+    ...(process.env.BENCH_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : {}),
   };
 }
 
