@@ -92,7 +92,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     client,
     config,
     live,
-    feeds: new TurnFeeds(client, live),
+    feeds: new TurnFeeds(client, live, {}, log),
     tokens: new StreamTokens(secret, config.streamTokenTtlMs),
     cursors: new PageCursors(secret),
     streams: new OpenStreams({ perKey: config.maxStreamsPerKey, total: config.maxStreams }),

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TurnSnapshot } from '../core/turn-snapshot';
 import { InProcessChannel, RedisChannel, type LiveChannel, type LiveEvent } from '../lib/live';
 import { turnEventsQuery } from '../workflows/definitions';
-import { authHeaders, buildTestApp } from './support/api';
+import { authHeaders, buildTestApp, eventually } from './support/api';
 import { testDeps } from './support/deps';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
 import { countedClient } from './support/rpc-counter';
@@ -172,6 +172,39 @@ describe.each([
     const log = await logOf(turnId);
     expect(log.map((event) => event.offset)).toContain(lostOffset);
     expect(stream.events.filter((event) => event.offset !== undefined)).toEqual(log);
+  });
+
+  it('a pushed ending Temporal never recorded (a workflow task that failed) ends no stream; the real events follow', async () => {
+    const { turnId, checkpointId } = await waitingTurn();
+    const stream = await sse(turnId);
+    await stream.waitFor((event) => event.type === 'checkpoint.requested');
+    const offset = (await logOf(turnId)).length + 1;
+    const before = queries();
+    // What the sink of a task that then fails pushes: an ending at the next offset, while the turn still waits.
+    workerLive.publish(turnId, { type: 'log.event', event: { type: 'done', output: 'phantom', offset, at: new Date().toISOString() } });
+    // Describe keeps showing the turn running, so the feed asks the log, which has no such event.
+    await Promise.race([stream.ended, eventually(async () => queries(), (count) => count > before)]);
+    expect(stream.events.filter((event) => event.type === 'done')).toEqual([]);
+    expect((await api.answer(turnId, checkpointId, { action: 'approve' })).code).toBe(200);
+    await stream.ended;
+    const log = await logOf(turnId);
+    expect(log.at(-1)).toMatchObject({ type: 'done', output: 'Gone.' });
+    expect(stream.events.filter((event) => event.offset !== undefined)).toEqual(log);
+  });
+
+  it('a push that differs from the event delivered at its offset makes the feed read the log again', async () => {
+    const { turnId, checkpointId } = await waitingTurn();
+    const stream = await sse(turnId);
+    await stream.waitFor((event) => event.type === 'checkpoint.requested');
+    const offset = (await logOf(turnId)).length;
+    const before = queries();
+    // A rerun of a task whose first attempt pushed before failing writes other events at the same offsets.
+    workerLive.publish(turnId, { type: 'log.event', event: { type: 'status', status: 'running', offset, at: new Date().toISOString() } });
+    // At once, not at the silent read (15 s).
+    await eventually(async () => queries(), (count) => count > before, 5_000);
+    expect((await api.answer(turnId, checkpointId, { action: 'approve' })).code).toBe(200);
+    await stream.ended;
+    expect(stream.events.filter((event) => event.offset !== undefined)).toEqual(await logOf(turnId));
   });
 
   it('Last-Event-ID resumes exactly on a feed other streams share', async () => {

@@ -15,9 +15,11 @@ export interface TurnSinks extends Sinks {
     logAppended(turnId: string, offset: number): void;
     /**
      * The turn wrote `event` to its log, leaving its state as `state`: pushed to streams, and kept as the turn's latest
-     * state for reads. Sinks run when the activation completes on the worker, just before Temporal has the task: a
-     * task that then fails is run again and writes the same offsets (streams drop what they already have), and one
-     * whose push is lost leaves a gap in the offsets (streams then read the log).
+     * state for reads. Sinks run when the activation ends on the worker, before Temporal has recorded the task, and
+     * also when it failed: the event is not durable yet. A task that is not recorded runs again, and may write other
+     * events at the same offsets when new history arrived meanwhile; streams confirm a pushed ending before they end
+     * and re-read the log when a push differs from what they have (api/streams/turn-feed.ts). A lost push leaves a gap
+     * in the offsets (streams then read the log).
      */
     eventLogged(turnId: string, event: TurnEvent, state: TurnState): void;
   };

@@ -42,6 +42,11 @@ export interface TurnFeedSettings {
   subscribeWaitMs: number;
   /** After a watcher's poke (it just answered a checkpoint): read then unless an event was pushed before. */
   pokeReadMs: number;
+  /**
+   * A pushed terminal event is delivered only once Temporal shows the workflow closed (describe, retried with a growing
+   * pause); still running after this long, the feed reads the log instead, which holds the event only if it is durable.
+   */
+  confirmEndingMs: number;
 }
 
 export const defaultFeedSettings: TurnFeedSettings = {
@@ -53,7 +58,11 @@ export const defaultFeedSettings: TurnFeedSettings = {
   retryMs: 1_000,
   pokeReadMs: 1_000,
   subscribeWaitMs: 1_000,
+  confirmEndingMs: 5_000,
 };
+
+const firstConfirmPauseMs = 50;
+const maxConfirmPauseMs = 1_000;
 
 const queryDeadlineMs = 5_000;
 
@@ -75,6 +84,7 @@ export class TurnFeeds {
     private readonly client: Client,
     private readonly live: LiveChannel,
     settings: Partial<TurnFeedSettings> = {},
+    private readonly log: (line: string) => void = () => undefined,
   ) {
     this.settings = { ...defaultFeedSettings, ...settings };
   }
@@ -83,7 +93,7 @@ export class TurnFeeds {
   watch(turnId: string, after: number, watcher: FeedWatcher): FeedHandle {
     let feed = this.feeds.get(turnId);
     if (!feed) {
-      feed = new TurnFeed(this.client, this.live, turnId, this.settings, () => this.feeds.delete(turnId));
+      feed = new TurnFeed(this.client, this.live, turnId, this.settings, this.log, () => this.feeds.delete(turnId));
       this.feeds.set(turnId, feed);
     }
     const joined = feed;
@@ -93,18 +103,23 @@ export class TurnFeeds {
 }
 
 /**
- * A turn's events for every watcher in this process. The worker pushes each durable event on the live channel as the
- * workflow writes it; the feed keeps the log from offset 1, taking a pushed event when it is the next offset. Pushes
- * may repeat (a workflow task run again writes the same offsets: dropped) or go missing (the channel dropped one: the
- * next offset then leaves a gap, which makes the feed read the log from what it has, in pages). Older workers push only
- * a `log.appended` hint, which also makes it read. A fallback read happens only when nothing was pushed for
- * `silentReadMs`; closure is noticed with DescribeWorkflowExecution, which the server answers without the worker.
+ * A turn's events for every watcher in this process. The worker pushes each event on the live channel as the workflow
+ * writes it, before Temporal has recorded the task; the feed keeps the log from offset 1, taking a pushed event when it
+ * is the next offset. Pushes may repeat (a workflow task run again: dropped when the same, and when not, the log is read
+ * again from there: the earlier push was from a task Temporal did not record), go missing (the channel dropped one: the
+ * next offset then leaves a gap, which makes the feed read the log from what it has, in pages), or never become durable
+ * (a task that failed). A pushed terminal event therefore ends nothing until Temporal shows the workflow closed, or a
+ * read returns it. Older workers push only a `log.appended` hint, which also makes it read. A fallback read happens only
+ * when nothing was pushed for `silentReadMs`; closure is noticed with DescribeWorkflowExecution, which the server
+ * answers without the worker.
  */
 class TurnFeed {
   private readonly log: FeedEvent[] = [];
   private readonly ahead = new Map<number, TurnEvent>();
   private readonly watchers = new Map<FeedWatcher, { sent: number }>();
   private readonly unsubscribe: () => void;
+  /** A pushed terminal event at the next offset, not delivered until confirmed (`confirmEnding`). */
+  private unconfirmed: TurnEvent | undefined;
   private caughtUp = false;
   private ended = false;
   private stopped = false;
@@ -125,6 +140,7 @@ class TurnFeed {
     private readonly live: LiveChannel,
     private readonly turnId: string,
     private readonly settings: TurnFeedSettings,
+    private readonly warn: (line: string) => void,
     private readonly onStop: () => void,
   ) {
     this.pollMs = settings.minPollMs;
@@ -161,7 +177,7 @@ class TurnFeed {
     this.quietSince = Date.now();
     if (event.type === 'log.event') {
       this.pushesArrive();
-      this.accept(event.event);
+      this.accept(event.event, false);
       this.deliver();
     } else if (event.type === 'log.appended') {
       if (event.offset > this.known) this.wantRead();
@@ -175,17 +191,59 @@ class TurnFeed {
     this.nextSilentRead = Date.now() + this.settings.silentReadMs;
   }
 
-  /** Takes the event when it is the next offset (then any held ones that follow), holds it when it is further. */
-  private accept(event: TurnEvent): void {
-    if (event.offset <= this.known || this.ended) return;
+  /**
+   * Takes the event when it is the next offset (then any held ones that follow), holds it when it is further. A pushed
+   * terminal event waits for confirmation; an event that differs from the one kept at its offset makes the log be read
+   * again from there.
+   */
+  private accept(event: TurnEvent, durable: boolean): void {
+    if (this.ended) return;
+    this.settleUnconfirmed(event, durable);
+    if (event.offset <= this.known) {
+      if (!sameEvent(event, this.log[event.offset - 1]!)) this.diverged(event.offset);
+      return;
+    }
     if (event.offset > this.known + 1) {
       this.ahead.set(event.offset, event);
       this.wantRead();
       return;
     }
-    this.append(event);
-    for (let next = this.ahead.get(this.known + 1); next && !this.ended; next = this.ahead.get(this.known + 1)) this.append(next);
+    this.take(event, durable);
+    for (let next = this.ahead.get(this.known + 1); next && !this.ended && !this.unconfirmed; next = this.ahead.get(this.known + 1)) this.take(next, false);
     for (const offset of this.ahead.keys()) if (offset <= this.known) this.ahead.delete(offset);
+  }
+
+  /** An event at or beyond a pushed terminal event that waits: the same one read from the log confirms it; any other
+   * shows it was not recorded. */
+  private settleUnconfirmed(event: TurnEvent, durable: boolean): void {
+    const pending = this.unconfirmed;
+    if (!pending || event.offset < pending.offset) return;
+    if (sameEvent(event, pending)) {
+      if (durable) this.unconfirmed = undefined;
+      return;
+    }
+    this.warn(`turn ${this.turnId}: the terminal event pushed at offset ${pending.offset} was not recorded (a workflow task that failed after pushing)`);
+    this.unconfirmed = undefined;
+  }
+
+  private take(event: TurnEvent, durable: boolean): void {
+    if (durable || !isTerminalEvent(event)) return this.append(event);
+    if (this.unconfirmed && sameEvent(event, this.unconfirmed)) return;
+    this.unconfirmed = event;
+    this.rouse();
+  }
+
+  /**
+   * A push at `offset` differs from the event kept there: one of them came from a workflow task Temporal did not record.
+   * The feed forgets its copy from there and reads the log again; watchers that already had the differing event keep it
+   * (their streams resume after it).
+   */
+  private diverged(offset: number): void {
+    this.warn(`turn ${this.turnId}: a pushed event at offset ${offset} differs from the one delivered (a workflow task that failed after pushing); reading the log again from there`);
+    this.log.length = offset - 1;
+    this.ahead.clear();
+    this.unconfirmed = undefined;
+    this.wantRead();
   }
 
   private append(event: FeedEvent): void {
@@ -246,6 +304,10 @@ class TurnFeed {
         this.scheduleNextRead(read);
         continue;
       }
+      if (this.unconfirmed) {
+        if (await this.confirmEnding(this.unconfirmed)) return;
+        continue;
+      }
       const now = Date.now();
       if (now >= this.nextSilentRead) {
         this.readWanted = true;
@@ -259,6 +321,33 @@ class TurnFeed {
       }
       await this.sleep(Math.min(this.nextSilentRead, describeAt) - now);
     }
+  }
+
+  /**
+   * Delivers the pushed terminal event `pending` once describe shows the workflow closed (the task that wrote it was
+   * recorded). While it runs, describes again after a growing pause; after `confirmEndingMs` (or on another push or a
+   * read wanted meanwhile) leaves it to a read. True when the feed is over.
+   */
+  private async confirmEnding(pending: TurnEvent): Promise<boolean> {
+    const deadline = Date.now() + this.settings.confirmEndingMs;
+    for (let pause = firstConfirmPauseMs; ; pause = Math.min(pause * 2, maxConfirmPauseMs)) {
+      const status = await this.client.workflow
+        .getHandle(this.turnId)
+        .describe()
+        .then((description) => description.status.name, () => null);
+      if (this.stopped || this.unconfirmed !== pending) return this.stopped;
+      if (status !== null && status !== 'RUNNING') {
+        this.unconfirmed = undefined;
+        this.append(pending);
+        this.deliver();
+        return true;
+      }
+      if (Date.now() + pause >= deadline) break;
+      await this.sleep(pause);
+      if (this.stopped || this.unconfirmed !== pending || this.readWanted) return this.stopped;
+    }
+    this.readWanted = true;
+    return false;
   }
 
   private markCaughtUp(): void {
@@ -281,13 +370,19 @@ class TurnFeed {
   private async readLog(): Promise<number | null> {
     const { pageSize } = this.settings;
     const before = this.known;
+    // A query waits for the workflow task in flight: a pushed ending it does not return was never recorded.
+    const pending = this.unconfirmed;
     while (!this.stopped) {
       const page = await this.query(this.known, pageSize);
       if (!page) return null;
-      for (const event of page) this.accept(event);
+      for (const event of page) this.accept(event, true);
       this.deliver();
       // A short page is the end; a longer one came from older workflow code that ignores the limit (all of it).
       if (page.length !== pageSize) break;
+    }
+    if (pending && this.unconfirmed === pending && !this.stopped) {
+      this.warn(`turn ${this.turnId}: the terminal event pushed at offset ${pending.offset} is not in the log (a workflow task that failed after pushing)`);
+      this.unconfirmed = undefined;
     }
     return this.known - before;
   }
@@ -348,4 +443,9 @@ class TurnFeed {
       };
     });
   }
+}
+
+/** Two events of one offset written by the same workflow task (a push and the log's copy) have the same JSON. */
+function sameEvent(a: FeedEvent, b: FeedEvent): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }
