@@ -28,13 +28,19 @@ export class TurnFollower implements FeedWatcher {
   private readonly buffered: DeltaEvent[] = [];
   private readonly attempts = new Map<string, number>();
   private finish: ((outcome: 'ended' | 'aborted') => void) | undefined;
-  private poker: (() => void) | undefined;
+  private poker: ((mark?: number) => void) | undefined;
+  private marker: (() => number) | undefined;
 
   constructor(private readonly options: FollowTurnOptions) {}
 
   /** Something is about to happen (this client answered a checkpoint): the feed makes sure it is seen soon. */
-  poke(): void {
-    this.poker?.();
+  poke(mark?: number): void {
+    this.poker?.(mark);
+  }
+
+  /** The feed's push count, to pass to `poke` after acting on the turn. */
+  mark(): number | undefined {
+    return this.marker?.();
   }
 
   /** Resolves with `ended` after the terminal event, or `aborted` when the signal fires first. */
@@ -43,7 +49,8 @@ export class TurnFollower implements FeedWatcher {
     if (signal.aborted) return 'aborted';
     const outcome = new Promise<'ended' | 'aborted'>((resolve) => (this.finish = resolve));
     const handle = feeds.watch(turnId, after, this);
-    this.poker = () => handle.poke();
+    this.poker = (mark) => handle.poke(mark);
+    this.marker = () => handle.mark();
     const onAbort = () => this.finish?.('aborted');
     signal.addEventListener('abort', onAbort);
     try {

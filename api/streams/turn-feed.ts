@@ -68,8 +68,13 @@ const queryDeadlineMs = 5_000;
 
 export interface FeedHandle {
   stop(): void;
-  /** Something should happen soon (a checkpoint answered): make sure it is seen even if its push is lost. */
-  poke(): void;
+  /** How many events were pushed so far: pass it to `poke` after acting on the turn. */
+  mark(): number;
+  /**
+   * Something should happen soon (a checkpoint answered): make sure it is seen even if its push is lost. Nothing to do
+   * when an event was pushed since `mark` (the action's own events arrived).
+   */
+  poke(mark?: number): void;
 }
 
 /**
@@ -98,7 +103,7 @@ export class TurnFeeds {
     }
     const joined = feed;
     joined.add(watcher, after);
-    return { stop: () => joined.remove(watcher), poke: () => joined.poke() };
+    return { stop: () => joined.remove(watcher), mark: () => joined.pushes, poke: (mark) => joined.poke(mark) };
   }
 }
 
@@ -130,6 +135,12 @@ class TurnFeed {
    * for the turn): then the log is read only on a gap, a hint or silence.
    */
   private pushed = false;
+  /** Events pushed so far (`FeedHandle.mark`). */
+  pushes = 0;
+  /** The highest offset a `log.appended` hint named. */
+  private hinted = 0;
+  /** The feed's copy diverged from a push while a read was in flight: read again from where it now ends. */
+  private rereadWanted = false;
   private pollMs: number;
   private quietSince = Date.now();
   private lastDescribe = 0;
@@ -162,7 +173,8 @@ class TurnFeed {
     this.stop();
   }
 
-  poke(): void {
+  poke(mark?: number): void {
+    if (mark !== undefined && this.pushes > mark) return;
     this.pollMs = this.settings.minPollMs;
     this.nextSilentRead = Math.min(this.nextSilentRead, Date.now() + (this.pushed ? this.settings.pokeReadMs : 0));
     this.rouse();
@@ -176,10 +188,12 @@ class TurnFeed {
     if (this.ended) return;
     this.quietSince = Date.now();
     if (event.type === 'log.event') {
+      this.pushes += 1;
       this.pushesArrive();
       this.accept(event.event, false);
       this.deliver();
     } else if (event.type === 'log.appended') {
+      this.hinted = Math.max(this.hinted, event.offset);
       if (event.offset > this.known) this.wantRead();
     } else {
       for (const watcher of [...this.watchers.keys()]) watcher.onDelta(event);
@@ -241,6 +255,7 @@ class TurnFeed {
   private diverged(offset: number): void {
     this.warn(`turn ${this.turnId}: a pushed event at offset ${offset} differs from the one delivered (a workflow task that failed after pushing); reading the log again from there`);
     this.log.length = offset - 1;
+    this.rereadWanted = true;
     this.ahead.clear();
     this.unconfirmed = undefined;
     this.wantRead();
@@ -293,6 +308,7 @@ class TurnFeed {
     while (!this.stopped) {
       if (this.readWanted) {
         this.readWanted = false;
+        this.rereadWanted = false;
         const read = await this.readLog();
         if (read === null) {
           if (this.stopped || (await this.endIfClosed(true))) return;
@@ -300,6 +316,8 @@ class TurnFeed {
           await this.sleep(this.settings.retryMs);
           continue;
         }
+        // Pushes held or hinted while the read was in flight need another read only if the read did not cover them.
+        this.readWanted = this.rereadWanted || this.ahead.size > 0 || this.hinted > this.known;
         this.markCaughtUp();
         this.scheduleNextRead(read);
         continue;

@@ -113,8 +113,9 @@ export function runWsSession({ context, caller, turnId, after, socket, lease, on
     }
     pending += 1;
     try {
+      const mark = follower.mark();
       send(await handle(frame));
-      follower.poke();
+      follower.poke(mark);
     } catch (err) {
       const { status, body, unexpected } = errorReply(err);
       if (unexpected) onUnexpected(err);

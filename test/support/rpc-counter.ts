@@ -1,3 +1,4 @@
+import { InterceptingCall } from '@grpc/grpc-js';
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 
 type Interceptor = NonNullable<ConnectionOptions['interceptors']>[number];
@@ -12,9 +13,36 @@ export function countingInterceptor(counts: Map<string, number>): Interceptor {
   };
 }
 
-/** A client on a connection of its own whose calls are counted in `calls`; close `connection` when done. */
-export async function countedClient(address: string): Promise<{ client: Client; connection: Connection; calls: Map<string, number> }> {
+/** How long answers to QueryWorkflow are held before the caller gets them (0: not held), as on a loaded worker. */
+export interface QueryDelay {
+  ms: number;
+}
+
+/** Holds every QueryWorkflow answer for `delay.ms`, read when the answer arrives. */
+export function queryDelayInterceptor(delay: QueryDelay): Interceptor {
+  return (options, nextCall) => {
+    const call = nextCall(options) as unknown as InterceptingCall;
+    if (!options.method_definition.path.endsWith('/QueryWorkflow')) return call as unknown as ReturnType<Interceptor>;
+    return new InterceptingCall(call, {
+      start(metadata, _listener, next) {
+        next(metadata, {
+          onReceiveMessage(message, nextMessage) {
+            if (delay.ms === 0) nextMessage(message);
+            else setTimeout(() => nextMessage(message), delay.ms);
+          },
+        });
+      },
+    }) as unknown as ReturnType<Interceptor>;
+  };
+}
+
+/**
+ * A client on a connection of its own whose calls are counted in `calls`, and whose query answers wait `queryDelay.ms`;
+ * close `connection` when done.
+ */
+export async function countedClient(address: string): Promise<{ client: Client; connection: Connection; calls: Map<string, number>; queryDelay: QueryDelay }> {
   const calls = new Map<string, number>();
-  const connection = await Connection.connect({ address, interceptors: [countingInterceptor(calls)] });
-  return { client: new Client({ connection }), connection, calls };
+  const queryDelay: QueryDelay = { ms: 0 };
+  const connection = await Connection.connect({ address, interceptors: [countingInterceptor(calls), queryDelayInterceptor(queryDelay)] });
+  return { client: new Client({ connection }), connection, calls, queryDelay };
 }
