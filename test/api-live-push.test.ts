@@ -184,6 +184,23 @@ describe.each([
     expect(stream.events.filter((event) => event.offset !== undefined)).toEqual(log);
   });
 
+  it('a channel that stops delivering: the describe after 3 s of silence sees the history grow and reads the log', async () => {
+    fake.enqueue({ content: [ask('one')] }, { content: [ask('two')] }, { content: [text('Gone.')] });
+    const turnId = await api.startTurn('lose every push');
+    const first = await api.pending(turnId);
+    const stream = await sse(turnId);
+    await stream.waitFor((event) => event.type === 'checkpoint.requested');
+    // From here no event reaches the API pushed (a Redis subscriber reconnecting, a socket over its backlog).
+    filters.dropEvent = (event) => event.type === 'log.event';
+    expect((await api.answer(turnId, first.id, { action: 'approve' })).code).toBe(200);
+    // The turn waits again: neither its end nor the silent fallback read (15 s) can bring the checkpoint this soon.
+    await stream.waitFor((event) => event.type === 'checkpoint.requested' && event.checkpoint.name === 'two', 10_000);
+    const second = await api.pending(turnId, first.id);
+    expect((await api.answer(turnId, second.id, { action: 'approve' })).code).toBe(200);
+    await stream.ended;
+    expect(stream.events.filter((event) => event.offset !== undefined)).toEqual(await logOf(turnId));
+  });
+
   it('a pushed ending Temporal never recorded (a workflow task that failed) ends no stream; the real events follow', async () => {
     const { turnId, checkpointId } = await waitingTurn();
     const stream = await sse(turnId);

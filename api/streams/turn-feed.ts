@@ -1,10 +1,12 @@
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { isTerminalEvent, type TurnEvent } from '../../core/events';
 import type { DeltaEvent, LiveChannel, LiveEvent } from '../../lib/live';
 import { turnEventsQuery } from '../../workflows/definitions';
+import { searchAttributes } from '../../workflows/search-attributes';
 import { endingOfClosedWorkflow, terminalEventOf } from '../turn-closure';
 import { viewOf } from '../turn-view';
+import { HistoryWatch } from '../../core/history-watch';
 
 /** A terminal event the API made up for a turn Temporal closed without one (terminated, timed out, deleted). */
 export type SynthesizedEvent = TurnEvent & { synthesized: true };
@@ -141,6 +143,9 @@ class TurnFeed {
   private hinted = 0;
   /** The feed's copy diverged from a push while a read was in flight: read again from where it now ends. */
   private rereadWanted = false;
+  private readonly history = new HistoryWatch();
+  /** The history length of the describe that asked for the read wanted now, if one did. */
+  private describedForRead: number | undefined;
   private pollMs: number;
   private quietSince = Date.now();
   private lastDescribe = 0;
@@ -189,6 +194,7 @@ class TurnFeed {
     this.quietSince = Date.now();
     if (event.type === 'log.event') {
       this.pushes += 1;
+      this.history.pushed();
       this.pushesArrive();
       this.accept(event.event, false);
       this.deliver();
@@ -309,7 +315,10 @@ class TurnFeed {
       if (this.readWanted) {
         this.readWanted = false;
         this.rereadWanted = false;
+        const described = await this.describedBeforeRead();
+        this.history.readStarts();
         const read = await this.readLog();
+        this.history.readDone(read === null ? undefined : described);
         if (read === null) {
           if (this.stopped || (await this.endIfClosed(true))) return;
           this.readWanted = true;
@@ -366,6 +375,38 @@ class TurnFeed {
     }
     this.readWanted = true;
     return false;
+  }
+
+  /**
+   * The history length a read will cover: the describe that asked for it, or for the catch-up read of a feed that may
+   * take pushes, a describe now (the server answers it).
+   */
+  private async describedBeforeRead(): Promise<number | undefined> {
+    const described = this.describedForRead;
+    this.describedForRead = undefined;
+    if (described !== undefined || this.caughtUp) return described;
+    return this.client.workflow
+      .getHandle(this.turnId)
+      .describe()
+      .then((description) => description.historyLength, () => undefined);
+  }
+
+  /** A running turn described after silence: reads the log when its history or status shows pushes went missing. */
+  private checkHistory(description: WorkflowExecutionDescription): void {
+    if (!this.pushed || this.readWanted) return;
+    const status = (description.typedSearchAttributes.get(searchAttributes.status) as string | undefined) ?? 'running';
+    if (!this.history.shouldRead(description.historyLength, status, this.loggedStatus())) return;
+    this.describedForRead = description.historyLength;
+    this.readWanted = true;
+  }
+
+  /** The status the feed's log last shows (a turn starts running without a `status` event). */
+  private loggedStatus(): string {
+    for (let index = this.log.length - 1; index >= 0; index -= 1) {
+      const event = this.log[index]!;
+      if (event.type === 'status') return (event as { status: string }).status;
+    }
+    return 'running';
   }
 
   private markCaughtUp(): void {
@@ -429,6 +470,7 @@ class TurnFeed {
       return true;
     }
     const status = description.status.name;
+    if (status === 'RUNNING' && !readFailed) this.checkHistory(description);
     if (status === 'RUNNING' || this.stopped) return this.stopped;
     const read = await this.readLog();
     this.markCaughtUp();
