@@ -45,6 +45,10 @@ describe.each([
   let api: ApiDriver;
   let base: string;
   const filters: Filters = {};
+  /** Per turn, the offsets of the events the worker pushed and of the states it published, in order. */
+  const pushedOffsets = new Map<string, number[]>();
+  const stateOffsets = new Map<string, number[]>();
+  const record = (offsets: Map<string, number[]>, turnId: string, offset: number) => offsets.set(turnId, [...(offsets.get(turnId) ?? []), offset]);
   const streams: SseClient[] = [];
 
   beforeAll(async () => {
@@ -59,10 +63,12 @@ describe.each([
       taskQueue,
       testDeps(fake.url),
       (turnId, event) => {
+        if (event.type === 'log.event') record(pushedOffsets, turnId, event.event.offset);
         if (!filters.dropEvent?.(event)) workerLive.publish(turnId, event);
       },
       {
         publishState: (turnId, snapshot) => {
+          record(stateOffsets, turnId, snapshot.offset);
           if (!filters.dropState?.(snapshot)) workerLive.publishState(turnId, snapshot);
         },
       },
@@ -245,6 +251,19 @@ describe.each([
     const offsets = (await logOf(turnId)).map((event) => event.offset);
     expect(offsetsOf(resumed)).toEqual(offsets.filter((offset) => offset > 2));
     expect(offsetsOf(watching)).toEqual(offsets);
+  });
+
+  it('the worker publishes a turn\'s state once per activation, with the activation\'s last event', async () => {
+    const { turnId, checkpointId } = await waitingTurn();
+    const log = await logOf(turnId);
+    const states = stateOffsets.get(turnId) ?? [];
+    expect(pushedOffsets.get(turnId)).toEqual(log.map((event) => event.offset));
+    // The activation that asks for the checkpoint writes several events (its message, the request, the status).
+    expect(states.length).toBeLessThan(log.length);
+    expect(states.at(-1)).toBe(log.at(-1)!.offset);
+    expect(states).toEqual([...new Set(states)].sort((a, b) => a - b));
+    expect((await api.answer(turnId, checkpointId, { action: 'approve' })).code).toBe(200);
+    await env.client.workflow.getHandle(turnId).result();
   });
 
   it('GET of a running turn answers from the published state, without a query', async () => {

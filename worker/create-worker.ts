@@ -32,6 +32,7 @@ export interface CreateWorkerOptions {
  * `logAppended` serves workflow code of older bundles and histories.
  */
 function liveSinks({ publishLive: publish, publishState }: CreateWorkerOptions): InjectedSinks<TurnSinks> {
+  const latestState = onceAfterSinkCalls(publishState);
   return {
     live: {
       logAppended: {
@@ -41,11 +42,31 @@ function liveSinks({ publishLive: publish, publishState }: CreateWorkerOptions):
       eventLogged: {
         fn: (_info, turnId, event, state) => {
           publish?.(turnId, { type: 'log.event', event });
-          publishState?.(turnId, { offset: event.offset, state });
+          latestState(turnId, { offset: event.offset, state });
         },
         callDuringReplay: false,
       },
     },
+  };
+}
+
+/**
+ * Every `eventLogged` call of one activation carries the same state: publishes it once, with the activation's last
+ * event's offset. The worker makes all of an activation's sink calls in one synchronous pass, so a microtask runs after
+ * the last of them and before any workflow code can change the state again.
+ */
+function onceAfterSinkCalls(publishState: CreateWorkerOptions['publishState']): (turnId: string, snapshot: TurnSnapshot) => void {
+  const held = new Map<string, TurnSnapshot>();
+  return (turnId, snapshot) => {
+    if (!publishState) return;
+    const first = !held.has(turnId);
+    held.set(turnId, snapshot);
+    if (!first) return;
+    queueMicrotask(() => {
+      const latest = held.get(turnId);
+      held.delete(turnId);
+      if (latest) publishState(turnId, latest);
+    });
   };
 }
 
