@@ -29,7 +29,7 @@ import { turnRoutes } from './routes/turns';
 import { sharedSchemas } from './schemas';
 import { StreamTokens } from './stream-tokens';
 import { OpenStreams } from './streams/open-streams';
-import { TurnFeeds } from './streams/turn-feed';
+import { TurnFeeds, type TurnFeedSettings } from './streams/turn-feed';
 import { installHttpTracing } from './tracing';
 
 export interface AppOptions {
@@ -55,6 +55,8 @@ export interface AppOptions {
   redis?: Redis;
   /** Operational messages (Redis coming and going). Default: the log at warn level. */
   log?: (line: string) => void;
+  /** How streams follow turns (api/streams/turn-feed.ts). Default: `defaultFeedSettings`. */
+  feedSettings?: Partial<TurnFeedSettings>;
 }
 
 /** Wires the API; `server.ts` only listens, tests use `app.inject`. */
@@ -92,7 +94,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     client,
     config,
     live,
-    feeds: new TurnFeeds(client, live, {}, log),
+    feeds: new TurnFeeds(client, live, options.feedSettings, log),
     tokens: new StreamTokens(secret, config.streamTokenTtlMs),
     cursors: new PageCursors(secret),
     streams: new OpenStreams({ perKey: config.maxStreamsPerKey, total: config.maxStreams }),

@@ -73,7 +73,12 @@ describe.each([
         },
       },
     );
-    ({ app } = await buildTestApp(counted.client, taskQueue, { SKILLFLOW_MAX_STREAMS_PER_KEY: '200' }, { live: apiLive }));
+    // Every read these tests count is one the feed chose: the silent fallback (15 s) could land in a slow window.
+    const feedSettings = { silentReadMs: 600_000 };
+    ({ app } = await buildTestApp(counted.client, taskQueue, { SKILLFLOW_MAX_STREAMS_PER_KEY: '200' }, { live: apiLive, feedSettings }));
+    // The worker's channel drops what it publishes before its connection opens (Redis): publish once it carries.
+    const probe = { offset: 1, state: { turnId: `probe-${taskQueue}`, status: 'running' } } as unknown as TurnSnapshot;
+    await eventually(async () => (workerLive.publishState(probe.state.turnId, probe), await apiLive.latestState(probe.state.turnId)), Boolean, 10_000);
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     api = new ApiDriver(app);
@@ -178,7 +183,7 @@ describe.each([
     // The read the gap causes is answered slowly (a loaded worker): the pushes that come meanwhile are in it.
     counted.queryDelay.ms = 1_500;
     expect((await api.answer(turnId, first.id, { action: 'approve' })).code).toBe(200);
-    // The turn waits again: neither its end nor the silent fallback read (15 s) can have brought the lost event.
+    // The turn waits again: neither its end nor the silent fallback read (off here) can have brought the lost event.
     await stream.waitFor((event) => event.type === 'checkpoint.requested' && event.checkpoint.name === 'two', 10_000);
     expect(queries() - before).toBe(1);
     counted.queryDelay.ms = 0;
@@ -199,8 +204,8 @@ describe.each([
     // From here no event reaches the API pushed (a Redis subscriber reconnecting, a socket over its backlog).
     filters.dropEvent = (event) => event.type === 'log.event';
     expect((await api.answer(turnId, first.id, { action: 'approve' })).code).toBe(200);
-    // The turn waits again: neither its end nor the silent fallback read (15 s) can bring the checkpoint this soon.
-    await stream.waitFor((event) => event.type === 'checkpoint.requested' && event.checkpoint.name === 'two', 10_000);
+    // The turn waits again: neither its end nor the silent fallback read (off here) can have brought the checkpoint.
+    await stream.waitFor((event) => event.type === 'checkpoint.requested' && event.checkpoint.name === 'two', 20_000);
     const second = await api.pending(turnId, first.id);
     expect((await api.answer(turnId, second.id, { action: 'approve' })).code).toBe(200);
     await stream.ended;
@@ -233,8 +238,7 @@ describe.each([
     const before = queries();
     // A rerun of a task whose first attempt pushed before failing writes other events at the same offsets.
     workerLive.publish(turnId, { type: 'log.event', event: { type: 'status', status: 'running', offset, at: new Date().toISOString() } });
-    // At once, not at the silent read (15 s).
-    await eventually(async () => queries(), (count) => count > before, 5_000);
+    await eventually(async () => queries(), (count) => count > before);
     expect((await api.answer(turnId, checkpointId, { action: 'approve' })).code).toBe(200);
     await stream.ended;
     expect(stream.events.filter((event) => event.offset !== undefined)).toEqual(await logOf(turnId));
