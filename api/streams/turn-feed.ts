@@ -309,8 +309,14 @@ class TurnFeed {
   private async run(): Promise<void> {
     // An event pushed before the subscription holds would be missed by the catch-up read too, and nothing might follow
     // it for a while (a checkpoint): read once the channel confirms, or after a bounded wait (Redis down: polling).
-    await Promise.race([this.live.subscribed(this.turnId), this.sleep(this.settings.subscribeWaitMs)]);
+    const subscription = this.live.subscribed(this.turnId).then(
+      () => true,
+      () => false,
+    );
+    const inTime = await Promise.race([subscription, this.sleep(this.settings.subscribeWaitMs).then(() => false)]);
     this.rouse();
+    // Confirmed after the catch-up read began: what was published in between reached neither, so read again then.
+    if (!inTime) void subscription.then((confirmed) => confirmed && !this.stopped && this.wantRead());
     while (!this.stopped) {
       if (this.readWanted) {
         this.readWanted = false;
