@@ -84,8 +84,11 @@ const hexOf = ([a, b]: [number, number]) => (a >>> 0).toString(16).padStart(8, '
 
 /** A deterministic 64-bit FNV-1a digest of the JSON text (two 32-bit lanes), as 16 hex digits. */
 export function digestOf(value: unknown): string {
-  return hexOf(feed(fnvStart(), JSON.stringify(value)));
+  return digestOfJson(JSON.stringify(value));
 }
+
+/** `digestOf` of the value whose JSON text is `json`. */
+export const digestOfJson = (json: string): string => hexOf(feed(fnvStart(), json));
 
 /**
  * `digestOf` and the JSON length of a conversation, computed once per message: a round costs what it added, not the

@@ -2,7 +2,7 @@ import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporali
 import type { Activities } from '../activities';
 import type { ChatMessage, TextBlock, ToolDefinition } from '../core/messages';
 import { nonRetryableModelErrors, type ModelRequest, type ModelResponse } from '../core/model';
-import { digestOf, elideRepeated, transcriptMissType, type TranscriptDelta } from '../core/transcript';
+import { digestOf, digestOfJson, elideRepeated, transcriptMissType, type TranscriptDelta } from '../core/transcript';
 import type { TurnRun } from './turn-run';
 
 const activityMargin = 30_000;
@@ -64,8 +64,20 @@ export async function callModel(run: TurnRun, options: ModelCallOptions): Promis
 const promptDigestCache = new WeakMap<object, string>();
 const digestOnce = (value: object) => promptDigestCache.get(value) ?? promptDigestCache.set(value, digestOf(value)).get(value)!;
 
+/**
+ * The loop rebuilds its tool definitions every round, nearly always the same: the digest of the last JSON text seen is
+ * kept, since hashing it in the workflow sandbox costs about a millisecond a round and serializing it far less.
+ */
+let lastTools = { json: '', digest: '' };
+
+export function toolsDigest(tools: ToolDefinition[]): string {
+  const json = JSON.stringify(tools);
+  if (json !== lastTools.json) lastTools = { json, digest: digestOfJson(json) };
+  return lastTools.digest;
+}
+
 function promptDigests(options: ModelCallOptions): { system: string; tools: string } {
-  return { system: digestOnce(options.system), tools: digestOf(options.tools) };
+  return { system: digestOnce(options.system), tools: toolsDigest(options.tools) };
 }
 
 /** The request without the parts the worker already holds for this run, named by digest instead; `base` when none. */
