@@ -5,9 +5,14 @@ import { ConversationMeasure, restoreRepeated, transcriptMissType, type Transcri
 import type { SharedStore } from '../lib/store';
 import { conversationEntry, readConversation, TurnEntryError, turnScope, type ConversationKey, type ConversationRecord } from '../lib/store/turn-entries';
 
+/** What a worker keeps of recent conversations: JSON characters, whatever the number of turns they belong to. */
+export const defaultMaxTranscriptChars = 32 * 1024 * 1024;
+
 export interface TranscriptStoreOptions {
   /** Conversations this worker keeps in memory, one per turn, least recently used dropped first. */
   maxTurns?: number;
+  /** And at most this many JSON characters of them (a long conversation counts its length, not one). */
+  maxChars?: number;
   log?: (line: string) => void;
 }
 
@@ -18,10 +23,12 @@ export interface TranscriptStoreOptions {
  * read, a conversation this worker does not hold is a TranscriptMiss and the turn sends it whole once.
  */
 export class TranscriptStore {
-  private readonly recent = new Map<string, ConversationKey & { messages: ChatMessage[] }>();
+  private readonly recent = new Map<string, ConversationKey & { messages: ChatMessage[]; chars: number }>();
+  private recentChars = 0;
   /** Per turn, the digests of its conversations, each message hashed once (its conversation grows by a delta a call). */
   private readonly measures = new Map<string, ConversationMeasure>();
   private readonly maxTurns: number;
+  private readonly maxChars: number;
   private lastProblem = '';
 
   constructor(
@@ -29,6 +36,12 @@ export class TranscriptStore {
     private readonly options: TranscriptStoreOptions = {},
   ) {
     this.maxTurns = options.maxTurns ?? 500;
+    this.maxChars = options.maxChars ?? defaultMaxTranscriptChars;
+  }
+
+  /** How many turns' conversations, and JSON characters of them, this worker holds. */
+  get held(): { turns: number; chars: number } {
+    return { turns: this.recent.size, chars: this.recentChars };
   }
 
   /** The whole conversation of a call, from a full list or a delta on a conversation of the same turn. */
@@ -71,9 +84,7 @@ export class TranscriptStore {
     const base = this.keyOf(turnId, messages);
     const conversation = [...messages, reply];
     const key = this.keyOf(turnId, conversation);
-    this.recent.delete(turnId);
-    this.recent.set(turnId, { ...key, messages: conversation });
-    while (this.recent.size > this.maxTurns) this.recent.delete(this.recent.keys().next().value as string);
+    this.keep(turnId, { ...key, messages: conversation, chars: this.measures.get(turnId)!.jsonLength(conversation) });
     if (!this.shared) return;
     const record: ConversationRecord = { base, append: [reply] };
     try {
@@ -81,6 +92,26 @@ export class TranscriptStore {
     } catch (err) {
       this.report(`cannot write to the shared store (${(err as Error).message}); other workers will ask for whole conversations`);
     }
+  }
+
+  /** Holds a turn's latest conversation, dropping the least recently used beyond the turn and character budgets. */
+  private keep(turnId: string, entry: ConversationKey & { messages: ChatMessage[]; chars: number }): void {
+    this.drop(turnId);
+    this.recent.set(turnId, entry);
+    this.recentChars += entry.chars;
+    while (this.recent.size > this.maxTurns || (this.recentChars > this.maxChars && this.recent.size > 1)) {
+      const oldest = this.recent.keys().next().value as string;
+      this.drop(oldest);
+      // Its measure holds the same messages: without the conversation it only costs memory.
+      if (oldest !== turnId) this.measures.delete(oldest);
+    }
+  }
+
+  private drop(turnId: string): void {
+    const entry = this.recent.get(turnId);
+    if (!entry) return;
+    this.recentChars -= entry.chars;
+    this.recent.delete(turnId);
   }
 
   private keyOf(turnId: string, messages: ChatMessage[]): ConversationKey {
@@ -93,7 +124,7 @@ export class TranscriptStore {
   }
 
   /** The conversation `key` names, when this worker holds it or a longer one that begins with it. */
-  private held(turnId: string, key: ConversationKey): ChatMessage[] | undefined {
+  private heldConversation(turnId: string, key: ConversationKey): ChatMessage[] | undefined {
     const held = this.recent.get(turnId);
     if (!held || held.count < key.count) return undefined;
     if (held.count === key.count) return held.digest === key.digest ? held.messages : undefined;
@@ -102,11 +133,11 @@ export class TranscriptStore {
   }
 
   private async conversation(turnId: string, wanted: ConversationKey): Promise<ChatMessage[]> {
-    const held = this.held(turnId, wanted);
+    const held = this.heldConversation(turnId, wanted);
     if (held) return held;
     if (!this.shared) throw miss(`This worker does not hold turn ${turnId}'s conversation and has no shared store; send it whole.`);
     try {
-      return await readConversation(this.shared, turnId, wanted, (key) => this.held(turnId, key));
+      return await readConversation(this.shared, turnId, wanted, (key) => this.heldConversation(turnId, key));
     } catch (err) {
       if (!(err instanceof TurnEntryError)) throw err;
       if (err.problem === 'unreadable') this.report(`cannot read the shared store (${err.message}); turns send whole conversations meanwhile`);
