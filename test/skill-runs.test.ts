@@ -407,15 +407,23 @@ describe('hierarchical skills: invoke_skill runs a skill as a child workflow of 
   });
 
   it('a checkpoint inside a child: the turn waits with it (the inbox finds it), it is answered through the turn\'s API and stream, numbering goes on', async () => {
-    fake.enqueue(
+    const script = [
       reply(invoke('checker', 'Have this confirmed: the delta is 5,800 km².', { params: { claim: '5,800 km²' } })),
       reply(text('Asking the human.'), toolUse('request_human_approval', { checkpoint: 'confirm', summary: 'Is the delta 5,800 km²?', kind: 'approval', params: { claim: 'about 5,800 km²' } })),
       reply(text('Confirmed by a human.')),
       reply(text('One more question for you.'), toolUse('request_human_approval', { checkpoint: 'anything_else', summary: 'Anything else?', kind: 'question' })),
       reply(text('Thanks, all done.')),
-    );
+    ];
+    // Live deltas reach only streams open when they are published: the turn's first model call waits for the stream.
+    let streamOpened!: () => void;
+    const streamOpen = new Promise<void>((resolve) => (streamOpened = resolve));
+    fake.respond(async () => {
+      if (script.length === 5) await streamOpen;
+      return script.shift()!;
+    });
     const turnId = await api.startTurn('Check the delta size.');
     const stream = await SseClient.open(`${base}/v1/turns/${turnId}/events`, authHeaders());
+    streamOpened();
     const pending = await api.pending(turnId);
     // The parameters the caller gave are what the child's checkpoint proposes.
     expect(pending).toMatchObject({ id: 'cp-1', name: 'confirm', kind: 'approval', skill: 'checker', depth: 1, params: { claim: '5,800 km²' }, actions: ['approve', 'modify', 'cancel'] });
@@ -470,6 +478,7 @@ describe('hierarchical skills: invoke_skill runs a skill as a child workflow of 
     expect(resumed.events.filter((e) => e.offset !== undefined)).toEqual(streamed.filter((e) => e.offset > resumeAt));
     // The child's text streamed live on the turn's stream too, marked with its depth.
     expect(stream.events.filter((e) => e.type === 'message.delta' && e.depth === 1).map((e) => e.text).join('')).toContain('Asking the human.');
+    expect(script).toEqual([]);
   });
 
   it('operators answer a child\'s checkpoint with the checkpointDecision signal to the turn; cancelling it ends the child with an error result and the turn goes on', async () => {
