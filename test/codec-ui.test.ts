@@ -75,8 +75,7 @@ beforeAll(async () => {
   fake = await startFakeAnthropic();
   taskQueue = env.newTaskQueue('codec-ui');
   // The worker keeps the store where the codec process looks by default: the data dir's store folder.
-  const deps = testDeps(fake.url, { dataDir });
-  await env.startWorker(taskQueue, { ...deps, model: { ...deps.model, store: new FileStore(path.join(dataDir, 'store'), 3_600_000) } });
+  await env.startWorker(taskQueue, testDeps(fake.url, { dataDir, store: new FileStore(path.join(dataDir, 'store'), 3_600_000) }));
 }, 180_000);
 
 afterAll(async () => {

@@ -43,8 +43,7 @@ beforeAll(async () => {
   storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-codec-store-'));
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-codec-data-'));
   taskQueue = env.newTaskQueue('codec');
-  const deps = testDeps(fake.url, { dataDir });
-  await env.startWorker(taskQueue, { ...deps, model: { ...deps.model, store: new FileStore(storeDir, hour) } });
+  await env.startWorker(taskQueue, testDeps(fake.url, { dataDir, store: new FileStore(storeDir, hour) }));
   codec = createCodecServer({
     sources: { store: new FileStore(storeDir, hour), storeRetentionHours: 168, skills: new SkillStore(path.join(dataDir, 'skill-store')) },
     access: { authEnabled: true, keys: () => [operator, user], uiToken },

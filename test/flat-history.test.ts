@@ -3,17 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import type { PendingCheckpoint } from '../core/checkpoints';
 import type { ChatMessage } from '../core/messages';
 import type { ModelRequest } from '../core/model';
 import { minRepeatedChars, type TranscriptDelta } from '../core/transcript';
 import { FileStore } from '../lib/store';
-import { answerCheckpointUpdate, turnStateQuery } from '../workflows/definitions';
-import { testDeps } from './support/deps';
-import { examDecision, examMessage, examModel, examModelCalls } from './support/exam-script';
-import { startFakeAnthropic, type FakeAnthropic } from './support/fake-anthropic';
-import { TemporalTestEnv } from './support/temporal';
-import { startTurn } from './support/turns';
+import { examMessage, examModel, examModelCalls } from './support/exam-script';
+import { useWorkerHarness } from './support/harness';
+import { answerExam, startTurn } from './support/turns';
 
 const { HistoryEvent } = temporal.api.history.v1;
 const EventType = temporal.api.enums.v1.EventType;
@@ -33,32 +29,15 @@ const questions = Number(process.env.FLAT_HISTORY_QUESTIONS ?? 200);
 const maxBytesPerRound = 4096;
 
 describe('a long exam keeps its history small and flat', () => {
-  let env: TemporalTestEnv;
-  let fake: FakeAnthropic;
-  let taskQueue: string;
-
-  beforeAll(async () => {
-    env = await TemporalTestEnv.connect();
-    fake = await startFakeAnthropic();
-    fake.respond(examModel());
-    taskQueue = env.newTaskQueue('flat');
-    const deps = testDeps(fake.url, { skillsDir: librarySized(questions) });
-    const store = new FileStore(fs.mkdtempSync(path.join(os.tmpdir(), 'sf-flat-')), 3_600_000);
-    await env.startWorker(taskQueue, { ...deps, model: { ...deps.model, store } });
-  });
-  afterAll(async () => {
-    await env?.close();
-    await fake?.close();
+  const harness = useWorkerHarness('flat', {
+    deps: () => ({ skillsDir: librarySized(questions), store: new FileStore(fs.mkdtempSync(path.join(os.tmpdir(), 'sf-flat-')), 3_600_000) }),
   });
 
   it(`${questions} questions: at most ${maxBytesPerRound} bytes of history a round, the last questions no more than the first`, async () => {
+    const { env, fake, taskQueue } = harness;
+    fake.respond(examModel());
     const handle = await startTurn(env.client, taskQueue, examMessage(questions));
-    for (let last: string | undefined; ; ) {
-      const pending = await nextCheckpoint(handle, last);
-      if (!pending) break;
-      await handle.executeUpdate(answerCheckpointUpdate, { args: [{ ...examDecision(pending), checkpointId: pending.id, by: 'tester' }] });
-      last = pending.id;
-    }
+    await answerExam(handle);
     const result = await handle.result();
     expect({ status: result.status, error: result.error }).toEqual({ status: 'completed', error: undefined });
 
@@ -140,15 +119,4 @@ async function modelCallDeltas(handle: WorkflowHandle): Promise<TranscriptDelta[
 function toolResultsOf(message: ChatMessage): string[] {
   if (typeof message.content === 'string') return [];
   return message.content.flatMap((block) => (block.type === 'tool_result' && typeof block.content === 'string' ? [block.content] : []));
-}
-
-async function nextCheckpoint(handle: WorkflowHandle, after: string | undefined): Promise<PendingCheckpoint | undefined> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const state = await handle.query(turnStateQuery);
-    if (state.pendingCheckpoint && state.pendingCheckpoint.id !== after) return state.pendingCheckpoint;
-    if (['completed', 'failed', 'cancelled'].includes(state.status)) return undefined;
-    if (Date.now() > deadline) throw new Error(`no checkpoint after ${after} within 30 s; the turn is ${state.status}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }

@@ -1,17 +1,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
-import type { PendingCheckpoint } from '../core/checkpoints';
 import { FileStore, PostgresStore, RedisStore, type SharedStore } from '../lib/store';
-import { answerCheckpointUpdate, turnStateQuery } from '../workflows/definitions';
 import { testDeps } from './support/deps';
-import { examDecision, examMessage, examModel, examModelCalls } from './support/exam-script';
+import { examMessage, examModel, examModelCalls } from './support/exam-script';
 import { startFakeAnthropic, type FakeAnthropic } from './support/fake-anthropic';
 import { createTestDatabase, requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/services';
 import { TemporalTestEnv } from './support/temporal';
 import { transcriptFigures, type TranscriptFigures } from './support/transcript-figures';
-import { startTurn } from './support/turns';
+import { answerExam, startTurn } from './support/turns';
 
 const questions = 8;
 const hour = 3_600_000;
@@ -47,25 +44,17 @@ describe('several workers on one task queue', () => {
     const taskQueue = env.newTaskQueue('workers');
     if (store) stores.push(store);
     for (let i = 1; i <= count; i++) {
-      const deps = testDeps(fake.url);
       // No eager activities: with them every model call runs on the worker that ran the workflow task before it (the
       // dev server enables eager dispatch), and no call would ever reach another worker's store path.
       const overrides = { identity: `worker-${i}`, maxEagerActivityReservationsPerWorkflowTask: 0 };
-      await env.startWorker(taskQueue, { ...deps, model: { ...deps.model, store } }, undefined, { overrides, ownConnection: true });
+      await env.startWorker(taskQueue, testDeps(fake.url, { store }), undefined, { overrides, ownConnection: true });
     }
     return taskQueue;
   }
 
   async function runExam(taskQueue: string): Promise<TranscriptFigures> {
     const handle = await startTurn(env.client, taskQueue, examMessage(questions));
-    let answered = 0;
-    for (let last: string | undefined; ; ) {
-      const pending = await nextCheckpoint(handle, last);
-      if (!pending) break;
-      await handle.executeUpdate(answerCheckpointUpdate, { args: [{ ...examDecision(pending), checkpointId: pending.id, by: 'tester' }] });
-      last = pending.id;
-      answered++;
-    }
+    const answered = (await answerExam(handle)).length;
     expect(await handle.result()).toMatchObject({ status: 'completed', output: 'Great work: the exam is done.' });
     expect(answered).toBe(questions + 2);
     return transcriptFigures(env.client, handle.workflowId);
@@ -91,14 +80,3 @@ describe('several workers on one task queue', () => {
     expect(figures.bytesPerRound).toBeLessThanOrEqual(oneWorker.bytesPerRound * 1.1);
   });
 });
-
-async function nextCheckpoint(handle: WorkflowHandle, after: string | undefined): Promise<PendingCheckpoint | undefined> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const state = await handle.query(turnStateQuery);
-    if (state.pendingCheckpoint && state.pendingCheckpoint.id !== after) return state.pendingCheckpoint;
-    if (['completed', 'failed', 'cancelled'].includes(state.status)) return undefined;
-    if (Date.now() > deadline) throw new Error(`no checkpoint after ${after} within 30 s; the turn is ${state.status}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

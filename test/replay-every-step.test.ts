@@ -1,12 +1,8 @@
-import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import type { PendingCheckpoint } from '../core/checkpoints';
-import { answerCheckpointUpdate, turnEventsQuery, turnStateQuery } from '../workflows/definitions';
-import { testDeps } from './support/deps';
-import { examDecision, examMessage, examModel, examModelCalls, examCheckpoints } from './support/exam-script';
-import { startFakeAnthropic, type FakeAnthropic } from './support/fake-anthropic';
-import { TemporalTestEnv } from './support/temporal';
-import { startTurn } from './support/turns';
+import { turnEventsQuery } from '../workflows/definitions';
+import { examMessage, examModel, examModelCalls, examCheckpoints } from './support/exam-script';
+import { useWorkerHarness } from './support/harness';
+import { answerExam, startTurn } from './support/turns';
 
 const questions = 3;
 const { EventType, TaskQueueKind } = temporal.api.enums.v1;
@@ -18,32 +14,13 @@ const { EventType, TaskQueueKind } = temporal.api.enums.v1;
  * eviction and every other worker taking a turn over does, so any nondeterminism in a path of the exam shows here.
  */
 describe('an exam on a worker without a workflow cache', () => {
-  let env: TemporalTestEnv;
-  let fake: FakeAnthropic;
-  let taskQueue: string;
-
-  beforeAll(async () => {
-    env = await TemporalTestEnv.connect();
-    fake = await startFakeAnthropic();
-    fake.respond(examModel());
-    taskQueue = env.newTaskQueue('nocache');
-    await env.startWorker(taskQueue, testDeps(fake.url), undefined, { overrides: { maxCachedWorkflows: 0 } });
-  });
-  afterAll(async () => {
-    await env?.close();
-    await fake?.close();
-  });
+  const harness = useWorkerHarness('nocache', { worker: () => ({ overrides: { maxCachedWorkflows: 0 } }) });
 
   it('replays at every step of a full exam, and the exam completes', async () => {
+    const { env, fake, taskQueue } = harness;
+    fake.respond(examModel());
     const handle = await startTurn(env.client, taskQueue, examMessage(questions));
-    const asked: string[] = [];
-    for (let last: string | undefined; ; ) {
-      const pending = await nextCheckpoint(handle, last);
-      if (!pending) break;
-      await handle.executeUpdate(answerCheckpointUpdate, { args: [{ ...examDecision(pending), checkpointId: pending.id, by: 'tester' }] });
-      asked.push(pending.name);
-      last = pending.id;
-    }
+    const asked = (await answerExam(handle)).map((checkpoint) => checkpoint.name);
     expect(await handle.result()).toMatchObject({ status: 'completed', output: 'Great work: the exam is done.' });
     expect(asked).toEqual(['exam_params', ...Array.from({ length: questions }, (_, i) => `question_${i + 1}`), 'post_exam_routing']);
     expect(asked).toHaveLength(examCheckpoints(questions));
@@ -61,13 +38,3 @@ describe('an exam on a worker without a workflow cache', () => {
   });
 });
 
-async function nextCheckpoint(handle: WorkflowHandle, after: string | undefined): Promise<PendingCheckpoint | undefined> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const state = await handle.query(turnStateQuery);
-    if (state.pendingCheckpoint && state.pendingCheckpoint.id !== after) return state.pendingCheckpoint;
-    if (['completed', 'failed', 'cancelled'].includes(state.status)) return undefined;
-    if (Date.now() > deadline) throw new Error(`no checkpoint after ${after} within 60 s; the turn is ${state.status}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

@@ -1,6 +1,6 @@
 import { testDeps, type TestDepsOptions } from './deps';
 import { startFakeAnthropic, type FakeAnthropic } from './fake-anthropic';
-import { TemporalTestEnv } from './temporal';
+import { TemporalTestEnv, type StartWorkerOptions } from './temporal';
 
 export interface Harness {
   env: TemporalTestEnv;
@@ -13,13 +13,20 @@ export interface Harness {
  * of its own, torn down after the file. Each test starts with an empty script and request log, and must use up what
  * it scripted.
  */
-export function useWorkerHarness(prefix: string, options: { skillsDir?: () => string; deps?: () => TestDepsOptions } = {}): Harness {
+export interface HarnessOptions {
+  skillsDir?: () => string;
+  deps?: () => TestDepsOptions;
+  /** The worker's own options (e.g. `{ overrides: { maxCachedWorkflows: 0 } }`). */
+  worker?: () => StartWorkerOptions;
+}
+
+export function useWorkerHarness(prefix: string, options: HarnessOptions = {}): Harness {
   const harness = {} as Harness;
   beforeAll(async () => {
     harness.env = await TemporalTestEnv.connect();
     harness.fake = await startFakeAnthropic();
     harness.taskQueue = harness.env.newTaskQueue(prefix);
-    await harness.env.startWorker(harness.taskQueue, testDeps(harness.fake.url, { skillsDir: options.skillsDir?.(), ...options.deps?.() }));
+    await harness.env.startWorker(harness.taskQueue, testDeps(harness.fake.url, { skillsDir: options.skillsDir?.(), ...options.deps?.() }), undefined, options.worker?.());
   });
   afterAll(async () => {
     await harness.env?.close();

@@ -6,6 +6,14 @@ import { createWorker, type CreateWorkerOptions } from '../../worker/create-work
 
 let runtimeInstalled = false;
 
+/** How `TemporalTestEnv.startWorker` runs a worker besides its activities. */
+export interface StartWorkerOptions {
+  overrides?: Partial<WorkerOptions>;
+  ownConnection?: boolean;
+  workflowBundlePath?: string;
+  publishState?: CreateWorkerOptions['publishState'];
+}
+
 /** A connection to the suite's dev server, a client, and workers on task queues of their own. */
 export class TemporalTestEnv {
   private readonly workers: Array<{ worker: Worker; running: Promise<void>; connection?: NativeConnection }> = [];
@@ -39,7 +47,7 @@ export class TemporalTestEnv {
     taskQueue: string,
     deps: ActivityDeps,
     publishLive?: CreateWorkerOptions['publishLive'],
-    options: { overrides?: Partial<WorkerOptions>; ownConnection?: boolean; workflowBundlePath?: string; publishState?: CreateWorkerOptions['publishState'] } = {},
+    options: StartWorkerOptions = {},
   ): Promise<Worker> {
     // The SDK refuses two workers of one task queue on one connection: several workers of a queue need their own.
     const connection = options.ownConnection ? await NativeConnection.connect({ address: this.address }) : undefined;

@@ -6,6 +6,7 @@ import type { CheckpointDecision, PendingCheckpoint } from '../../core/checkpoin
 import { answerCheckpointUpdate, turnEventsQuery, turnStateQuery } from '../../workflows/definitions';
 import type { turnWorkflow } from '../../workflows/turn';
 import { closedTurnOutcome } from '../../api/turn-result';
+import { examDecision } from './exam-script';
 
 export const fastSettings: TurnSettings = { ...defaultTurnSettings, modelMaxAttempts: 3, modelRetryInitialMs: 100, modelTimeoutMs: 20_000 };
 
@@ -44,6 +45,18 @@ export async function eventsOf(handle: WorkflowHandle) {
   return handle.query(turnEventsQuery, 0);
 }
 
+/** The turn's next pending checkpoint other than `afterId`, or undefined once the turn has ended. */
+export async function nextCheckpoint(handle: WorkflowHandle, afterId?: string, timeoutMs = 30_000): Promise<PendingCheckpoint | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const state = await handle.query(turnStateQuery);
+    if (state.pendingCheckpoint && state.pendingCheckpoint.id !== afterId) return state.pendingCheckpoint;
+    if (['completed', 'failed', 'cancelled'].includes(state.status)) return undefined;
+    if (Date.now() > deadline) throw new Error(`no checkpoint after ${afterId ?? 'the start'} within ${timeoutMs / 1000} s; the turn is ${state.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** Waits for the turn's next pending checkpoint (other than `afterId`) and answers it through the update. */
 export async function answerNext(
   handle: WorkflowHandle,
@@ -51,18 +64,20 @@ export async function answerNext(
   afterId?: string,
   timeoutMs = 30_000,
 ): Promise<PendingCheckpoint> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const state = await handle.query(turnStateQuery);
-    const pending = state.pendingCheckpoint;
-    if (pending && pending.id !== afterId) {
-      await handle.executeUpdate(answerCheckpointUpdate, { args: [{ ...decision, checkpointId: pending.id, by: 'tester' }] });
-      return pending;
-    }
-    if (['completed', 'failed', 'cancelled'].includes(state.status)) throw new Error(`turn ended (${state.status}) while waiting for a checkpoint`);
-    if (Date.now() > deadline) throw new Error('no checkpoint came');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  const pending = await nextCheckpoint(handle, afterId, timeoutMs);
+  if (!pending) throw new Error('turn ended while waiting for a checkpoint');
+  await handle.executeUpdate(answerCheckpointUpdate, { args: [{ ...decision, checkpointId: pending.id, by: 'tester' }] });
+  return pending;
+}
+
+/** Answers every checkpoint of an exam turn (test/support/exam-script.ts) as its script expects, to the turn's end. */
+export async function answerExam(handle: WorkflowHandle): Promise<PendingCheckpoint[]> {
+  const asked: PendingCheckpoint[] = [];
+  for (let pending = await nextCheckpoint(handle); pending; pending = await nextCheckpoint(handle, pending.id)) {
+    await handle.executeUpdate(answerCheckpointUpdate, { args: [{ ...examDecision(pending), checkpointId: pending.id, by: 'tester' }] });
+    asked.push(pending);
   }
+  return asked;
 }
 
 /** The turn's result as the session and the API read it, also for a turn that ended `failed` (its workflow Failed). */
