@@ -1,4 +1,4 @@
-import type { Usage } from './model';
+import { zeroUsage, type Usage } from './model';
 import type { PendingCheckpoint } from './checkpoints';
 import type { PlanCarry } from './policy/types';
 import type { TurnSettings } from './settings';
@@ -100,6 +100,11 @@ export interface TurnState {
   artifacts?: Artifact[];
   createdAt: string;
   updatedAt: string;
+}
+
+/** A turn's state when it starts: running, nothing used, no skill, no checkpoint. */
+export function startingTurnState(identity: Pick<TurnState, 'turnId' | 'sessionId' | 'userId' | 'createdAt' | 'updatedAt'>): TurnState {
+  return { ...identity, status: 'running', usage: zeroUsage(), modelCalls: 0, pendingCheckpoint: null, skill: null, step: null, remaining: [], skills: [], artifacts: [] };
 }
 
 export function turnWorkflowId(sessionId: string, turnNumber: number): string {

@@ -1,22 +1,7 @@
-import { zeroUsage } from '../core/model';
-import type { TurnState } from '../core/turn';
+import { startingTurnState, type TurnState } from '../core/turn';
 import { snapshotAgrees, supersedes, type DescribedPosition, type TurnSnapshot } from '../core/turn-snapshot';
 
-const state = (over: Partial<TurnState> = {}): TurnState => ({
-  turnId: 't',
-  sessionId: 's',
-  userId: 'u',
-  status: 'running',
-  usage: zeroUsage(),
-  modelCalls: 0,
-  pendingCheckpoint: null,
-  skill: null,
-  step: null,
-  remaining: [],
-  createdAt: '',
-  updatedAt: '',
-  ...over,
-});
+const state = (over: Partial<TurnState> = {}): TurnState => ({ ...startingTurnState({ turnId: 't', sessionId: 's', userId: 'u', createdAt: '', updatedAt: '' }), ...over });
 const at = (offset: number, over: Partial<TurnState> = {}): TurnSnapshot => ({ offset, state: state(over) });
 const described = (over: Partial<DescribedPosition> = {}): DescribedPosition => ({ status: 'running', checkpoint: null, skill: null, step: null, ...over });
 const pending = { id: 'cp-1', name: 'go' } as TurnState['pendingCheckpoint'];

@@ -8,7 +8,7 @@ import { carryOf, migratePlanCarry, newPolicyState, positionOf, reducePolicy, ty
 import type { SkillExecution } from '../core/schemas/skill-runs';
 import { emptySkillTurnState, type SkillTurnState } from '../core/skills';
 import { ConversationMeasure } from '../core/transcript';
-import { terminalStatuses, type TurnEnding, type TurnInput, type TurnResult, type TurnState, type TurnStatus } from '../core/turn';
+import { startingTurnState, terminalStatuses, type TurnEnding, type TurnInput, type TurnResult, type TurnState, type TurnStatus } from '../core/turn';
 import { searchAttributes } from './search-attributes';
 import { liveSink } from './sinks';
 
@@ -67,22 +67,13 @@ export class TurnRun {
     messages: ChatMessage[] = initialMessages(input),
     readonly place: RunPlace = { depth: 0, rootTurnId: input.turnId },
   ) {
-    this.state = {
+    this.state = startingTurnState({
       turnId: input.turnId,
       sessionId: input.sessionId,
       userId: input.userId,
-      status: 'running',
-      usage: zeroUsage(),
-      modelCalls: 0,
-      pendingCheckpoint: null,
-      skill: null,
-      step: null,
-      remaining: [],
-      skills: [],
-      artifacts: [],
       createdAt: input.createdAt,
       updatedAt: new Date().toISOString(),
-    };
+    });
     this.messages = messages;
     this.emit({ type: 'status', status: 'running' });
   }
