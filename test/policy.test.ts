@@ -4,6 +4,8 @@ import { gunzipSync } from 'node:zlib';
 import { decisionProblems, pendingCheckpointOf, type CheckpointDecision, type PendingCheckpoint } from '../core/checkpoints';
 import {
   allowedNow,
+  answerAheadOf,
+  answerAheadOutcome,
   carryOf,
   checkpointRefusal,
   currentRules,
@@ -1040,6 +1042,59 @@ describe('checkpoint requests and decisions, rule by rule', () => {
     const broken = { ...state, open: { ...state.open!, params: { ...state.open!.params, count: 99 } } };
     const verdict = reducePolicy(broken, resolved('cp-1', { action: 'modify', overrides: { minutes: 0 } })).verdict;
     expect(verdict).toMatchObject({ kind: 'refuse', problems: [{ path: 'params.count', rule: 'maximum' }, { path: 'overrides.minutes', rule: 'minimum' }] });
+  });
+});
+
+/**
+ * Answers that arrive before their checkpoint is open (a workflow task that opened it was pushed, failed, and runs again
+ * with the answer): let in only for the checkpoint the turn numbers next while none is open, and decided only if the
+ * turn numbers it in the activation the answer came with.
+ */
+describe('answers ahead of their checkpoint', () => {
+  const approve = (id: string) => ({ checkpointId: id, action: 'approve' }) as CheckpointDecision;
+  const mirrored = (id: string, count: number): PolicyEvent => ({
+    type: 'checkpoint.delegated',
+    checkpoint: { id, name: 'q', kind: 'approval', params: null, paramsSchema: null, options: null, actions: ['approve', 'modify', 'cancel'] },
+    checkpointCount: count,
+  });
+  /** Waiting for the model's first response; then the response opened cp-1; then cp-1 was answered and the model asked again. */
+  const waiting = [started(), round()];
+  const opened = [...waiting, ask('go')];
+  const answeredThenWaiting = [...opened, resolved('cp-1', { action: 'approve' }), round()];
+
+  it.each([
+    { name: 'the next id while the turn waits for the model', given: waiting, decision: approve('cp-1'), ahead: { checkpointId: 'cp-1', round: 1, activation: 7 } },
+    { name: 'the next id after an answered checkpoint', given: answeredThenWaiting, decision: approve('cp-2'), ahead: { checkpointId: 'cp-2', round: 1, activation: 7 } },
+    { name: 'an id the turn has numbered (checked as it is)', given: answeredThenWaiting, decision: approve('cp-1'), ahead: null },
+    { name: 'an id beyond the next', given: waiting, decision: approve('cp-2'), ahead: null },
+    { name: 'the next id while a checkpoint is open', given: opened, decision: approve('cp-2'), ahead: null },
+    { name: 'the next id while a skill run below waits at one', given: [...waiting, mirrored('cp-1', 1)], decision: approve('cp-2'), ahead: null },
+    { name: 'an action no checkpoint takes', given: waiting, decision: { checkpointId: 'cp-1', action: 'accept' } as unknown as CheckpointDecision, ahead: null },
+    { name: 'a decision that is not an object', given: waiting, decision: null as unknown as CheckpointDecision, ahead: null },
+  ])('$name: $ahead', ({ given, decision, ahead }) => {
+    expect(answerAheadOf(apply(given).state, decision, 7)).toEqual(ahead);
+  });
+
+  const ahead = answerAheadOf(apply(waiting).state, approve('cp-1'), 7)!;
+  const wentOn = { kind: 'refuse', message: 'Checkpoint cp-1 cannot be answered: the turn went on without opening it.' };
+  it.each([
+    { name: 'nothing happened yet in its activation', given: waiting, now: { activation: 7, ended: false }, outcome: { kind: 'wait' } },
+    { name: 'the model response in its activation opened the checkpoint', given: opened, now: { activation: 7, ended: false }, outcome: { kind: 'decide' } },
+    { name: 'a skill run below opened it in its activation', given: [...waiting, mirrored('cp-1', 1)], now: { activation: 7, ended: false }, outcome: { kind: 'decide' } },
+    { name: 'a skill run below numbered it and more (the usual check then says it is not pending)', given: [...waiting, mirrored('cp-2', 2)], now: { activation: 7, ended: false }, outcome: { kind: 'decide' } },
+    { name: 'the turn ended without opening it', given: waiting, now: { activation: 7, ended: true }, outcome: { kind: 'refuse', message: 'Checkpoint cp-1 cannot be answered: the turn ended without opening it.' } },
+    { name: 'the turn asked the model again without opening it', given: [...waiting, round()], now: { activation: 7, ended: false }, outcome: wentOn },
+    { name: 'a later activation, with nothing opened', given: waiting, now: { activation: 9, ended: false }, outcome: wentOn },
+    { name: 'a later activation opened a checkpoint of that id: not the one the client was shown', given: opened, now: { activation: 9, ended: false }, outcome: wentOn },
+  ])('$name: $outcome.kind', ({ given, now, outcome }) => {
+    expect(answerAheadOutcome(apply(given).state, ahead, now)).toEqual(outcome);
+  });
+
+  it('once decided, the answer is checked like any other against the checkpoint that opened', () => {
+    const state = apply([...waiting, ask('go', { kind: 'question' })]).state;
+    expect(answerAheadOutcome(state, ahead, { activation: 7, ended: false })).toEqual({ kind: 'decide' });
+    expect(reducePolicy(state, resolved('cp-1', { action: 'approve' })).verdict).toMatchObject({ kind: 'refuse', code: 'invalid_decision' });
+    expect(reducePolicy(state, resolved('cp-1', { action: 'answer', answer: 'yes' })).verdict).toMatchObject({ kind: 'allow', result: { answer: 'yes' } });
   });
 });
 

@@ -1,7 +1,7 @@
-import { ApplicationFailure, condition, getExternalWorkflowHandle, log, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { checkpointDetails } from '../core/checkpoint-details';
 import { CheckpointErrorType, type CheckpointDecision, type PendingCheckpoint } from '../core/checkpoints';
-import type { CheckpointPlan, RefusalCode, Verdict } from '../core/policy';
+import { answerAheadOf, answerAheadOutcome, type AnswerAhead, type CheckpointPlan, type RefusalCode, type Verdict } from '../core/policy';
 import { answerCheckpointUpdate, checkpointDecisionSignal } from './definitions';
 import type { AnsweredCall } from './tool-types';
 import { searchAttributes } from './search-attributes';
@@ -27,6 +27,35 @@ export function decisionRejection(run: TurnRun, decision: CheckpointDecision): A
   if (verdict.kind !== 'refuse') return undefined;
   const type = verdict.code === 'refused' ? CheckpointErrorType.invalidDecision : errorTypes[verdict.code];
   return ApplicationFailure.nonRetryable(verdict.message, type, ...(verdict.problems ? [verdict.problems] : []));
+}
+
+/**
+ * The update validator's check: an answer for the checkpoint the turn opens next passes, to wait for it
+ * (core/policy/answers-ahead.ts); any other is checked now.
+ */
+export function answerRejection(run: TurnRun, decision: CheckpointDecision): ApplicationFailure | undefined {
+  return answerAhead(run, decision) ? undefined : decisionRejection(run, decision);
+}
+
+/** The answer as one that came ahead of its checkpoint (in the update handler: the validator let it in for that), or null. */
+export function answerAhead(run: TurnRun, decision: CheckpointDecision): AnswerAhead | null {
+  return answerAheadOf(run.policy, decision, workflowInfo().historyLength);
+}
+
+/**
+ * Takes an answer that came ahead of its checkpoint once the turn has numbered it, checked like any other; refuses it
+ * once the turn cannot open it any more. The SDK evaluates conditions after each job of an activation, before the
+ * workflow code that job resumes: a later activation refuses the answer before the turn can open anything in it. Not
+ * cancellable: a cancelled turn ends, and the answer is refused for that.
+ */
+export async function takeAnswerAhead(run: TurnRun, decision: CheckpointDecision, ahead: AnswerAhead): Promise<void> {
+  const outcome = () => answerAheadOutcome(run.policy, ahead, { activation: workflowInfo().historyLength, ended: run.ended });
+  await CancellationScope.nonCancellable(() => condition(() => outcome().kind !== 'wait'));
+  const settled = outcome();
+  if (settled.kind === 'refuse') throw ApplicationFailure.nonRetryable(settled.message, CheckpointErrorType.notPending);
+  const rejection = decisionRejection(run, decision);
+  if (rejection) throw rejection;
+  await takeDecision(run, decision);
 }
 
 /**

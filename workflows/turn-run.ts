@@ -184,6 +184,11 @@ export class TurnRun {
     };
   }
 
+  /** The run has decided its ending (it may not have published it yet). */
+  get ended(): boolean {
+    return this.ending !== undefined;
+  }
+
   /** A skill run whose answer turned out not to be its output ends failed after all (before anything is published). */
   replaceEnding(ending: TurnEnding): void {
     this.ending = ending;

@@ -6,7 +6,7 @@ import { basePrompt } from '../core/prompts';
 import { buildSystemPrompt } from '../core/skills';
 import { sessionWorkflowId, turnFailedErrorType, type TurnInput, type TurnResult } from '../core/turn';
 import { appendUserText, runAgentLoop } from './agent-loop';
-import { decisionRejection, takeDecision } from './checkpoint-desk';
+import { answerAhead, answerRejection, decisionRejection, takeAnswerAhead, takeDecision } from './checkpoint-desk';
 import { answerCheckpointUpdate, checkpointDecisionSignal, skillProgressSignal, turnEndedSignal, turnEventsQuery, turnStateQuery } from './definitions';
 import { engineOfThisRun, failedEnding, rulesOfThisRun } from './run-rules';
 import { toolsOfRun } from './run-tools';
@@ -28,17 +28,21 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   setHandler(turnEventsQuery, (afterOffset: number, limit?: number) => run.log.after(afterOffset, limit));
   // A human's decision on the pending checkpoint: kept for askHuman, which is waiting for it, or passed down to the
   // skill run that asked. The update answers the API with the reason for a rejection; an invalid signal (operators, by
-  // hand) is logged and ignored.
+  // hand) is logged and ignored. An answer to the checkpoint the turn opens next waits for it (answers-ahead.ts); no
+  // patch: histories of earlier code hold no accepted update of that kind (their validator refused it), so they replay
+  // as they ran.
   setHandler(
     answerCheckpointUpdate,
     (decision) => {
       const accepted = { checkpointId: decision.checkpointId, action: decision.action };
+      const ahead = answerAhead(run, decision);
+      if (ahead) return takeAnswerAhead(run, decision, ahead).then(() => accepted);
       const passedDown = takeDecision(run, decision);
       return passedDown ? passedDown.then(() => accepted) : accepted;
     },
     {
       validator: (decision) => {
-        const rejection = decisionRejection(run, decision);
+        const rejection = answerRejection(run, decision);
         if (rejection) throw rejection;
       },
     },

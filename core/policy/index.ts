@@ -1,3 +1,4 @@
+export * from './answers-ahead';
 export * from './carry';
 export * from './plan';
 export * from './reduce';

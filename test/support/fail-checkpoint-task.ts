@@ -1,0 +1,39 @@
+import { workflowInfo, type WorkflowInterceptorsFactory } from '@temporalio/workflow';
+import { searchAttributes } from '../../workflows/search-attributes';
+
+/**
+ * Test-only workflow interceptors (bundled into one test's worker, never the product's): the workflow task in which a
+ * turn opens the checkpoint named `failedCheckpointName` fails after the activation, so its events have been pushed on
+ * the live channel (sinks run also when an activation fails) while Temporal records none of it, and the server runs the
+ * task again from history. It fails for as long as that task brings no update, so the task that finally goes through
+ * carries the model's response that opens the checkpoint and the human's answer to it together: the race of a worker
+ * whose task failed or timed out after the client saw the checkpoint.
+ */
+export const failedCheckpointName = 'raced_checkpoint';
+
+export const interceptors: WorkflowInterceptorsFactory = () => {
+  let before: string | undefined;
+  let carriesUpdate = false;
+  const checkpoint = () => workflowInfo().typedSearchAttributes.get(searchAttributes.checkpoint);
+  return {
+    internals: [
+      {
+        activate(input, next) {
+          if (input.batchIndex === 0) {
+            before = checkpoint();
+            carriesUpdate = false;
+          }
+          carriesUpdate ||= (input.activation.jobs ?? []).some((job) => job.doUpdate);
+          next(input);
+        },
+        concludeActivation(input, next) {
+          const opened = checkpoint() === failedCheckpointName && before !== failedCheckpointName;
+          if (workflowInfo().workflowType === 'turnWorkflow' && opened && !carriesUpdate) {
+            throw new Error(`Test: the workflow task that opened ${failedCheckpointName} fails until it carries the answer`);
+          }
+          return next(input);
+        },
+      },
+    ],
+  };
+};
