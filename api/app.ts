@@ -29,7 +29,8 @@ import { turnRoutes } from './routes/turns';
 import { sharedSchemas } from './schemas';
 import { StreamTokens } from './stream-tokens';
 import { OpenStreams } from './streams/open-streams';
-import { TurnFeeds, type TurnFeedSettings } from './streams/turn-feed';
+import type { TurnFeedSettings } from './streams/feed-settings';
+import { TurnFeeds } from './streams/turn-feeds';
 import { installHttpTracing } from './tracing';
 
 export interface AppOptions {
@@ -55,7 +56,7 @@ export interface AppOptions {
   redis?: Redis;
   /** Operational messages (Redis coming and going). Default: the log at warn level. */
   log?: (line: string) => void;
-  /** How streams follow turns (api/streams/turn-feed.ts). Default: `defaultFeedSettings`. */
+  /** How streams follow turns (api/streams/turn-feed.ts). Default: `defaultFeedSettings` (api/streams/feed-settings.ts). */
   feedSettings?: Partial<TurnFeedSettings>;
 }
 

@@ -7,7 +7,7 @@ import type { RateLimits } from './limits';
 import type { Quotas } from './quotas';
 import type { StreamTokens } from './stream-tokens';
 import type { OpenStreams } from './streams/open-streams';
-import type { TurnFeeds } from './streams/turn-feed';
+import type { TurnFeeds } from './streams/turn-feeds';
 
 /** Where the API reads the skill catalog from (the same registry code the worker uses). */
 export interface SkillCatalogSource {

@@ -1,5 +1,5 @@
 import { TurnFollower, type StreamItem } from '../api/streams/follow-turn';
-import { TurnFeeds } from '../api/streams/turn-feed';
+import { TurnFeeds } from '../api/streams/turn-feeds';
 import type { TurnSnapshot } from '../core/turn-snapshot';
 import { InProcessChannel, type LiveChannel, type LiveEvent, type LiveListener } from '../lib/live';
 import { turnStateQuery } from '../workflows/definitions';

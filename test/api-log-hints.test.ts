@@ -1,5 +1,5 @@
 import { TurnFollower, type StreamItem } from '../api/streams/follow-turn';
-import { TurnFeeds } from '../api/streams/turn-feed';
+import { TurnFeeds } from '../api/streams/turn-feeds';
 import { InProcessChannel, type LiveEvent } from '../lib/live';
 import { testDeps } from './support/deps';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';

@@ -1,12 +1,14 @@
+import type { FeedEvent } from '../../core/feed-log';
 import type { DeltaEvent } from '../../lib/live';
-import type { FeedEvent, FeedWatcher, TurnFeeds } from './turn-feed';
+import type { FeedWatcher } from './feed-watchers';
+import type { TurnFeeds } from './turn-feeds';
 
 /** A live event as streams carry it; `message.reset` says a retried model call starts its text again. */
 export type LiveItem = DeltaEvent | { type: 'message.reset'; call: string; attempt: number };
 export type StreamItem = FeedEvent | LiveItem;
 
 export interface FollowTurnOptions {
-  /** The process's feeds: every stream of a turn shares one (turn-feed.ts). */
+  /** The process's feeds: every stream of a turn shares one (turn-feeds.ts). */
   feeds: TurnFeeds;
   turnId: string;
   /** Deliver durable events with an offset above this. */

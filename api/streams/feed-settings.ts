@@ -1,0 +1,27 @@
+import type { FeedTimings } from '../../core/feed-schedule';
+
+export interface TurnFeedSettings extends FeedTimings {
+  /** Events per `turnEvents` query when the feed reads the log. */
+  pageSize: number;
+  /** After a failed read (no worker answering), the next try. */
+  retryMs: number;
+  /** How long the first read waits for the live channel to confirm the feed's subscription. */
+  subscribeWaitMs: number;
+  /**
+   * A pushed terminal event is delivered only once Temporal shows the workflow closed (describe, retried with a growing
+   * pause); still running after this long, the feed reads the log instead, which holds the event only if it is durable.
+   */
+  confirmEndingMs: number;
+}
+
+export const defaultFeedSettings: TurnFeedSettings = {
+  pageSize: 200,
+  silentReadMs: 15_000,
+  minPollMs: 500,
+  maxPollMs: 2_000,
+  describeEveryMs: 3_000,
+  retryMs: 1_000,
+  pokeReadMs: 1_000,
+  subscribeWaitMs: 1_000,
+  confirmEndingMs: 5_000,
+};

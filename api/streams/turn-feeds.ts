@@ -1,0 +1,46 @@
+import type { Client } from '@temporalio/client';
+import type { LiveChannel } from '../../lib/live';
+import { defaultFeedSettings, type TurnFeedSettings } from './feed-settings';
+import type { FeedWatcher } from './feed-watchers';
+import { TurnFeed } from './turn-feed';
+
+export interface FeedHandle {
+  stop(): void;
+  /** How many events were pushed so far: pass it to `poke` after acting on the turn. */
+  mark(): number;
+  /**
+   * Something should happen soon (a checkpoint answered): make sure it is seen even if its push is lost. Nothing to do
+   * when an event was pushed since `mark` (the action's own events arrived).
+   */
+  poke(mark?: number): void;
+}
+
+/**
+ * One feed per followed turn in this API process, however many clients follow it: one live-channel subscription,
+ * one reader of the log (turn-feed.ts). Counts of reads are what `npm run bench` reports as worker work per turn.
+ */
+export class TurnFeeds {
+  private readonly feeds = new Map<string, TurnFeed>();
+  private readonly settings: TurnFeedSettings;
+
+  constructor(
+    private readonly client: Client,
+    private readonly live: LiveChannel,
+    settings: Partial<TurnFeedSettings> = {},
+    private readonly log: (line: string) => void = () => undefined,
+  ) {
+    this.settings = { ...defaultFeedSettings, ...settings };
+  }
+
+  /** Follows the turn for `watcher` from offset `after` until the handle is stopped or the watcher's onEnd. */
+  watch(turnId: string, after: number, watcher: FeedWatcher): FeedHandle {
+    let feed = this.feeds.get(turnId);
+    if (!feed) {
+      feed = new TurnFeed(this.client, this.live, turnId, this.settings, this.log, () => this.feeds.delete(turnId));
+      this.feeds.set(turnId, feed);
+    }
+    const joined = feed;
+    joined.add(watcher, after);
+    return { stop: () => joined.remove(watcher), mark: () => joined.pushes, poke: (mark) => joined.poke(mark) };
+  }
+}
