@@ -87,7 +87,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (redis && !options.redis) app.addHook('onClose', async () => closeRedis(redis));
   const limits = createRateLimits(config, redis, () => undefined);
   const quotaStore = redis ? new RedisQuotaStore(redis, config.redisPrefix) : new MemoryQuotaStore();
-  const quotas = new Quotas(client, config, quotaStore);
+  const quotas = new Quotas(client, config, quotaStore, live);
   const sweeper = new SessionSweeper(client, config, quotaStore, quotas, log);
   sweeper.start();
   app.addHook('onClose', async () => sweeper.stop());

@@ -1,15 +1,14 @@
 import type { Client } from '@temporalio/client';
 import { tokensOf } from '../core/model';
 import type { Config } from '../lib/config';
-import { turnStateQuery } from '../workflows/definitions';
 import { HttpError } from './errors';
 import type { QuotaStore } from './quota-store';
 import { closedTurnOutcome } from './turn-result';
+import { runningTurnState, type TurnStates } from './turn-view';
 import { listAll, quoted } from './visibility';
 
 type QuotaConfig = Pick<Config, 'maxSessionsPerUser' | 'userDailyTokens' | 'taskQueue'>;
 
-const queryDeadlineMs = 5_000;
 /** Closed turns' usage never changes: kept, up to this many, so each is read from Temporal once per process. */
 const maxCachedTurns = 50_000;
 
@@ -32,6 +31,8 @@ export class Quotas {
     private readonly client: Client,
     private readonly config: QuotaConfig,
     private readonly store: QuotaStore,
+    /** Where running turns' published states are (the live channel): a running turn's usage is read as GET reads it. */
+    private readonly states?: TurnStates,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -115,12 +116,18 @@ export class Quotas {
     if (cached !== undefined) return cached;
     const handle = this.client.workflow.getHandle(workflowId, runId);
     try {
+      let closedAs = status;
       if (status === 'RUNNING') {
-        const state = await this.client.connection.withDeadline(this.now() + queryDeadlineMs, () => handle.query(turnStateQuery));
-        return tokensOf(state.usage);
+        // Read as GET /v1/turns/:id reads it: the published state when it agrees with describe, else one query.
+        const description = await handle.describe();
+        closedAs = description.status.name;
+        if (closedAs === 'RUNNING') {
+          const state = await runningTurnState(this.client, handle, description, this.states);
+          return state ? tokensOf(state.usage) : 0;
+        }
       }
       // A turn that ended `failed` carries its result in its failure; one terminated or timed out has no usage to read.
-      const outcome = status === 'COMPLETED' || status === 'FAILED' ? await closedTurnOutcome(handle) : undefined;
+      const outcome = closedAs === 'COMPLETED' || closedAs === 'FAILED' ? await closedTurnOutcome(handle) : undefined;
       const tokens = outcome && 'result' in outcome ? tokensOf(outcome.result.usage) : 0;
       if (this.closedTurnTokens.size >= maxCachedTurns) this.closedTurnTokens.clear();
       this.closedTurnTokens.set(key, tokens);

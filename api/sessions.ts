@@ -2,14 +2,14 @@ import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { Static } from '@sinclair/typebox';
 import { sessionWorkflowId } from '../core/turn';
-import { sessionStateQuery, turnStateQuery } from '../workflows/definitions';
+import { sessionStateQuery } from '../workflows/definitions';
 import { searchAttributes } from '../workflows/search-attributes';
 import type { TurnRecord } from '../workflows/session-types';
 import type { Caller } from './auth';
 import type { PageCursors } from './cursors';
 import { notFound } from './errors';
 import type { SessionSummary, SessionView } from './schemas';
-import { canSee } from './turn-view';
+import { canSee, viewOf, type TurnStates } from './turn-view';
 import { listAll, listPage, quoted } from './visibility';
 
 const queryDeadlineMs = 5_000;
@@ -28,7 +28,14 @@ export async function describeVisibleSession(client: Client, caller: Caller, ses
   }
 }
 
-export async function readSession(client: Client, caller: Caller, sessionId: string): Promise<Static<typeof SessionView>> {
+/**
+ * The session with its recent turns. The session records "running" for its active turn; the turn itself knows whether
+ * it waits for a human, and is read as GET /v1/turns/:id reads it (viewOf: while it runs, the state its worker
+ * published when that agrees with describe, else one `turnState` query, else its SkillflowStatus; once it ended, its
+ * result), so reading a session need not load the turn's worker. When the turn cannot be described, the session's
+ * record stands.
+ */
+export async function readSession(client: Client, caller: Caller, sessionId: string, states?: TurnStates): Promise<Static<typeof SessionView>> {
   await describeVisibleSession(client, caller, sessionId);
   const state = await client.connection.withDeadline(Date.now() + queryDeadlineMs, () =>
     client.workflow.getHandle(sessionWorkflowId(sessionId)).query(sessionStateQuery),
@@ -36,11 +43,12 @@ export async function readSession(client: Client, caller: Caller, sessionId: str
   const turns = state.turns.map(turnOf);
   const active = turns.find((turn) => turn.id === state.activeTurnId);
   if (active) {
-    // The session records "running" for its active turn; the turn itself knows whether it waits for a human.
-    const live = await client.connection
-      .withDeadline(Date.now() + queryDeadlineMs, () => client.workflow.getHandle(active.id).query(turnStateQuery))
+    const view = await client.workflow
+      .getHandle(active.id)
+      .describe()
+      .then((description) => viewOf(client, active.id, description, states))
       .catch(() => undefined);
-    if (live) Object.assign(active, { status: live.status, reason: live.reason ?? null });
+    if (view) Object.assign(active, { status: view.status, reason: view.reason });
   }
   // Sessions of code before the bound have no count: their turns are all there.
   const turnCount = state.turnCount ?? state.turns.length;

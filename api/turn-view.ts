@@ -1,4 +1,4 @@
-import { WorkflowFailedError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
+import { WorkflowFailedError, type Client, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { pendingCheckpointOf } from '../core/checkpoints';
 import { zeroUsage } from '../core/model';
@@ -78,11 +78,7 @@ export async function viewOf(client: Client, turnId: string, description: Workfl
   const empty = { output: null, pendingCheckpoint: null, error: null, skill: null, step: null, usage: zeroUsage(), skills: [], artifacts: [] };
   switch (description.status.name) {
     case 'RUNNING': {
-      const published = await states?.latestState(turnId).catch(() => undefined);
-      if (published && snapshotAgrees(published, positionOf(description))) return { ...base, ...fromState(published.state) };
-      const state = await client.connection
-        .withDeadline(Date.now() + queryDeadlineMs, () => handle.query(turnStateQuery))
-        .catch(() => undefined);
+      const state = await runningTurnState(client, handle, description, states);
       if (state) return { ...base, ...fromState(state) };
       const status = (description.typedSearchAttributes.get(searchAttributes.status) as TurnStatus | undefined) ?? 'running';
       return { ...base, ...empty, status, reason: null };
@@ -97,6 +93,22 @@ export async function viewOf(client: Client, turnId: string, description: Workfl
     default:
       return { ...base, ...empty, ...endingOfClosedWorkflow(description.status.name) };
   }
+}
+
+/**
+ * A running turn's state without loading its worker when it can: the state its worker last published, when it agrees
+ * with `description`'s search attributes (core/turn-snapshot.ts); else (none kept, or it lags or leads them) the
+ * `turnState` query, once. Undefined when that fails too (no worker answering). `description` is of `handle`'s turn.
+ */
+export async function runningTurnState(
+  client: Client,
+  handle: WorkflowHandle,
+  description: WorkflowExecutionDescription,
+  states: TurnStates | undefined,
+): Promise<TurnState | undefined> {
+  const published = await states?.latestState(handle.workflowId).catch(() => undefined);
+  if (published && snapshotAgrees(published, positionOf(description))) return published.state;
+  return client.connection.withDeadline(Date.now() + queryDeadlineMs, () => handle.query(turnStateQuery)).catch(() => undefined);
 }
 
 function positionOf(description: WorkflowExecutionDescription): DescribedPosition {

@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import type { TurnSnapshot } from '../core/turn-snapshot';
 import { InProcessChannel, RedisChannel, type LiveChannel, type LiveEvent } from '../lib/live';
 import { turnEventsQuery } from '../workflows/definitions';
-import { authHeaders, buildTestApp, eventually } from './support/api';
+import { sessionIdOfTurn } from '../api/turn-view';
+import { authHeaders, bobKey, buildTestApp, eventually } from './support/api';
 import { testDeps } from './support/deps';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
 import { countedClient } from './support/rpc-counter';
@@ -44,6 +45,7 @@ describe.each([
   let app: FastifyInstance;
   let api: ApiDriver;
   let base: string;
+  let taskQueue: string;
   const filters: Filters = {};
   /** Per turn, the offsets of the events the worker pushed and of the states it published, in order. */
   const pushedOffsets = new Map<string, number[]>();
@@ -58,7 +60,7 @@ describe.each([
     workerLive = made.worker;
     apiLive = made.api ?? made.worker;
     counted = await countedClient(env.address);
-    const taskQueue = env.newTaskQueue('push');
+    taskQueue = env.newTaskQueue('push');
     await env.startWorker(
       taskQueue,
       testDeps(fake.url),
@@ -100,6 +102,7 @@ describe.each([
   });
 
   const queries = () => counted.calls.get('QueryWorkflow') ?? 0;
+  const turnStateQueries = () => counted.queries.get('turnState') ?? 0;
   const sse = async (turnId: string, headers: Record<string, string> = {}) => {
     const stream = await SseClient.open(`${base}/v1/turns/${turnId}/events`, { ...authHeaders(), ...headers });
     streams.push(stream);
@@ -280,6 +283,31 @@ describe.each([
     expect(queries() - before).toBe(0);
     expect((await api.answer(turnId, checkpointId, { action: 'approve' })).code).toBe(200);
     await api.finished(turnId);
+  });
+
+  it('GET of its session and the daily token quota read a running turn from the published state too, without a query', async () => {
+    // Bob's only turn on this task queue: 1,000 tokens, then it waits at a checkpoint.
+    fake.enqueue({ content: [ask('go')], usage: { input_tokens: 900, output_tokens: 100 } }, { content: [text('Gone.')] });
+    const turnId = await api.startTurn('count me', {}, bobKey);
+    const waiting = await api.waitFor(turnId, (turn) => turn.status === 'waiting', undefined, bobKey);
+    const before = { turnState: turnStateQueries(), all: queries() };
+    // The session records its active turn as running; the turn itself says it waits.
+    const session = await app.inject({ method: 'GET', url: `/v1/sessions/${sessionIdOfTurn(turnId)}`, headers: authHeaders(bobKey) });
+    expect(session.json()).toMatchObject({ activeTurnId: turnId, turns: [{ id: turnId, status: 'waiting' }] });
+    // The quota check of bob's next turn counts the waiting turn's tokens.
+    const budgeted = (await buildTestApp(counted.client, taskQueue, { SKILLFLOW_USER_DAILY_TOKENS: '1000' }, { live: apiLive })).app;
+    try {
+      const other = new ApiDriver(budgeted);
+      const refused = await other.sendMessage(await other.createSession(bobKey), { message: 'more' }, bobKey);
+      expect([refused.code, refused.body.error.code]).toEqual([429, 'token_budget_exhausted']);
+      expect(refused.body.error.message).toMatch(/^bob has used 1,000 of 1,000 model tokens today/);
+    } finally {
+      await budgeted.close();
+    }
+    // The session's own state is a query (sessions publish none); the turn's is not.
+    expect({ turnState: turnStateQueries() - before.turnState, all: queries() - before.all }).toEqual({ turnState: 0, all: 1 });
+    expect((await api.answer(turnId, waiting.pendingCheckpoint.id, { action: 'approve' }, bobKey)).code).toBe(200);
+    await api.finished(turnId, undefined, bobKey);
   });
 
   it('GET never shows a state older than describe: when the published one lags, it asks the workflow once', async () => {

@@ -95,7 +95,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
         response: { 200: SessionView, ...errorResponses(401, 404, 429) },
       },
     },
-    async (request) => readSession(client, request.caller, request.params.id),
+    async (request) => readSession(client, request.caller, request.params.id, live),
   );
 
   app.delete<{ Params: { id: string } }>(

@@ -1,5 +1,5 @@
 import { InterceptingCall } from '@grpc/grpc-js';
-import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
+import { Client, Connection, type ConnectionOptions, type WorkflowClientInterceptor } from '@temporalio/client';
 
 type Interceptor = NonNullable<ConnectionOptions['interceptors']>[number];
 
@@ -37,12 +37,21 @@ export function queryDelayInterceptor(delay: QueryDelay): Interceptor {
 }
 
 /**
- * A client on a connection of its own whose calls are counted in `calls`, and whose query answers wait `queryDelay.ms`;
- * close `connection` when done.
+ * A client on a connection of its own whose calls are counted in `calls`, and its queries by query type (`turnState`,
+ * `turnEvents`, `sessionState`) in `queries`, and whose query answers wait `queryDelay.ms`; close `connection` when done.
  */
-export async function countedClient(address: string): Promise<{ client: Client; connection: Connection; calls: Map<string, number>; queryDelay: QueryDelay }> {
+export async function countedClient(
+  address: string,
+): Promise<{ client: Client; connection: Connection; calls: Map<string, number>; queries: Map<string, number>; queryDelay: QueryDelay }> {
   const calls = new Map<string, number>();
+  const queries = new Map<string, number>();
   const queryDelay: QueryDelay = { ms: 0 };
   const connection = await Connection.connect({ address, interceptors: [countingInterceptor(calls), queryDelayInterceptor(queryDelay)] });
-  return { client: new Client({ connection }), connection, calls, queryDelay };
+  const countQuery: WorkflowClientInterceptor = {
+    query: (input, next) => {
+      queries.set(input.queryType, (queries.get(input.queryType) ?? 0) + 1);
+      return next(input);
+    },
+  };
+  return { client: new Client({ connection, interceptors: { workflow: [countQuery] } }), connection, calls, queries, queryDelay };
 }
