@@ -105,6 +105,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     closing: closing.signal,
   };
 
+  app.addHook('onClose', async () => context.feeds.close());
   options.metrics?.install(app, () => context.streams.size);
 
   // Closing stops new connections; what is still open must not hold it: `?wait=true` requests answer 202 at once, and

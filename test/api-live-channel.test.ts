@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -18,7 +19,7 @@ import type { TurnSnapshot } from '../core/turn-snapshot';
 import { maxFrameBytes } from '../lib/live/frames';
 import { eventually } from './support/api';
 import { startRedisServer } from './support/redis-server';
-import { requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/services';
+import { killRedisConnection, requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/services';
 
 const delta = (text: string, attempt = 1): LiveEvent => ({ type: 'message.delta', text, call: '1', attempt });
 const snapshot = (offset: number, status: TurnStatus = 'running', output?: string): TurnSnapshot => ({
@@ -298,6 +299,35 @@ describe('live channel', () => {
         expect(await other.latestState('turn-x')).toBeUndefined();
       } finally {
         await Promise.all([api.close(), worker.close(), other.close()]);
+      }
+    });
+
+    it('after its connection dropped, the subscriber subscribes again and says which turns, once Redis confirmed', async () => {
+      const prefix = uniqueRedisPrefix('resubscribe');
+      const name = `skillflow-test-resubscribe-${randomBytes(4).toString('hex')}`;
+      const api = new RedisChannel(testRedisUrl(), { prefix, name });
+      const worker = new RedisChannel(testRedisUrl(), { prefix });
+      try {
+        const seen: string[] = [];
+        api.subscribe('turn-x', (event) => seen.push(label(event)));
+        const offY = api.subscribe('turn-y', () => undefined);
+        const restored: string[][] = [];
+        api.onResubscribed((turnIds) => restored.push(turnIds));
+        await eventually(async () => {
+          worker.publish('turn-x', delta('before'));
+          return seen.length;
+        }, (count) => count > 0);
+        offY();
+        await killRedisConnection(`${name}-subscribe`);
+        await eventually(async () => restored, (calls) => calls.length > 0, 10_000);
+        expect(restored).toEqual([['turn-x']]);
+        // Confirmed: what is published from now on arrives.
+        seen.length = 0;
+        worker.publish('turn-x', delta('after'));
+        await eventually(async () => seen, (events) => events.length === 1, 5_000);
+        expect(seen).toEqual(['after']);
+      } finally {
+        await Promise.all([api.close(), worker.close()]);
       }
     });
 

@@ -64,6 +64,11 @@ export class TurnFeed {
     this.stop();
   }
 
+  /** Pushes may have been lost (the channel's subscription was restored after its connection dropped): read the log. */
+  missedPushes(): void {
+    if (!this.stopped && !this.log.ended) this.wantRead();
+  }
+
   poke(mark?: number): void {
     if (mark !== undefined && this.pushes > mark) return;
     this.schedule.poke(Date.now());

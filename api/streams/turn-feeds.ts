@@ -17,11 +17,14 @@ export interface FeedHandle {
 
 /**
  * One feed per followed turn in this API process, however many clients follow it: one live-channel subscription,
- * one reader of the log (turn-feed.ts). Counts of reads are what `npm run bench` reports as worker work per turn.
+ * one reader of the log (turn-feed.ts). Counts of reads are what `npm run bench` reports as worker work per turn. When
+ * the channel's subscriptions hold again after its connection dropped, each open feed of those turns reads the log
+ * from what it has: what was pushed meanwhile never came.
  */
 export class TurnFeeds {
   private readonly feeds = new Map<string, TurnFeed>();
   private readonly settings: TurnFeedSettings;
+  private readonly stopListening: () => void;
 
   constructor(
     private readonly client: Client,
@@ -30,6 +33,16 @@ export class TurnFeeds {
     private readonly log: (line: string) => void = () => undefined,
   ) {
     this.settings = { ...defaultFeedSettings, ...settings };
+    this.stopListening = live.onResubscribed?.((turnIds) => this.resubscribed(turnIds)) ?? (() => undefined);
+  }
+
+  /** Stops listening to the channel (the feeds end with their watchers). */
+  close(): void {
+    this.stopListening();
+  }
+
+  private resubscribed(turnIds: string[]): void {
+    for (const turnId of turnIds) this.feeds.get(turnId)?.missedPushes();
   }
 
   /** Follows the turn for `watcher` from offset `after` until the handle is stopped or the watcher's onEnd. */

@@ -51,6 +51,13 @@ export interface LiveChannel {
   publishState(turnId: string, snapshot: TurnSnapshot): void;
   /** The latest state kept for the turn, or undefined (none, expired, or the store behind it unreachable). */
   latestState(turnId: string): Promise<TurnSnapshot | undefined>;
+  /**
+   * Calls `listener` with the turns this process follows each time their subscriptions hold again after the channel's
+   * connection dropped (Redis: confirmed by its SUBSCRIBE after a reconnect): what was published meanwhile never came.
+   * Channels that cannot lose a subscription (in process, the local socket's broker) have none. Returns the function
+   * that stops the calls.
+   */
+  onResubscribed?(listener: (turnIds: string[]) => void): () => void;
   close(): Promise<void>;
 }
 

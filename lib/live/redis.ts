@@ -20,14 +20,17 @@ return 1`;
 export interface RedisChannelOptions {
   /** Channel names are `<prefix><turnId>`; the prefix keeps deployments that share a Redis apart. */
   prefix?: string;
+  /** The connections' names in Redis' CLIENT LIST: `<name>-publish` and `<name>-subscribe`. Default `skillflow-live`. */
+  name?: string;
   log?: (line: string) => void;
 }
 
 /**
  * Live events across processes and machines through Redis pub/sub. Publishing never queues while Redis is away
- * (the event is dropped); the subscriber connection opens on the first subscription and resubscribes after a
- * reconnect (ioredis does both on its own). A turn's latest state is a key (`<prefix>state:<turnId>`), written only
- * when it is not older than the one there, and expiring a day after its last write.
+ * (the event is dropped); the subscriber connection opens on the first subscription (ioredis reconnects it), and after
+ * a reconnect subscribes every followed turn again and, once Redis confirmed, tells `onResubscribed` listeners which
+ * (events published while it was away are lost). A turn's latest state is a key (`<prefix>state:<turnId>`), written
+ * only when it is not older than the one there, and expiring a day after its last write.
  */
 export class RedisChannel implements LiveChannel {
   private readonly local = new InProcessChannel();
@@ -36,6 +39,9 @@ export class RedisChannel implements LiveChannel {
   private readonly publisher: Redis;
   private subscriber: Redis | undefined;
   private readonly prefix: string;
+  private readonly resubscribedListeners = new Set<(turnIds: string[]) => void>();
+  /** The subscriber connection was ready once: a later `ready` is a reconnect. */
+  private subscriberWasReady = false;
   private lastError = '';
 
   constructor(
@@ -92,6 +98,11 @@ export class RedisChannel implements LiveChannel {
     await this.subscriptions.get(turnId);
   }
 
+  onResubscribed(listener: (turnIds: string[]) => void): () => void {
+    this.resubscribedListeners.add(listener);
+    return () => this.resubscribedListeners.delete(listener);
+  }
+
   async close(): Promise<void> {
     await this.local.close();
     await Promise.all([this.publisher, this.subscriber].map((client) => client && closeRedis(client)));
@@ -99,7 +110,9 @@ export class RedisChannel implements LiveChannel {
 
   private ensureSubscriber(): Redis {
     if (this.subscriber) return this.subscriber;
-    const subscriber = this.connect('subscribe', {});
+    // Resubscribing is done here rather than by ioredis, to know when Redis confirmed it.
+    const subscriber = this.connect('subscribe', { autoResubscribe: false });
+    subscriber.on('ready', () => this.resubscribe(subscriber));
     subscriber.on('message', (channel: string, message: string) => {
       if (!channel.startsWith(this.prefix)) return;
       try {
@@ -113,8 +126,35 @@ export class RedisChannel implements LiveChannel {
     return subscriber;
   }
 
+  /**
+   * Redis forgets a connection's subscriptions with it: after a reconnect, subscribes every followed turn again, and
+   * once Redis confirmed, tells the listeners. (The first connection sends the subscriptions made so far itself.)
+   */
+  private resubscribe(subscriber: Redis): void {
+    if (!this.subscriberWasReady) {
+      this.subscriberWasReady = true;
+      return;
+    }
+    const turnIds = [...this.subscriptions.keys()];
+    if (turnIds.length === 0) return;
+    subscriber.subscribe(...turnIds.map((turnId) => this.prefix + turnId)).then(
+      () => {
+        const followed = turnIds.filter((turnId) => this.subscriptions.has(turnId));
+        if (followed.length === 0) return;
+        for (const listener of [...this.resubscribedListeners]) {
+          try {
+            listener(followed);
+          } catch {
+            // One failing listener must not keep the news from the others.
+          }
+        }
+      },
+      (err: Error) => this.report(err),
+    );
+  }
+
   private connect(role: string, extra: RedisOptions): Redis {
-    const client = new Redis(this.url, { lazyConnect: false, connectionName: `skillflow-live-${role}`, ...extra });
+    const client = new Redis(this.url, { lazyConnect: false, connectionName: `${this.options.name ?? 'skillflow-live'}-${role}`, ...extra });
     client.on('error', (err: Error) => this.report(err));
     client.on('ready', () => {
       if (this.lastError) this.options.log?.(`live events: Redis ${role} connection ready again`);

@@ -63,3 +63,23 @@ export async function createTestDatabase(what: string): Promise<{ url: string; d
     },
   };
 }
+
+/**
+ * Closes the one connection named `name` on the test Redis from the server's side (CLIENT KILL), as a network fault or
+ * a Redis restart does; the client reconnects by itself. Only a connection of this test's own, never by a shared name.
+ */
+export async function killRedisConnection(name: string, url = testRedisUrl()): Promise<void> {
+  const admin = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    const list = String(await admin.call('CLIENT', 'LIST'));
+    const ids = list
+      .split('\n')
+      .filter((line) => line.includes(` name=${name} `))
+      .map((line) => /^id=(\d+)/.exec(line)?.[1]);
+    if (ids.length !== 1 || !ids[0]) throw new Error(`expected one Redis connection named ${name}, found ${ids.length}`);
+    const killed = await admin.call('CLIENT', 'KILL', 'ID', ids[0]);
+    if (Number(killed) !== 1) throw new Error(`CLIENT KILL ID ${ids[0]} closed ${String(killed)} connections`);
+  } finally {
+    admin.disconnect();
+  }
+}

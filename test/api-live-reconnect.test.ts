@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto';
+import { TurnFollower, type StreamItem } from '../api/streams/follow-turn';
+import { TurnFeeds } from '../api/streams/turn-feeds';
+import type { TurnSnapshot } from '../core/turn-snapshot';
+import { RedisChannel, type LiveEvent } from '../lib/live';
+import { turnEventsQuery, turnStateQuery } from '../workflows/definitions';
+import { eventually } from './support/api';
+import { testDeps } from './support/deps';
+import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
+import { countedClient } from './support/rpc-counter';
+import { killRedisConnection, requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/services';
+import { TemporalTestEnv } from './support/temporal';
+import { answerNext, startTurn } from './support/turns';
+
+/**
+ * Issue 15.2: events the worker publishes while the API's Redis subscriber connection is down never reach the API.
+ * Once the connection is back and Redis confirmed its subscriptions again, every open feed reads the log from what it
+ * has, without waiting for the describe check. The connection is closed from Redis' side (CLIENT KILL of this test's
+ * own connection on the suite's Redis); the events of the down time are the worker's pushes this test drops, since
+ * ioredis reconnects within about 50 ms, too fast to publish a turn's events into the gap.
+ */
+describe('a feed when the API\'s Redis connection comes back', () => {
+  let env: TemporalTestEnv;
+  let fake: FakeAnthropic;
+  let api: Awaited<ReturnType<typeof countedClient>>;
+  let workerLive: RedisChannel;
+  let apiLive: RedisChannel;
+  const name = `skillflow-test-reconnect-${randomBytes(4).toString('hex')}`;
+  /** While set, the worker's pushes of durable events are lost, as those published while the API is disconnected. */
+  let dropping = false;
+
+  beforeAll(async () => {
+    await requireRedis();
+    env = await TemporalTestEnv.connect();
+    fake = await startFakeAnthropic();
+    api = await countedClient(env.address);
+    const prefix = uniqueRedisPrefix('reconnect');
+    workerLive = new RedisChannel(testRedisUrl(), { prefix });
+    apiLive = new RedisChannel(testRedisUrl(), { prefix, name });
+    // The worker's channel drops what it publishes before its connection opens: publish once it carries.
+    const probe = { offset: 1, state: { turnId: `probe-${name}`, status: 'running' } } as unknown as TurnSnapshot;
+    await eventually(async () => (workerLive.publishState(probe.state.turnId, probe), await apiLive.latestState(probe.state.turnId)), Boolean, 10_000);
+  });
+  afterAll(async () => {
+    await env?.close();
+    await fake?.close();
+    await api?.connection.close();
+    await workerLive?.close();
+    await apiLive?.close();
+  });
+
+  it('reads the log for the events pushed while it was away, and takes pushes again after', async () => {
+    const taskQueue = env.newTaskQueue('reconnect');
+    await env.startWorker(taskQueue, testDeps(fake.url), (turnId, event: LiveEvent) => {
+      if (!(dropping && event.type === 'log.event')) workerLive.publish(turnId, event);
+    });
+    const ask = (checkpoint: string) => toolUse('request_human_approval', { checkpoint, summary: checkpoint, kind: 'approval' });
+    fake.enqueue({ content: [ask('one')] }, { content: [ask('two')] }, { content: [text('Gone.')] });
+    const handle = await startTurn(env.client, taskQueue, 'reconnect');
+    // No poll, no silent read, no describe within the test: only the reconnect can make the feed read again.
+    const feeds = new TurnFeeds(api.client, apiLive, { minPollMs: 60_000, maxPollMs: 60_000, silentReadMs: 60_000, describeEveryMs: 60_000 });
+    const restored: string[][] = [];
+    const stopListening = apiLive.onResubscribed((turnIds) => restored.push(turnIds));
+    const items: StreamItem[] = [];
+    const abort = new AbortController();
+    const following = new TurnFollower({ feeds, turnId: handle.workflowId, after: 0, send: (item) => items.push(item), signal: abort.signal }).run();
+    const requested = (checkpoint: string) => items.some((item) => item.type === 'checkpoint.requested' && item.checkpoint.name === checkpoint);
+    const queries = () => api.calls.get('QueryWorkflow') ?? 0;
+    try {
+      await eventually(async () => requested('one'), Boolean, 10_000);
+      dropping = true;
+      const first = await answerNext(handle, { action: 'approve' });
+      await eventually(async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name, (checkpoint) => checkpoint === 'two');
+      expect(requested('two')).toBe(false);
+      dropping = false;
+      const before = queries();
+      await killRedisConnection(`${name}-subscribe`);
+      await eventually(async () => requested('two'), Boolean, 10_000);
+      expect(restored).toEqual([[handle.workflowId]]);
+      expect(queries() - before).toBe(1);
+      await answerNext(handle, { action: 'approve' }, first.id);
+      expect(await following).toBe('ended');
+      const log = await handle.query(turnEventsQuery, 0);
+      expect(items.filter((item) => 'offset' in item)).toEqual(log);
+    } finally {
+      abort.abort();
+      stopListening();
+      feeds.close();
+    }
+  });
+});
