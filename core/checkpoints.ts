@@ -18,6 +18,14 @@ export interface CheckpointRequest {
  * sending the signal by hand should name themselves). */
 export type CheckpointDecision = CheckpointAnswer & { checkpointId: string; by?: string };
 
+/** The id of a turn's `number`th checkpoint (skill runs below go on with their turn's count): `cp-1`, `cp-2`, ... */
+export const checkpointIdOf = (number: number): string => `cp-${number}`;
+
+/** The number in a checkpoint id (`cp-3`: 3), or null when `id` is not one. */
+export function checkpointNumberOf(id: unknown): number | null {
+  return typeof id === 'string' && /^cp-[1-9]\d*$/.test(id) ? Number(id.slice('cp-'.length)) : null;
+}
+
 export type CheckpointResult =
   | { approved: true; overrides?: Record<string, unknown>; note?: string }
   | { choice: string }

@@ -1,4 +1,4 @@
-import { checkpointActions, type CheckpointDecision } from '../checkpoints';
+import { checkpointActions, checkpointIdOf, checkpointNumberOf, type CheckpointDecision } from '../checkpoints';
 import { isPlainObject } from '../json-validator';
 import type { PolicyState } from './types';
 
@@ -37,7 +37,7 @@ export type AheadOutcome = { kind: 'wait' } | { kind: 'decide' } | { kind: 'refu
 /** The answer as one let in ahead of its checkpoint, or null when it is not one (and is checked as it is). */
 export function answerAheadOf(state: PolicyState, decision: CheckpointDecision, activation: number): AnswerAhead | null {
   if (state.open || state.delegated || !isPlainObject(decision) || !checkpointActions.includes(decision.action)) return null;
-  if (decision.checkpointId !== `cp-${state.checkpointCount + 1}`) return null;
+  if (decision.checkpointId !== checkpointIdOf(state.checkpointCount + 1)) return null;
   return { checkpointId: decision.checkpointId, round: state.roundsSinceHuman, activation };
 }
 
@@ -49,7 +49,7 @@ export function answerAheadOutcome(state: PolicyState, ahead: AnswerAhead, now: 
   const gone = (why: string): AheadOutcome => ({ kind: 'refuse', message: `Checkpoint ${ahead.checkpointId} cannot be answered: ${why}.` });
   // A checkpoint opened in a later activation is not the one the client was shown (workflow code checks before it runs).
   if (now.activation !== ahead.activation) return gone('the turn went on without opening it');
-  if (state.checkpointCount >= Number(ahead.checkpointId.slice(3))) return { kind: 'decide' };
+  if (state.checkpointCount >= checkpointNumberOf(ahead.checkpointId)!) return { kind: 'decide' };
   if (now.ended) return gone('the turn ended without opening it');
   if (state.roundsSinceHuman !== ahead.round) return gone('the turn went on without opening it');
   return { kind: 'wait' };

@@ -1,4 +1,4 @@
-import { allowedActions, decisionProblems, routingActions, decisionResult, parseCheckpointRequest, type CheckpointDecision } from '../checkpoints';
+import { allowedActions, checkpointIdOf, checkpointNumberOf, decisionProblems, routingActions, decisionResult, parseCheckpointRequest, type CheckpointDecision } from '../checkpoints';
 import { schemaOfValues, validateJson, type JsonSchema } from '../json-validator';
 import { valueProblem } from '../skills/field-specs';
 import { fieldsToJsonSchema } from '../skills/json-schema';
@@ -68,7 +68,7 @@ export function onCheckpointRequested(state: PolicyState, call: ToolCall, at: nu
   const declaredKind = state.rules.declaredCheckpointKind && spec !== undefined;
   const kind = declaredKind ? spec.kind : request.kind;
   const open: OpenCheckpoint = {
-    id: `cp-${state.checkpointCount + 1}`,
+    id: checkpointIdOf(state.checkpointCount + 1),
     name,
     kind,
     params,
@@ -108,7 +108,7 @@ export const toolApprovalName = (tool: string) => `tool:${tool}`;
 export function onToolApprovalNeeded(state: PolicyState, call: ToolCall, spec: ToolSpec, input: Record<string, unknown>, at: number): Reduction {
   const name = toolApprovalName(spec.name);
   const open: OpenCheckpoint = {
-    id: `cp-${state.checkpointCount + 1}`,
+    id: checkpointIdOf(state.checkpointCount + 1),
     name,
     kind: 'approval',
     params: input,
@@ -148,7 +148,8 @@ const sentence = (text: string) => (/[.!?]$/.test(text) ? text : `${text}.`);
 /** Why this decision cannot be taken (unknown or settled checkpoint, or a decision its rules refuse), or null. */
 function decisionRefusal(state: PolicyState, decision: CheckpointDecision): Reduction | null {
   const id = decision?.checkpointId;
-  if (typeof id !== 'string' || !/^cp-[1-9]\d*$/.test(id) || Number(id.slice(3)) > state.checkpointCount) {
+  const number = checkpointNumberOf(id);
+  if (number === null || number > state.checkpointCount) {
     return refuse(state, `This turn has no checkpoint ${JSON.stringify(id)}.`, 'not_found');
   }
   if (state.open?.id !== id) return refuse(state, `Checkpoint ${id} is no longer pending.`, 'not_pending');
