@@ -6,7 +6,7 @@ import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import type { PendingCheckpoint } from '../core/checkpoints';
 import { workflowInterceptorModules, workflowsPath } from '../worker/create-worker';
-import { buildTestApp, eventually } from './support/api';
+import { authHeaders, buildTestApp, eventually } from './support/api';
 import { testDeps } from './support/deps';
 import { failedCheckpointName } from './support/fail-checkpoint-task';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody, type ScriptedResponse } from './support/fake-anthropic';
@@ -113,7 +113,11 @@ describe('an answer ahead of a checkpoint the turn opens only in a later workflo
   });
   afterAll(async () => app?.close());
 
-  it('is refused with 409 when the model answers, and the checkpoint then opened waits for its own answer', async () => {
+  /**
+   * A turn whose first model call (it opens cp-1, named `later`) waits until `release`; returns once the model was
+   * called, with `accepted`: whether an update was accepted in the turn's history.
+   */
+  async function turnWaitingForModel(message: string) {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let modelCalled!: () => void;
@@ -126,24 +130,51 @@ describe('an answer ahead of a checkpoint the turn opens only in a later workflo
       }
       return replies.shift()!;
     });
-    const turnId = await api.startTurn('wait for it');
+    const turnId = await api.startTurn(message);
     await called;
-
-    const early = api.answer(turnId, 'cp-1', { action: 'approve' });
-    // The turn let the answer in to wait before the model answers: its update is accepted in the history.
     const handle = harness.env.client.workflow.getHandle(turnId);
     const accepted = async () => (await handle.fetchHistory()).events!.some((event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
+    return { turnId, release, replies, accepted };
+  }
+
+  const wentOn = { code: 409, body: { error: { code: 'checkpoint_not_pending', message: 'Checkpoint cp-1 cannot be answered: the turn went on without opening it.' } } };
+
+  it('is refused with 409 when the model answers, and the checkpoint then opened waits for its own answer', async () => {
+    const { turnId, release, replies, accepted } = await turnWaitingForModel('wait for it');
+    const early = api.answer(turnId, 'cp-1', { action: 'approve' });
+    // The turn let the answer in to wait before the model answers: its update is accepted in the history.
     await eventually(accepted, Boolean);
     release();
-    expect(await early).toMatchObject({
-      code: 409,
-      body: { error: { code: 'checkpoint_not_pending', message: 'Checkpoint cp-1 cannot be answered: the turn went on without opening it.' } },
-    });
+    expect(await early).toMatchObject(wentOn);
 
     expect(await api.pending(turnId)).toMatchObject({ id: 'cp-1', name: 'later' });
     expect(await api.answer(turnId, 'cp-1', { action: 'approve' })).toMatchObject({ code: 200, body: { checkpointId: 'cp-1', action: 'approve' } });
     expect(await api.finished(turnId)).toMatchObject({ status: 'completed', output: 'Done.', pendingCheckpoint: null });
     expect(toolResults(harness.fake.requests[1].body)).toEqual([{ approved: true }]);
+    expect(replies).toHaveLength(0);
+  });
+
+  it('with an Idempotency-Key, its refusal is the outcome a retry gets, also once the checkpoint is pending; a new key answers it', async () => {
+    const { turnId, release, replies, accepted } = await turnWaitingForModel('retry me');
+    const answer = async (key: string) => {
+      const response = await app.inject({
+        method: 'POST',
+        url: `/v1/turns/${turnId}/checkpoints/cp-1`,
+        headers: { ...authHeaders(), 'idempotency-key': key },
+        payload: { action: 'approve' },
+      });
+      return { code: response.statusCode, body: response.json() };
+    };
+    const early = answer('first-try');
+    await eventually(accepted, Boolean);
+    release();
+    expect(await early).toMatchObject(wentOn);
+    expect(await api.pending(turnId)).toMatchObject({ id: 'cp-1', name: 'later' });
+
+    // The update with that id was accepted and failed: Temporal answers its id with that outcome (docs/api.md).
+    expect(await answer('first-try')).toMatchObject(wentOn);
+    expect(await answer('second-try')).toMatchObject({ code: 200, body: { checkpointId: 'cp-1', action: 'approve' } });
+    expect(await api.finished(turnId)).toMatchObject({ status: 'completed', output: 'Done.', pendingCheckpoint: null });
     expect(replies).toHaveLength(0);
   });
 });
