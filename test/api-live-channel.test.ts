@@ -18,7 +18,8 @@ import type { TurnStatus } from '../core/turn';
 import type { TurnSnapshot } from '../core/turn-snapshot';
 import { maxFrameBytes } from '../lib/live/frames';
 import { eventually } from './support/api';
-import { startRedisServer } from './support/redis-server';
+import { freePort } from '../lib/dev-server';
+import { startRedisServer, type RedisServer } from './support/redis-server';
 import { killRedisConnection, requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/services';
 
 const delta = (text: string, attempt = 1): LiveEvent => ({ type: 'message.delta', text, call: '1', attempt });
@@ -328,6 +329,34 @@ describe('live channel', () => {
         expect(seen).toEqual(['after']);
       } finally {
         await Promise.all([api.close(), worker.close()]);
+      }
+    });
+
+    it('a turn followed while Redis was down since the start is subscribed once it comes up, after ioredis gave up its queued SUBSCRIBE', async () => {
+      const port = await freePort();
+      const prefix = uniqueRedisPrefix('late-redis');
+      const api = new RedisChannel(`redis://127.0.0.1:${port}`, { prefix });
+      let own: RedisServer | undefined;
+      let worker: RedisChannel | undefined;
+      try {
+        const seen: string[] = [];
+        api.subscribe('turn-x', (event) => seen.push(label(event)));
+        const restored: string[][] = [];
+        api.onResubscribed((turnIds) => restored.push(turnIds));
+        // ioredis fails the commands it queued after 20 retries (about 10 s): the subscription settles, unconfirmed.
+        await api.subscribed('turn-x');
+        own = await startRedisServer(port);
+        worker = new RedisChannel(own.url, { prefix });
+        const published = worker;
+        await eventually(async () => {
+          published.publish('turn-x', delta('up'));
+          return seen.length;
+        }, (count) => count > 0, 15_000);
+        // Its feed reads the log for what was published before the subscription held.
+        expect(restored).toEqual([['turn-x']]);
+      } finally {
+        await Promise.all([api.close(), worker?.close()]);
+        await own?.stop();
       }
     });
 

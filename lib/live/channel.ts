@@ -53,7 +53,8 @@ export interface LiveChannel {
   latestState(turnId: string): Promise<TurnSnapshot | undefined>;
   /**
    * Calls `listener` with the turns this process follows each time their subscriptions hold again after the channel's
-   * connection dropped (Redis: confirmed by its SUBSCRIBE after a reconnect): what was published meanwhile never came.
+   * connection dropped (Redis: confirmed by its SUBSCRIBE after a reconnect, or on the first connection for turns whose
+   * queued SUBSCRIBE had failed): what was published meanwhile never came.
    * Channels that cannot lose a subscription (in process, the local socket's broker) have none. Returns the function
    * that stops the calls.
    */

@@ -42,6 +42,11 @@ export class RedisChannel implements LiveChannel {
   private readonly resubscribedListeners = new Set<(turnIds: string[]) => void>();
   /** The subscriber connection was ready once: a later `ready` is a reconnect. */
   private subscriberWasReady = false;
+  /**
+   * Followed turns whose SUBSCRIBE failed: ioredis fails the commands it queued while the connection is down after its
+   * retries (about 10 s). The next `ready` subscribes them again, also the first one.
+   */
+  private readonly failedSubscriptions = new Set<string>();
   private lastError = '';
 
   constructor(
@@ -82,7 +87,10 @@ export class RedisChannel implements LiveChannel {
         .subscribe(this.prefix + turnId)
         .then(
           () => undefined,
-          (err: Error) => this.report(err),
+          (err: Error) => {
+            if (this.subscriptions.get(turnId) === confirmed) this.failedSubscriptions.add(turnId);
+            this.report(err);
+          },
         );
       this.subscriptions.set(turnId, confirmed);
     }
@@ -90,6 +98,7 @@ export class RedisChannel implements LiveChannel {
       unsubscribe();
       if (this.local.hasListeners(turnId)) return;
       this.subscriptions.delete(turnId);
+      this.failedSubscriptions.delete(turnId);
       this.subscriber?.unsubscribe(this.prefix + turnId).catch(() => undefined);
     };
   }
@@ -128,14 +137,14 @@ export class RedisChannel implements LiveChannel {
 
   /**
    * Redis forgets a connection's subscriptions with it: after a reconnect, subscribes every followed turn again, and
-   * once Redis confirmed, tells the listeners. (The first connection sends the subscriptions made so far itself.)
+   * once Redis confirmed, tells the listeners. The first connection sends the subscriptions queued for it itself, but
+   * not those ioredis already failed (Redis down from the start for longer than its retries): those are sent here too.
    */
   private resubscribe(subscriber: Redis): void {
-    if (!this.subscriberWasReady) {
-      this.subscriberWasReady = true;
-      return;
-    }
-    const turnIds = [...this.subscriptions.keys()];
+    const reconnect = this.subscriberWasReady;
+    this.subscriberWasReady = true;
+    const turnIds = [...this.subscriptions.keys()].filter((turnId) => reconnect || this.failedSubscriptions.has(turnId));
+    this.failedSubscriptions.clear();
     if (turnIds.length === 0) return;
     subscriber.subscribe(...turnIds.map((turnId) => this.prefix + turnId)).then(
       () => {
