@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { TurnFollower, type StreamItem } from '../api/streams/follow-turn';
 import { TurnFeeds } from '../api/streams/turn-feeds';
+import type { FeedEvent } from '../core/feed-log';
 import type { TurnSnapshot } from '../core/turn-snapshot';
 import { RedisChannel, type LiveEvent } from '../lib/live';
 import { turnEventsQuery, turnStateQuery } from '../workflows/definitions';
@@ -84,6 +85,54 @@ describe('a feed when the API\'s Redis connection comes back', () => {
       expect(items.filter((item) => 'offset' in item)).toEqual(log);
     } finally {
       abort.abort();
+      stopListening();
+      feeds.close();
+    }
+  });
+  it('reads again when the subscription held while a read was in flight: that read was answered before', async () => {
+    const taskQueue = env.newTaskQueue('reconnect-in-flight');
+    await env.startWorker(taskQueue, testDeps(fake.url), (turnId, event: LiveEvent) => {
+      if (!(dropping && event.type === 'log.event')) workerLive.publish(turnId, event);
+    });
+    const ask = (checkpoint: string) => toolUse('request_human_approval', { checkpoint, summary: checkpoint, kind: 'approval' });
+    fake.enqueue({ content: [ask('one')] }, { content: [ask('two')] }, { content: [text('Gone.')] });
+    const handle = await startTurn(env.client, taskQueue, 'reconnect in flight');
+    // No poll, no silent read, no describe; a poke reads at once.
+    const feeds = new TurnFeeds(api.client, apiLive, { minPollMs: 60_000, maxPollMs: 60_000, silentReadMs: 60_000, describeEveryMs: 60_000, pokeReadMs: 0 });
+    const restored: string[][] = [];
+    const stopListening = apiLive.onResubscribed((turnIds) => restored.push(turnIds));
+    const items: FeedEvent[] = [];
+    let ended!: () => void;
+    const over = new Promise<void>((resolve) => (ended = resolve));
+    const feed = feeds.watch(handle.workflowId, 0, { onEvent: (event) => items.push(event), onDelta() {}, onCaughtUp() {}, onEnd: () => ended() });
+    const requested = (checkpoint: string) => items.some((item) => item.type === 'checkpoint.requested' && item.checkpoint.name === checkpoint);
+    let release!: () => void;
+    try {
+      await eventually(async () => requested('one'), Boolean, 10_000);
+      dropping = true;
+      // A read whose answer the server gave before what follows, held on its way back to the feed.
+      api.queryDelay.until = new Promise<void>((resolve) => (release = resolve));
+      const answered = new Promise<void>((resolve) => (api.queryDelay.onAnswer = resolve));
+      feed.poke();
+      await answered;
+      const first = await answerNext(handle, { action: 'approve' });
+      await eventually(async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name, (checkpoint) => checkpoint === 'two');
+      dropping = false;
+      await killRedisConnection(`${name}-subscribe`);
+      // The feeds were told (their listener came first) while the read was still held.
+      await eventually(async () => restored.length, (count) => count > 0, 10_000);
+      api.queryDelay.until = undefined;
+      api.queryDelay.onAnswer = undefined;
+      release();
+      await eventually(async () => requested('two'), Boolean, 10_000);
+      await answerNext(handle, { action: 'approve' }, first.id);
+      await over;
+      expect(items).toEqual(await handle.query(turnEventsQuery, 0));
+    } finally {
+      api.queryDelay.until = undefined;
+      api.queryDelay.onAnswer = undefined;
+      release?.();
+      feed.stop();
       stopListening();
       feeds.close();
     }

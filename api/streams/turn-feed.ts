@@ -30,7 +30,7 @@ export class TurnFeed {
   pushes = 0;
   /** The highest offset a `log.appended` hint named. */
   private hinted = 0;
-  /** The feed's copy diverged from a push while a read was in flight: read again from where it now ends. */
+  /** The feed's copy diverged from a push, or its subscription was restored, while a read was in flight: read again. */
   private rereadWanted = false;
   private readonly history = new HistoryWatch();
   /** The history length of the describe that asked for the read wanted now, if one did. */
@@ -64,9 +64,14 @@ export class TurnFeed {
     this.stop();
   }
 
-  /** Pushes may have been lost (the channel's subscription was restored after its connection dropped): read the log. */
+  /**
+   * Pushes may have been lost (the channel's subscription was restored after its connection dropped): read the log. A
+   * read in flight does not do: it may have been answered before the subscription held, so another follows it.
+   */
   missedPushes(): void {
-    if (!this.stopped && !this.log.ended) this.wantRead();
+    if (this.stopped || this.log.ended) return;
+    this.rereadWanted = true;
+    this.wantRead();
   }
 
   poke(mark?: number): void {

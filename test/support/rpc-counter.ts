@@ -16,9 +16,13 @@ export function countingInterceptor(counts: Map<string, number>): Interceptor {
 /** How long answers to QueryWorkflow are held before the caller gets them (0: not held), as on a loaded worker. */
 export interface QueryDelay {
   ms: number;
+  /** While set, answers are held until it settles too: a read a test keeps in flight. */
+  until?: Promise<void>;
+  /** Told when an answer arrived from the server, before it is held. */
+  onAnswer?: () => void;
 }
 
-/** Holds every QueryWorkflow answer for `delay.ms`, read when the answer arrives. */
+/** Holds every QueryWorkflow answer for `delay.ms` (and until `delay.until` settles), read when the answer arrives. */
 export function queryDelayInterceptor(delay: QueryDelay): Interceptor {
   return (options, nextCall) => {
     const call = nextCall(options) as unknown as InterceptingCall;
@@ -27,8 +31,10 @@ export function queryDelayInterceptor(delay: QueryDelay): Interceptor {
       start(metadata, _listener, next) {
         next(metadata, {
           onReceiveMessage(message, nextMessage) {
-            if (delay.ms === 0) nextMessage(message);
-            else setTimeout(() => nextMessage(message), delay.ms);
+            delay.onAnswer?.();
+            const pass = () => (delay.ms === 0 ? nextMessage(message) : setTimeout(() => nextMessage(message), delay.ms));
+            if (delay.until) void delay.until.then(pass);
+            else pass();
           },
         });
       },
