@@ -30,7 +30,8 @@
  *
  * Environment: BENCH_CHUNK_DELAY_MS (20), BENCH_CONCURRENCY (50), BENCH_BASELINE_TURNS (10), BENCH_EXAM_BASELINE_TURNS
  * (5), BENCH_WORKER_EXAMS (5; 0 skips the comparison), BENCH_WATCH_TURNS (3; 0 skips the watchers measurement),
- * BENCH_WATCHERS (100), the scale sizes above (0 skips a part; BENCH_WORKER_NODE_OPTIONS: NODE_OPTIONS of their worker), BENCH_TIMEOUT_MS (900000: abort, clean up and exit 1),
+ * BENCH_WATCHERS (100), the scale sizes above (0 skips a part; BENCH_WORKER_NODE_OPTIONS: NODE_OPTIONS of their worker;
+ * BENCH_WORKER_NODE_ARGS: Node's arguments for it, e.g. --cpu-prof, which Node 20 refuses in NODE_OPTIONS), BENCH_TIMEOUT_MS (900000: abort, clean up and exit 1),
  * BENCH_WRITE=0 to skip appending to docs/benchmarks.md. Exits 0 when every turn completed with the expected number of
  * model calls and three workers missed no transcript and kept the history per round within 10% of one worker's.
  */

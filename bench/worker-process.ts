@@ -60,6 +60,15 @@ function workerEnv(stack: Stack, taskQueue: string, dataDir: string, metricsPort
   };
 }
 
+/**
+ * Node's own arguments for the worker, space-separated, for what NODE_OPTIONS refuses: Node 20 rejects `--cpu-prof`
+ * there, so `BENCH_WORKER_NODE_ARGS='--cpu-prof --cpu-prof-dir=DIR'` profiles the worker (each of its threads writes
+ * a profile of its own when the worker stops).
+ */
+function workerNodeArgs(): string[] {
+  return (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+}
+
 /** Resolves once the worker prints its ready marker; rejects if it exits first or takes longer than `timeoutMs`. */
 function ready(child: ChildProcess, logFile: string, timeoutMs: number): Promise<void> {
   const log = fs.createWriteStream(logFile);
@@ -105,7 +114,7 @@ export async function startWorkerProcess(stack: Stack, signal: AbortSignal, log:
     const live = await createApiLiveChannel(config, log);
     stops.push(() => live.close());
     const metricsPort = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'worker', 'main.ts')], {
+    const child = spawn(process.execPath, [...workerNodeArgs(), '--import', 'tsx', path.join(repoRoot, 'worker', 'main.ts')], {
       cwd: repoRoot,
       env: workerEnv(stack, taskQueue, dataDir, metricsPort),
       stdio: ['ignore', 'pipe', 'pipe'],
