@@ -70,12 +70,18 @@ export const transcriptMissType = 'TranscriptMiss';
 
 const fnvStart = (): [number, number] => [0x811c9dc5, 0x01000193 ^ 0x5bd1e995];
 
+/**
+ * Read once: in the workflow sandbox every access to a global (`Math`) goes through the vm context's interceptor, about
+ * a microsecond each, which in the loop below made hashing cost ~1.7 µs a character instead of ~15 ns.
+ */
+const imul = Math.imul;
+
 function feed(state: [number, number], text: string): [number, number] {
   let [a, b] = state;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
-    a = Math.imul(a ^ code, 0x01000193);
-    b = Math.imul(b ^ code, 0x5bd1e995) ^ (b >>> 15);
+    a = imul(a ^ code, 0x01000193);
+    b = imul(b ^ code, 0x5bd1e995) ^ (b >>> 15);
   }
   return [a, b];
 }

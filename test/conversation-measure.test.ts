@@ -11,6 +11,18 @@ function check(measure: ConversationMeasure, messages: ChatMessage[]): void {
   for (let count = 0; count <= messages.length; count++) expect(measure.digest(messages, count)).toBe(digestOf(messages.slice(0, count)));
 }
 
+describe('digestOf', () => {
+  // Workers and histories of older code name conversations by these digests: the values may never change.
+  it.each([
+    ['an empty conversation', [], '741638a5fb0ad1e1'],
+    ['text beyond ASCII', 'héllo "quoted" ✓', '9563169ad89e2562'],
+    ['a long message', [{ role: 'user', content: 'x'.repeat(1000) }], 'c32a36bfbfdd7577'],
+    ['an object', { a: 1, b: [true, null] }, '0c1201ca02353833'],
+  ])('%s has the digest it always had', (_name, value, digest) => {
+    expect(digestOf(value)).toBe(digest);
+  });
+});
+
 describe('ConversationMeasure', () => {
   test('an empty conversation, one message, and a conversation growing round by round', () => {
     const measure = new ConversationMeasure();
