@@ -33,6 +33,8 @@ export interface ConcurrentExamsResult {
   gauges: GaugeSummary;
   rss: { before: number; peak: number; after: number };
   cpuSeconds: { worker: number; bench: number; temporal: number };
+  /** The worker's main thread and its busiest other thread (the workflow thread), CPU s. */
+  workerThreads: { main: number; busiestOther: number };
   failed: string[];
 }
 
@@ -59,7 +61,7 @@ export async function measureConcurrentExams(stack: Stack, worker: WorkerProcess
   );
   const wallMs = performance.now() - started;
   const benchUsed = process.cpuUsage(benchCpu);
-  const { after, peak, cpuSeconds } = workerSampler.stop();
+  const { after, peak, cpuSeconds, threads } = workerSampler.stop();
   const gaugeSummary = await gauges.stop();
   const timings = timingsBetween(metricsBefore, await scrapeWorkerMetrics(worker.metricsUrl));
 
@@ -83,6 +85,7 @@ export async function measureConcurrentExams(stack: Stack, worker: WorkerProcess
     gauges: gaugeSummary,
     rss: { before: workerSampler.before, peak, after },
     cpuSeconds: { worker: cpuSeconds, bench: (benchUsed.user + benchUsed.system) / 1e6, temporal: cpuOfPid(stack.devServer.process.pid) - temporalCpu },
+    workerThreads: threads,
     failed,
   };
 }
@@ -94,6 +97,7 @@ const slots = ({ max, mean: average, of }: { max: number; mean: number; of: numb
 export function concurrentExamsTable(r: ConcurrentExamsResult): string {
   const seconds = r.wallMs / 1000;
   const g = r.gauges;
+  const perCall = (cpuSeconds: number) => (Number.isFinite(cpuSeconds) && r.modelCalls > 0 ? ((cpuSeconds * 1000) / r.modelCalls).toFixed(1) : '-');
   return [
     `${r.exams} exams of ${r.questions} questions started at once through the API of a worker process of their own ` +
       `(workflow cache ${r.cacheSize}), the fake answering at once; ${r.modelCalls}/${r.expectedModelCalls} model calls and ` +
@@ -112,5 +116,6 @@ export function concurrentExamsTable(r: ConcurrentExamsResult): string {
     `| activity schedule → start, execution (SDK mean, count) | ${mean(r.worker.activityScheduleToStart)}, ${mean(r.worker.activityExecution)} | |`,
     `| worker RSS MB before → after (peak) | ${mb(r.rss.before)} → ${mb(r.rss.after)} (${mb(r.rss.peak)}) | |`,
     `| CPU s: worker / bench process (API, fake, client) / Temporal | ${r.cpuSeconds.worker.toFixed(1)} / ${r.cpuSeconds.bench.toFixed(1)} / ${r.cpuSeconds.temporal.toFixed(1)} | |`,
+    `| worker CPU ms per model call: all / main thread / workflow thread (its busiest other thread) | ${perCall(r.cpuSeconds.worker)} / ${perCall(r.workerThreads.main)} / ${perCall(r.workerThreads.busiestOther)} | |`,
   ].join('\n');
 }

@@ -22,15 +22,31 @@ export function rssOfPid(pid: number | undefined): number {
 const clockTicksPerSecond = 100; // USER_HZ: 100 on Linux for all common architectures
 
 /** CPU seconds (user + system) another process has used so far, from /proc; NaN where not readable. */
-export function cpuOfPid(pid: number | undefined): number {
+export function cpuOfPid(pid: number | undefined, statFile = `/proc/${pid}/stat`): number {
   if (pid === undefined) return Number.NaN;
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = fs.readFileSync(statFile, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond;
   } catch {
     return Number.NaN;
   }
+}
+
+/** The CPU seconds of each thread of a process, by thread id (the main thread's id is the pid); empty when unreadable. */
+export function threadCpuOfPid(pid: number): Map<number, number> {
+  const threads = new Map<number, number>();
+  let ids: string[];
+  try {
+    ids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return threads;
+  }
+  for (const id of ids) {
+    const seconds = cpuOfPid(Number(id), `/proc/${pid}/task/${id}/stat`);
+    if (Number.isFinite(seconds)) threads.set(Number(id), seconds);
+  }
+  return threads;
 }
 
 export interface MemorySample {
