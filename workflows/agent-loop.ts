@@ -1,6 +1,5 @@
 import { replyMessageOf } from '../core/transcript';
-import { compactMessages } from '../core/compaction';
-import { pairJsonLength } from '../core/json-once';
+import { compactMessages, estimateTokens } from '../core/compaction';
 import { contextExceededMessage, continueGuidance, emptyRecoveryAnswer, emptyResponseGuidance, refusalMessage } from '../core/guidance';
 import { textOf, toolUsesOf, type ChatMessage, type ContentBlock, type TextBlock, type ToolDefinition } from '../core/messages';
 import { tokensOf } from '../core/model';
@@ -122,8 +121,7 @@ export function appendUserText(messages: ChatMessage[], text: string): void {
 function compactIfNeeded(context: LoopContext, definitions: ToolDefinition[]): void {
   const { run } = context;
   const budget = run.settings.contextWindowTokens * run.settings.contextBudgetFraction;
-  // estimateTokens([system, definitions]), from texts the round serializes once (its digest and calibration reuse them).
-  const fixed = Math.ceil(pairJsonLength(context.system, definitions) / run.charsPerToken);
+  const fixed = estimateTokens([context.system, definitions], run.charsPerToken);
   if (fixed + Math.ceil(run.measure.jsonLength(run.messages) / run.charsPerToken) <= budget) return;
   const compacted = compactMessages(run.messages, {
     targetTokens: Math.floor(budget * 0.6) - fixed,

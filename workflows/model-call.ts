@@ -1,9 +1,8 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ChatMessage, TextBlock, ToolDefinition } from '../core/messages';
-import { jsonOnce } from '../core/json-once';
 import { nonRetryableModelErrors, type ModelRequest, type ModelResponse } from '../core/model';
-import { digestOfJson, elideRepeated, transcriptMissType, type TranscriptDelta } from '../core/transcript';
+import { digestOf, digestOfJson, elideRepeated, transcriptMissType, type TranscriptDelta } from '../core/transcript';
 import type { TurnRun } from './turn-run';
 
 const activityMargin = 30_000;
@@ -58,21 +57,21 @@ export async function callModel(run: TurnRun, options: ModelCallOptions): Promis
   run.synced = { count: messages.length, digest: run.measure.digest(messages), reply: response.content };
   run.sentPrompt = prompt;
   run.addUsage(response.usage);
-  calibrate(run, options, messages, response);
+  calibrate(run, base, messages, response);
   return response;
 }
 
 const promptDigestCache = new WeakMap<object, string>();
-const digestOnce = (value: object) => promptDigestCache.get(value) ?? promptDigestCache.set(value, digestOfJson(jsonOnce(value))).get(value)!;
+const digestOnce = (value: object) => promptDigestCache.get(value) ?? promptDigestCache.set(value, digestOf(value)).get(value)!;
 
 /**
  * The loop rebuilds its tool definitions every round, nearly always the same: the digest of the last JSON text seen is
- * kept, since hashing it in the workflow sandbox costs more than comparing the text (serialized once a round, `jsonOnce`).
+ * kept, since hashing it in the workflow sandbox costs about a millisecond a round and serializing it far less.
  */
 let lastTools = { json: '', digest: '' };
 
 export function toolsDigest(tools: ToolDefinition[]): string {
-  const json = jsonOnce(tools);
+  const json = JSON.stringify(tools);
   if (json !== lastTools.json) lastTools = { json, digest: digestOfJson(json) };
   return lastTools.digest;
 }
@@ -129,10 +128,10 @@ function isTranscriptMiss(err: unknown): boolean {
 }
 
 /** Characters per token, from the usage the API reports: the context estimate stays honest for any model. */
-function calibrate(run: TurnRun, prompt: Pick<ModelCallOptions, 'system' | 'tools'>, messages: ChatMessage[], response: ModelResponse): void {
+function calibrate(run: TurnRun, request: ModelRequest, messages: ChatMessage[], response: ModelResponse): void {
   const promptTokens = response.usage.inputTokens + response.usage.cacheReadInputTokens + response.usage.cacheCreationInputTokens;
   if (promptTokens <= 0) return;
   // JSON.stringify([system, tools, messages]).length, with the conversation's part measured once per message.
-  const promptChars = jsonOnce(prompt.system).length + jsonOnce(prompt.tools).length + run.measure.jsonLength(messages) + 4;
+  const promptChars = JSON.stringify(request.system).length + JSON.stringify(request.tools ?? null).length + run.measure.jsonLength(messages) + 4;
   run.charsPerToken = Math.min(8, Math.max(1.5, promptChars / promptTokens));
 }
