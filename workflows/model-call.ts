@@ -66,7 +66,8 @@ const digestOnce = (value: object) => promptDigestCache.get(value) ?? promptDige
 
 /**
  * The loop rebuilds its tool definitions every round, nearly always the same: the digest of the last JSON text seen is
- * kept, since hashing it in the workflow sandbox costs about a millisecond a round and serializing it far less.
+ * kept, since hashing the text costs more than comparing it (about a millisecond a round in the workflow sandbox while
+ * the hash read the global `Math.imul` twice a character).
  */
 let lastTools = { json: '', digest: '' };
 
