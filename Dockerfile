@@ -1,5 +1,6 @@
 # skillflow: one image for the API (the default command), the Temporal worker and the codec (compose overrides the
-# command with `node --import tsx worker/main.ts` or `lib/codec/main.ts`). TypeScript runs through tsx; no build step.
+# command with `sh scripts/worker.sh`, worker/main.ts with its memory settings, or `lib/codec/main.ts`). TypeScript runs
+# through tsx; no build step.
 FROM node:20-slim
 
 ENV NODE_ENV=production

@@ -40,6 +40,7 @@ const repoRoot = path.resolve(__dirname, '..');
 function workerEnv(stack: Stack, taskQueue: string, dataDir: string, metricsPort: number): NodeJS.ProcessEnv {
   return {
     ...process.env,
+    NODE: process.execPath,
     TEMPORAL_ADDRESS: stack.devServer.address,
     TEMPORAL_NAMESPACE: 'default',
     SKILLFLOW_TASK_QUEUE: taskQueue,
@@ -55,7 +56,8 @@ function workerEnv(stack: Stack, taskQueue: string, dataDir: string, metricsPort
     SKILLFLOW_LIVE_SOCKET: '',
     SKILLFLOW_MCP_CONFIG: '',
     OTEL_EXPORTER_OTLP_ENDPOINT: '',
-    // Node's options for this worker only, to look into its memory (e.g. --max-old-space-size=256).
+    // Node's options for this worker only, to look into its memory (e.g. --report-on-signal). scripts/worker.sh's own
+    // flags come after them and win: set the heap limit with SKILLFLOW_WORKER_HEAP_MB.
     ...(process.env.BENCH_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : {}),
   };
 }
@@ -114,7 +116,9 @@ export async function startWorkerProcess(stack: Stack, signal: AbortSignal, log:
     const live = await createApiLiveChannel(config, log);
     stops.push(() => live.close());
     const metricsPort = await freePort();
-    const child = spawn(process.execPath, [...workerNodeArgs(), '--import', 'tsx', path.join(repoRoot, 'worker', 'main.ts')], {
+    // As `npm run worker` starts it: scripts/worker.sh, with the worker's memory settings (exec: the PID is node's);
+    // the script passes its arguments to node, before the entry point.
+    const child = spawn('sh', [path.join(repoRoot, 'scripts', 'worker.sh'), ...workerNodeArgs()], {
       cwd: repoRoot,
       env: workerEnv(stack, taskQueue, dataDir, metricsPort),
       stdio: ['ignore', 'pipe', 'pipe'],

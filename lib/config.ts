@@ -23,6 +23,15 @@ export class ConfigError extends Error {
  */
 export const defaultMaxCachedWorkflows = 150;
 
+/**
+ * The old-space limit, in MB, of each of the worker's V8 heaps (its main thread's and its workflow thread's): what V8
+ * may grow each heap to. Sized in docs/benchmarks.md (worker memory) from a worker whose cache holds long
+ * conversations, with margin; a lower limit also makes V8 grow a heap by a smaller factor, which is most of what it saves.
+ */
+export const defaultWorkerHeapMb = 512;
+/** The least non-zero heap limit the settings accept: below it an idle worker would already be near it. */
+export const minWorkerHeapMb = 128;
+
 export interface Config {
   port: number;
   host: string;
@@ -102,6 +111,8 @@ export interface Config {
   workerLogLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** Workflows the worker keeps in memory (sticky cache); an evicted turn replays its history when it wakes. */
   workerMaxCachedWorkflows: number;
+  /** Old-space limit in MB of each of the worker's V8 heaps (main and workflow thread); 0: V8's own (a share of RAM). */
+  workerHeapMb: number;
   /** Activity slots a workflow task may reserve for eager execution (0: off); the server must allow it. */
   workerEagerActivities: number;
   logRequests: boolean;
@@ -190,6 +201,12 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
       return fallback;
     }
     return value;
+  };
+  const heapLimit = (name: string) => {
+    const value = integer(name, defaultWorkerHeapMb, 0, 1_048_576);
+    if (value === 0 || value >= minWorkerHeapMb) return value;
+    problems.push(`${name}=${value} is below ${minWorkerHeapMb} MB, less than an idle worker needs; set ${minWorkerHeapMb} or more, or 0 for V8's own limit.`);
+    return defaultWorkerHeapMb;
   };
   const fraction = (name: string, fallback: number) => {
     const raw = optional(name);
@@ -299,6 +316,7 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     workerLogLevel: oneOf('SKILLFLOW_WORKER_LOG_LEVEL', ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const, 'WARN'),
     workerMaxCachedWorkflows: integer('SKILLFLOW_WORKER_MAX_CACHED_WORKFLOWS', defaultMaxCachedWorkflows, 0, 100_000),
     workerEagerActivities: integer('SKILLFLOW_WORKER_EAGER_ACTIVITIES', 3, 0, 100),
+    workerHeapMb: heapLimit('SKILLFLOW_WORKER_HEAP_MB'),
     apiMetricsPort: port('SKILLFLOW_API_METRICS_PORT'),
     workerMetricsPort: port('SKILLFLOW_WORKER_METRICS_PORT'),
     workerHealthPort: port('SKILLFLOW_WORKER_HEALTH_PORT'),

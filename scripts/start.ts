@@ -57,7 +57,8 @@ async function main(): Promise<void> {
   const env = { ...process.env, SKILLFLOW_DATA_DIR: config.dataDir };
   const node = (entry: string) => ['--import', 'tsx', entry];
   let workerReady = false;
-  const worker = spawnLabelled('worker', process.execPath, node('worker/main.ts'), env, root, (line) => {
+  // The worker with its memory settings (scripts/worker.sh); it reads SKILLFLOW_WORKER_HEAP_MB from env, .env included.
+  const worker = spawnLabelled('worker', 'sh', [path.join(root, 'scripts', 'worker.sh')], { ...env, NODE: process.execPath }, root, (line) => {
     if (line.includes(workerReadyMarker)) workerReady = true;
   });
   const api = spawnLabelled('api', process.execPath, node('api/server.ts'), env, root);

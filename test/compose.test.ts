@@ -84,7 +84,7 @@ const secrets = { ANTHROPIC_API_KEY: 'worker', SKILLFLOW_STORE_URL: 'worker', SK
 const documentedExtras = ['SKILLFLOW_REDIS_URL', 'OTEL_SERVICE_NAME'];
 
 const apiCommand = ['node', '--import', 'tsx', 'api/server.ts'];
-const workerCommand = ['node', '--import', 'tsx', 'worker/main.ts'];
+const workerCommand = ['sh', 'scripts/worker.sh'];
 
 describe('docker-compose.yml services', () => {
   test('has exactly the expected services', () => {
@@ -251,6 +251,7 @@ describe('worker and api', () => {
     expect(service('worker').command).toEqual(workerCommand);
     expect(service('api').command).toEqual(apiCommand);
     expect(fs.existsSync(path.join(root, 'worker/main.ts'))).toBe(true);
+    expect(fs.readFileSync(path.join(root, 'scripts/worker.sh'), 'utf8')).toContain('worker/main.ts');
     expect(fs.existsSync(path.join(root, 'api/server.ts'))).toBe(true);
   });
 

@@ -7,6 +7,7 @@ import { buildToolRegistry } from '../lib/tools/build';
 import { tracingFromConfig } from '../lib/tracing';
 import { bundleWorkflowsApart } from './bundle-apart';
 import { createWorker } from './create-worker';
+import { applyWorkerHeapFlags, heapFixFor, watchMainHeap } from './heap';
 import { serveWorkerHealth } from './health';
 import { modelDepsFrom } from './model-deps';
 import { workerReadyMarker } from './ready';
@@ -23,6 +24,8 @@ async function main(): Promise<void> {
   const say = (line: string) => logger.info(line);
   for (const warning of config.warnings) logger.warn(warning);
   installRuntime(config, logger);
+  // Before the SDK creates its workflow thread, whose heap these flags size.
+  applyWorkerHeapFlags(config, logger);
   if (!config.anthropicApiKey && !config.anthropicBaseUrl) {
     logger.warn('ANTHROPIC_API_KEY is not set: model calls will fail until you set it (see .env.example).');
   }
@@ -63,6 +66,7 @@ async function main(): Promise<void> {
     });
     const health = config.workerHealthPort > 0 ? await serveWorkerHealth({ worker, connection }, config.workerHealthPort, config.host) : undefined;
     const running = worker.run();
+    const stopHeapWatch = watchMainHeap(logger);
     // `npm start` waits for the marker in this line.
     say(`${workerReadyMarker}: task queue "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.temporalNamespace})`);
     say(`live events go to ${describeLiveChannel(config)}; transcripts are shared through ${store.description}`);
@@ -73,6 +77,7 @@ async function main(): Promise<void> {
     try {
       await running;
     } finally {
+      stopHeapWatch();
       health?.close();
     }
     say('stopped');
@@ -85,6 +90,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error('[worker] fatal:', err instanceof Error ? err.message : err);
+  const message = err instanceof Error ? err.message : String(err);
+  const fix = heapFixFor(message);
+  console.error('[worker] fatal:', message, ...(fix ? [`(${fix})`] : []));
   process.exit(1);
 });
