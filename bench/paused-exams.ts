@@ -21,6 +21,8 @@ export interface PausedExamsResult {
   exams: number;
   questions: number;
   inFlight: number;
+  /** What each exam's message was padded to (0: not padded). */
+  messageChars: number;
   cacheSize: number;
   /** First POST → the last exam paused; answering the first → the last exam done. */
   pauseMs: number;
@@ -39,6 +41,13 @@ export interface PausedExamsResult {
 }
 
 /** How long to wait for the exams to pause: the benchmark's own timeout stops it sooner when it is shorter. */
+/** `message` followed by filler text up to `chars` characters (the API's message limits must allow them). */
+function padded(message: string, chars: number): string {
+  if (chars <= message.length) return message;
+  const filler = ' Context for the exam: arrays, linked lists, hash maps, heaps, tries and balanced trees.';
+  return (message + filler.repeat(Math.ceil((chars - message.length) / filler.length))).slice(0, chars);
+}
+
 const pauseDeadlineMs = (exams: number) => 60_000 + exams * 500;
 const settleMs = 3_000;
 const sleep = (msecs: number) => new Promise((resolve) => setTimeout(resolve, msecs));
@@ -58,11 +67,11 @@ async function waitUntilPaused(stack: Stack, worker: WorkerProcess, exams: numbe
 export async function measurePausedExams(
   stack: Stack,
   worker: WorkerProcess,
-  settings: { exams: number; questions: number; inFlight: number; first: number },
+  settings: { exams: number; questions: number; inFlight: number; messageChars: number; first: number },
   signal: AbortSignal,
   log: (line: string) => void,
 ): Promise<PausedExamsResult> {
-  const { exams, questions, inFlight, first } = settings;
+  const { exams, questions, inFlight, messageChars, first } = settings;
   const failed: string[] = [];
   const from = stack.fake.requests.length;
   const gauges = new GaugeSampler(worker.metricsUrl, 1_000);
@@ -70,7 +79,7 @@ export async function measurePausedExams(
   const started = performance.now();
   const turns = await inWaves(exams, inFlight, async (i) => {
     try {
-      return await worker.client.startTurn(await worker.client.createSession(), examMessage(questions, first + i));
+      return await worker.client.startTurn(await worker.client.createSession(), padded(examMessage(questions, first + i), messageChars));
     } catch (err) {
       failed.push(`exam ${first + i} did not start: ${err instanceof Error ? err.message : String(err)}`);
       return undefined;
@@ -109,6 +118,7 @@ export async function measurePausedExams(
     exams,
     questions,
     inFlight,
+    messageChars,
     cacheSize: worker.cacheSize,
     pauseMs,
     resumeMs,
@@ -127,7 +137,7 @@ export async function measurePausedExams(
 export function pausedExamsTable(r: PausedExamsResult): string {
   const g = r.gauges;
   return [
-    `${r.exams} exams of ${r.questions} question(s) through the API of a worker process of their own (workflow cache ` +
+    `${r.exams} exams of ${r.questions} question(s)${r.messageChars > 0 ? `, their messages padded to ${r.messageChars.toLocaleString('en')} characters,` : ''} through the API of a worker process of their own (workflow cache ` +
       `${r.cacheSize}), ${r.inFlight} requests at a time, each left at its first checkpoint, then all answered to their end; ` +
       `${r.completed} of ${r.exams} completed, ${r.modelCalls}/${r.expectedModelCalls} model calls.`,
     '',

@@ -25,7 +25,9 @@
  *
  * Last, the scale scenarios (bench/scale.ts), each on a worker process of its own: BENCH_CONCURRENT_EXAMS (50) exams of
  * BENCH_CONCURRENT_QUESTIONS (8) questions at once (rounds per second), then BENCH_PAUSED_EXAMS (1000) exams of
- * BENCH_PAUSED_QUESTIONS (1) question left at a checkpoint, BENCH_PAUSED_IN_FLIGHT (50) requests at a time, and then
+ * BENCH_PAUSED_QUESTIONS (1) question left at a checkpoint, BENCH_PAUSED_IN_FLIGHT (50) requests at a time (their
+ * messages padded to BENCH_PAUSED_MESSAGE_CHARS, 0: not padded; SKILLFLOW_MAX_MESSAGE_CHARS and _BYTES raise the
+ * API's limits), and then
  * all answered (the worker's RSS with them paused).
  *
  * Environment: BENCH_CHUNK_DELAY_MS (20), BENCH_CONCURRENCY (50), BENCH_BASELINE_TURNS (10), BENCH_EXAM_BASELINE_TURNS

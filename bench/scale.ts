@@ -15,6 +15,8 @@ export interface ScaleSettings {
   pausedExams: number;
   pausedQuestions: number;
   pausedInFlight: number;
+  /** Characters each paused exam's message is padded to (0: not padded): long conversations in the worker's cache. */
+  pausedMessageChars: number;
 }
 
 export function scaleSettings(): ScaleSettings {
@@ -24,6 +26,7 @@ export function scaleSettings(): ScaleSettings {
     pausedExams: setting('BENCH_PAUSED_EXAMS', 1000),
     pausedQuestions: setting('BENCH_PAUSED_QUESTIONS', 1),
     pausedInFlight: Math.max(1, setting('BENCH_PAUSED_IN_FLIGHT', 50)),
+    pausedMessageChars: setting('BENCH_PAUSED_MESSAGE_CHARS', 0),
   };
 }
 
@@ -58,7 +61,7 @@ export async function measureScale(stack: Stack, settings: ScaleSettings, signal
   if (settings.pausedExams > 0) {
     log(`paused exams: ${settings.pausedExams} exams left at a checkpoint on a worker process of their own...`);
     const r = await withWorker(stack, signal, log, (worker) =>
-      measurePausedExams(stack, worker, { exams: settings.pausedExams, questions: settings.pausedQuestions, inFlight: settings.pausedInFlight, first: 20_000 }, signal, log),
+      measurePausedExams(stack, worker, { exams: settings.pausedExams, questions: settings.pausedQuestions, inFlight: settings.pausedInFlight, messageChars: settings.pausedMessageChars, first: 20_000 }, signal, log),
     );
     log(`  ${r.completed}/${r.exams} completed, ${r.failed.length} problems`);
     parts.push(`#### ${settings.pausedExams} exams paused at a checkpoint\n\n${pausedExamsTable(r)}`);

@@ -112,6 +112,8 @@ export async function startWorkerProcess(stack: Stack, signal: AbortSignal, log:
       // exams in flight at once on one API key.
       SKILLFLOW_MAX_SESSIONS_PER_USER: '0',
       SKILLFLOW_MAX_STREAMS_PER_KEY: String(benchStreamsPerKey),
+      // Longer messages than the defaults allow (BENCH_PAUSED_MESSAGE_CHARS), when the benchmark's environment says so.
+      ...Object.fromEntries(['SKILLFLOW_MAX_MESSAGE_CHARS', 'SKILLFLOW_MAX_MESSAGE_BYTES', 'SKILLFLOW_BODY_LIMIT_BYTES'].flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : []))),
     });
     const live = await createApiLiveChannel(config, log);
     stops.push(() => live.close());
