@@ -1,7 +1,6 @@
 import type { Config } from '../config';
 import { unmatchedGrants } from '../../core/tools';
 import { builtinTools } from './builtin';
-import { attachMcpServers } from './mcp';
 import { loadToolModules } from './modules';
 import { ToolRegistry } from './registry';
 
@@ -19,7 +18,8 @@ export async function buildToolRegistry(settings: ToolSettings, log: (line: stri
   const custom = await loadToolModules(settings.toolsDir);
   const registry = new ToolRegistry([...builtins, ...custom], settings.defaultTools);
   if (custom.length > 0) log(`tools from ${settings.toolsDir}: ${custom.map((tool) => tool.spec.name).join(', ')}`);
-  const closeMcp = settings.mcpConfigPath ? await attachMcpServers(settings.mcpConfigPath, registry, log) : async () => undefined;
+  // The MCP client (its SDK and schema libraries, several MB of heap) loads only for a worker that has MCP servers.
+  const closeMcp = settings.mcpConfigPath ? await (await import('./mcp')).attachMcpServers(settings.mcpConfigPath, registry, log) : async () => undefined;
   for (const grant of unmatchedGrants(registry.specs, settings.defaultTools)) log(`SKILLFLOW_DEFAULT_TOOLS grants ${grant}, which no registered tool matches (yet)`);
   return { registry, close: closeMcp };
 }
