@@ -149,12 +149,13 @@ describe('observability', () => {
     expect(body).toMatch(new RegExp(`task_queue="${taskQueue}"`));
   });
 
-  it('worker/main.ts at the default log level: JSON lines, and the ready line npm start waits for', async () => {
+  it('worker/main.ts started as deployed (scripts/worker.sh) at the default log level: JSON lines, the ready line npm start waits for, no warning about its memory settings', async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'worker', 'main.ts')], {
+    const child = spawn('sh', [path.join(root, 'scripts', 'worker.sh')], {
       cwd: root,
       env: {
         PATH: process.env.PATH,
+        NODE: process.execPath,
         TEMPORAL_ADDRESS: env.address,
         SKILLFLOW_TASK_QUEUE: env.newTaskQueue('main'),
         SKILLFLOW_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'sf-worker-main-')),
@@ -171,6 +172,8 @@ describe('observability', () => {
       await eventually(async () => output, (text) => text.includes(workerReadyMarker) || child.exitCode !== null, 90_000);
       const lines = output.trim().split('\n').map((line) => JSON.parse(line) as LogLine);
       expect(lines.find((line) => line.msg.startsWith(workerReadyMarker))).toMatchObject({ level: 'info', service: 'skillflow-worker' });
+      // scripts/worker.sh gave the main thread the heap flags of SKILLFLOW_WORKER_HEAP_MB and set MALLOC_ARENA_MAX.
+      expect(lines.filter((line) => /heap|MALLOC_ARENA_MAX/.test(line.msg)).map((line) => line.msg)).toEqual([]);
       expect(await (await fetch(`http://127.0.0.1:${port}/readyz`)).json()).toMatchObject({ status: 'ready', worker: 'RUNNING', temporal: 'ok' });
     } finally {
       child.kill('SIGTERM');

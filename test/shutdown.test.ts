@@ -35,12 +35,13 @@ describe('shutdown', () => {
     fake.requests.length = 0;
   });
 
-  /** worker/main.ts as deployed, in a process of its own, with the given grace. */
+  /** worker/main.ts as deployed (scripts/worker.sh, which execs node: signals reach the worker), with the given grace. */
   async function startWorkerProcess(taskQueue: string, graceMs: number): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+    const child = spawn('sh', ['scripts/worker.sh'], {
       cwd: root,
       env: {
         ...process.env,
+        NODE: process.execPath,
         TEMPORAL_ADDRESS: env.address,
         SKILLFLOW_TASK_QUEUE: taskQueue,
         SKILLFLOW_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'sf-shutdown-')),
