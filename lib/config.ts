@@ -29,7 +29,7 @@ export const defaultMaxCachedWorkflows = 150;
  * conversations, with margin; a lower limit also makes V8 grow a heap by a smaller factor, which is most of what it saves.
  */
 export const defaultWorkerHeapMb = 512;
-/** The least non-zero heap limit the settings accept: below it an idle worker would already be near it. */
+/** The least non-zero heap limit the settings accept: an idle worker's main thread already holds 40-70 MB of heap. */
 export const minWorkerHeapMb = 128;
 
 export interface Config {
