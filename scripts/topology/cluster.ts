@@ -35,7 +35,9 @@ export class NodeProcess {
     const logFile = path.join(this.logDir, `${this.name}.log`);
     const log = fs.openSync(logFile, 'a');
     fs.writeSync(log, `--- start ${++this.starts} at ${new Date().toISOString()} from ${this.root}\n`);
-    const child = spawn(process.execPath, ['--import', 'tsx', this.entry], { cwd: this.root, env: this.env, stdio: ['ignore', log, log] });
+    // A worker starts as deployed: scripts/worker.sh, with its memory settings (it execs node: the PID is the worker's).
+    const [command, args] = this.entry === 'worker/main.ts' ? ['sh', ['scripts/worker.sh']] : [process.execPath, ['--import', 'tsx', this.entry]];
+    const child = spawn(command, args, { cwd: this.root, env: { ...this.env, NODE: process.execPath }, stdio: ['ignore', log, log] });
     fs.closeSync(log);
     this.child = child;
     this.exitedPromise = new Promise((resolve) => child.once('exit', () => resolve()));
