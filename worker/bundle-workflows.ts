@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { withoutSourcesContent } from './bundle-map';
 import { workflowInterceptorModules, workflowsPath } from './create-worker';
 
 /**
@@ -11,7 +12,7 @@ async function main(): Promise<void> {
   if (!file) throw new Error('usage: bundle-workflows.ts <output file> [--tracing]');
   const quiet = { log() {}, info() {}, warn() {}, debug() {}, trace() {}, error: console.error };
   const bundle = await bundleWorkflowCode({ workflowsPath, workflowInterceptorModules: workflowInterceptorModules(flags.includes('--tracing')), logger: quiet });
-  fs.writeFileSync(file, bundle.code);
+  fs.writeFileSync(file, withoutSourcesContent(bundle.code));
 }
 
 main().catch((err: unknown) => {
