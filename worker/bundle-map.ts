@@ -3,8 +3,9 @@ const inlineMapComment = '//# sourceMappingURL=data:';
 const base64Tag = 'base64,';
 
 /**
- * The bundle without its sources' text in its inline source map: stack traces need only the mappings, and the worker
- * holds the bundle in both its threads (the text was 1.3 MB of the map's base64, on 2.9 MB of bundle). A bundle
+ * The bundle without its sources' text in its inline source map: stack traces need only the mappings (the SDK reads
+ * the text only for the enhanced stack trace query with `showStackTraceSources`, which the worker leaves off), and the
+ * worker holds the bundle in both its threads (the text was 1.3 MB of the map's base64, on 2.9 MB of bundle). A bundle
  * without an inline base64 map is returned as it is (the SDK then refuses it with its own error).
  */
 export function withoutSourcesContent(code: string): string {
