@@ -137,4 +137,57 @@ describe('a feed when the API\'s Redis connection comes back', () => {
       feeds.close();
     }
   });
+  it('reads for every open feed, a bounded number at once, and not for one closed while it waited', async () => {
+    const taskQueue = env.newTaskQueue('reconnect-many');
+    await env.startWorker(taskQueue, testDeps(fake.url), (turnId, event: LiveEvent) => workerLive.publish(turnId, event));
+    const turns = 20;
+    const atOnce = 3;
+    fake.enqueue(...Array.from({ length: turns }, () => ({ content: [toolUse('request_human_approval', { checkpoint: 'one', summary: 'one', kind: 'approval' })] })));
+    const handles = await Promise.all(Array.from({ length: turns }, (_, at) => startTurn(env.client, taskQueue, `reconnect many ${at}`)));
+    // No poll, no silent read, no describe within the test: only the reconnect makes the feeds read.
+    const feeds = new TurnFeeds(api.client, apiLive, { minPollMs: 60_000, maxPollMs: 60_000, silentReadMs: 60_000, describeEveryMs: 60_000, reconnectReads: atOnce });
+    const waiting = new Set<string>();
+    const watched = handles.map((handle) =>
+      feeds.watch(handle.workflowId, 0, {
+        onEvent: (event) => event.type === 'checkpoint.requested' && waiting.add(handle.workflowId),
+        onDelta() {},
+        onCaughtUp() {},
+        onEnd() {},
+      }),
+    );
+    // Told after the feeds (they listened first), while the first reads are in flight: the last feeds still wait.
+    const closing = 5;
+    const closed: string[] = [];
+    const stopListening = apiLive.onResubscribed((turnIds) => {
+      for (const turnId of turnIds.slice(-closing)) {
+        closed.push(turnId);
+        watched[handles.findIndex((handle) => handle.workflowId === turnId)].stop();
+      }
+    });
+    const reads = (turnId: string) => api.queriesOf.get(`${turnEventsQuery.name} ${turnId}`) ?? 0;
+    try {
+      await eventually(async () => waiting.size, (count) => count === turns, 30_000);
+      const before = handles.map((handle) => reads(handle.workflowId));
+      const load = api.load.get(turnEventsQuery.name);
+      if (!load) throw new Error('the feeds made no turnEvents query to catch up');
+      load.max = load.now;
+      // Each read takes a while, as on a loaded worker: unbounded, all of them would be in flight together.
+      api.queryDelay.ms = 300;
+      await killRedisConnection(`${name}-subscribe`);
+      const open = () => handles.filter((handle) => !closed.includes(handle.workflowId));
+      await eventually(async () => open().filter((handle) => reads(handle.workflowId) > before[handles.indexOf(handle)]).length, (count) => count === turns - closing, 30_000);
+      await eventually(async () => load.now, (now) => now === 0, 10_000);
+      expect(closed).toHaveLength(closing);
+      expect(Object.fromEntries(handles.map((handle, at) => [handle.workflowId, reads(handle.workflowId) - before[at]]))).toEqual(
+        Object.fromEntries(handles.map((handle) => [handle.workflowId, closed.includes(handle.workflowId) ? 0 : 1])),
+      );
+      expect(load.max).toBe(atOnce);
+    } finally {
+      api.queryDelay.ms = 0;
+      stopListening();
+      for (const feed of watched) feed.stop();
+      feeds.close();
+      await Promise.all(handles.map((handle) => handle.terminate('test over').catch(() => undefined)));
+    }
+  });
 });

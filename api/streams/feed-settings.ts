@@ -12,6 +12,11 @@ export interface TurnFeedSettings extends FeedTimings {
    * pause); still running after this long, the feed reads the log instead, which holds the event only if it is durable.
    */
   confirmEndingMs: number;
+  /**
+   * After the live channel's subscription was restored, how many feeds of the process read the log at once (the
+   * others wait their turn): each read is a `turnEvents` query, a workflow task on the worker.
+   */
+  reconnectReads: number;
 }
 
 export const defaultFeedSettings: TurnFeedSettings = {
@@ -24,4 +29,7 @@ export const defaultFeedSettings: TurnFeedSettings = {
   pokeReadMs: 1_000,
   subscribeWaitMs: 1_000,
   confirmEndingMs: 5_000,
+  // A few reads at once catch up quickly; hundreds at once would each be a workflow task (often a full replay) on the
+  // worker, repeated on every reconnect of a flapping Redis.
+  reconnectReads: 4,
 };

@@ -36,6 +36,8 @@ export class TurnFeed {
   /** The history length of the describe that asked for the read wanted now, if one did. */
   private describedForRead: number | undefined;
   private wake: (() => void) | undefined;
+  /** Told by `missedPushes`, waiting for the next read to end. */
+  private readWaiters: Array<() => void> = [];
 
   constructor(
     private readonly client: Client,
@@ -67,11 +69,14 @@ export class TurnFeed {
   /**
    * Pushes may have been lost (the channel's subscription was restored after its connection dropped): read the log. A
    * read in flight does not do: it may have been answered before the subscription held, so another follows it.
+   * Settles when a read that began after the call has ended (or the feed stopped): turn-feeds.ts bounds how many run.
    */
-  missedPushes(): void {
-    if (this.stopped || this.log.ended) return;
+  missedPushes(): Promise<void> {
+    if (this.stopped || this.log.ended) return Promise.resolve();
     this.rereadWanted = true;
+    const read = new Promise<void>((resolve) => this.readWaiters.push(resolve));
     this.wantRead();
+    return read;
   }
 
   poke(mark?: number): void {
@@ -132,6 +137,12 @@ export class TurnFeed {
     this.unsubscribe();
     this.onStop();
     this.rouse();
+    this.readEnded(this.readWaiters);
+  }
+
+  private readEnded(waiters: Array<() => void>): void {
+    if (waiters === this.readWaiters) this.readWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   private async run(): Promise<void> {
@@ -167,10 +178,13 @@ export class TurnFeed {
   private async readStep(): Promise<boolean> {
     this.readWanted = false;
     this.rereadWanted = false;
+    const waiters = this.readWaiters;
+    this.readWaiters = [];
     const described = await this.describedBeforeRead();
     this.history.readStarts();
     const read = await this.readLog();
     this.history.readDone(read === null ? undefined : described);
+    this.readEnded(waiters);
     if (read === null) {
       if (this.stopped || (await this.endIfClosed(true))) return true;
       this.readWanted = true;

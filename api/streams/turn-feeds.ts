@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { RereadQueue } from '../../core/reread-queue';
 import type { LiveChannel } from '../../lib/live';
 import { defaultFeedSettings, type TurnFeedSettings } from './feed-settings';
 import type { FeedWatcher } from './feed-watchers';
@@ -19,12 +20,14 @@ export interface FeedHandle {
  * One feed per followed turn in this API process, however many clients follow it: one live-channel subscription,
  * one reader of the log (turn-feed.ts). Counts of reads are what `npm run bench` reports as worker work per turn. When
  * the channel's subscriptions hold again after its connection dropped, each open feed of those turns reads the log
- * from what it has: what was pushed meanwhile never came.
+ * from what it has: what was pushed meanwhile never came. Those reads go `reconnectReads` at a time
+ * (core/reread-queue.ts), so a reconnect is not one query per open feed on the worker at once.
  */
 export class TurnFeeds {
   private readonly feeds = new Map<string, TurnFeed>();
   private readonly settings: TurnFeedSettings;
   private readonly stopListening: () => void;
+  private readonly rereads: RereadQueue;
 
   constructor(
     private readonly client: Client,
@@ -33,6 +36,7 @@ export class TurnFeeds {
     private readonly log: (line: string) => void = () => undefined,
   ) {
     this.settings = { ...defaultFeedSettings, ...settings };
+    this.rereads = new RereadQueue(this.settings.reconnectReads);
     this.stopListening = live.onResubscribed?.((turnIds) => this.resubscribed(turnIds)) ?? (() => undefined);
   }
 
@@ -42,14 +46,30 @@ export class TurnFeeds {
   }
 
   private resubscribed(turnIds: string[]): void {
-    for (const turnId of turnIds) this.feeds.get(turnId)?.missedPushes();
+    for (const turnId of turnIds) if (this.feeds.has(turnId)) this.rereads.add(turnId);
+    this.startRereads();
+  }
+
+  private startRereads(): void {
+    for (const turnId of this.rereads.start()) {
+      const read = this.feeds.get(turnId)?.missedPushes() ?? Promise.resolve();
+      void read.then(() => {
+        this.rereads.done(turnId);
+        this.startRereads();
+      });
+    }
+  }
+
+  private closed(turnId: string): void {
+    this.feeds.delete(turnId);
+    this.rereads.drop(turnId);
   }
 
   /** Follows the turn for `watcher` from offset `after` until the handle is stopped or the watcher's onEnd. */
   watch(turnId: string, after: number, watcher: FeedWatcher): FeedHandle {
     let feed = this.feeds.get(turnId);
     if (!feed) {
-      feed = new TurnFeed(this.client, this.live, turnId, this.settings, this.log, () => this.feeds.delete(turnId));
+      feed = new TurnFeed(this.client, this.live, turnId, this.settings, this.log, () => this.closed(turnId));
       this.feeds.set(turnId, feed);
     }
     const joined = feed;

@@ -42,22 +42,49 @@ export function queryDelayInterceptor(delay: QueryDelay): Interceptor {
   };
 }
 
+/** Queries of one type in flight now, and the most at once since `max` was last set (a test resets it to `now`). */
+export interface QueryLoad {
+  now: number;
+  max: number;
+}
+
 /**
- * A client on a connection of its own whose calls are counted in `calls`, and its queries by query type (`turnState`,
- * `turnEvents`, `sessionState`) in `queries`, and whose query answers wait `queryDelay.ms`; close `connection` when done.
+ * A client on a connection of its own whose calls are counted in `calls`, its queries by query type (`turnState`,
+ * `turnEvents`, `sessionState`) in `queries` and by type and workflow id (`turnEvents turn-...`) in `queriesOf`, and
+ * those in flight at once by type in `load`; its query answers wait `queryDelay.ms`. Close `connection` when done.
  */
 export async function countedClient(
   address: string,
-): Promise<{ client: Client; connection: Connection; calls: Map<string, number>; queries: Map<string, number>; queryDelay: QueryDelay }> {
+): Promise<{
+  client: Client;
+  connection: Connection;
+  calls: Map<string, number>;
+  queries: Map<string, number>;
+  queriesOf: Map<string, number>;
+  load: Map<string, QueryLoad>;
+  queryDelay: QueryDelay;
+}> {
   const calls = new Map<string, number>();
   const queries = new Map<string, number>();
+  const queriesOf = new Map<string, number>();
+  const load = new Map<string, QueryLoad>();
   const queryDelay: QueryDelay = { ms: 0 };
   const connection = await Connection.connect({ address, interceptors: [countingInterceptor(calls), queryDelayInterceptor(queryDelay)] });
   const countQuery: WorkflowClientInterceptor = {
-    query: (input, next) => {
+    query: async (input, next) => {
       queries.set(input.queryType, (queries.get(input.queryType) ?? 0) + 1);
-      return next(input);
+      const of = `${input.queryType} ${input.workflowExecution.workflowId}`;
+      queriesOf.set(of, (queriesOf.get(of) ?? 0) + 1);
+      const inFlight = load.get(input.queryType) ?? { now: 0, max: 0 };
+      load.set(input.queryType, inFlight);
+      inFlight.now += 1;
+      inFlight.max = Math.max(inFlight.max, inFlight.now);
+      try {
+        return await next(input);
+      } finally {
+        inFlight.now -= 1;
+      }
     },
   };
-  return { client: new Client({ connection, interceptors: { workflow: [countQuery] } }), connection, calls, queries, queryDelay };
+  return { client: new Client({ connection, interceptors: { workflow: [countQuery] } }), connection, calls, queries, queriesOf, load, queryDelay };
 }
