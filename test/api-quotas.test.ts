@@ -14,14 +14,10 @@ const keys = users.map((user) => `${keyOf(user)}=${user}`).join(',');
 /** Issue 13.13: sessions per user, model tokens per user per day, and idle sessions closed and removed. */
 describe('quotas', () => {
   const harness = useWorkerHarness('quotas');
-  const apps: FastifyInstance[] = [];
-  afterAll(async () => {
-    for (const app of apps) await app.close();
-  });
 
   async function appWith(env: Record<string, string>) {
     const { app } = await buildTestApp(harness.env.client, harness.taskQueue, { SKILLFLOW_API_KEYS: keys, ...env });
-    apps.push(app);
+    harness.closeFirst(() => app.close());
     return app;
   }
 

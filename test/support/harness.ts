@@ -6,6 +6,13 @@ export interface Harness {
   env: TemporalTestEnv;
   fake: FakeAnthropic;
   taskQueue: string;
+  /**
+   * Closes `close` (an API app, say) after the file's tests and before the harness closes its connection: Jest runs a
+   * file's afterAll hooks in the order they were declared, so an afterAll declared after useWorkerHarness runs after
+   * the connection closed, and whatever the app still does in the background (a sweep, a feed's read) retries on a
+   * shut-down channel until its hook times out.
+   */
+  closeFirst(close: () => Promise<unknown>): void;
 }
 
 /**
@@ -21,7 +28,8 @@ export interface HarnessOptions {
 }
 
 export function useWorkerHarness(prefix: string, options: HarnessOptions = {}): Harness {
-  const harness = {} as Harness;
+  const closers: Array<() => Promise<unknown>> = [];
+  const harness = { closeFirst: (close) => void closers.push(close) } as Harness;
   beforeAll(async () => {
     harness.env = await TemporalTestEnv.connect();
     harness.fake = await startFakeAnthropic();
@@ -29,6 +37,7 @@ export function useWorkerHarness(prefix: string, options: HarnessOptions = {}): 
     await harness.env.startWorker(harness.taskQueue, testDeps(harness.fake.url, { skillsDir: options.skillsDir?.(), ...options.deps?.() }), undefined, options.worker?.());
   });
   afterAll(async () => {
+    for (const close of closers.splice(0)) await close();
     await harness.env?.close();
     await harness.fake?.close();
   });
