@@ -1,5 +1,6 @@
-import { isGrpcServiceError, ServiceError } from '@temporalio/client';
+import { isGrpcServiceError, ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { PayloadConverterError, ValueError } from '@temporalio/common';
+import { google } from '@temporalio/proto';
 import type { FastifyError, FastifyInstance } from 'fastify';
 
 /** One problem of a request the API could not accept: where, which rule, what it allows, in words. */
@@ -33,15 +34,19 @@ export const notFound = (what: string) => new HttpError(404, 'not_found', `${wha
 export interface ErrorReply {
   status: number;
   body: { error: { code: string; message: string; details?: ErrorDetail[]; expectedParameters?: unknown[] } };
+  /** Sent as `retry-after` (HTTP) or `retryAfter` (WebSocket error frames). */
+  retryAfterSeconds?: number;
 }
 
 /** The status and body for any error: HttpErrors as they are, Fastify's own client errors mapped, the rest hidden. */
-export function errorReply(error: unknown): ErrorReply & { unexpected: boolean } {
+export function errorReply(given: unknown): ErrorReply & { unexpected: boolean } {
   const reply = (status: number, code: string, message: string, unexpected = false) => ({ status, body: { error: { code, message } }, unexpected });
+  const error = transientTemporalError(given) ?? given;
   if (error instanceof HttpError) {
     const { body } = reply(error.statusCode, error.code, error.message);
     const extra = { ...(error.details ? { details: error.details } : {}), ...(error.expectedParameters ? { expectedParameters: error.expectedParameters } : {}) };
-    return { status: error.statusCode, body: { error: { ...body.error, ...extra } }, unexpected: false };
+    const retry = error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {};
+    return { status: error.statusCode, body: { error: { ...body.error, ...extra } }, ...retry, unexpected: false };
   }
   const fastifyError = error as Partial<FastifyError> & { code?: unknown };
   if (fastifyError?.validation) return reply(400, 'invalid_request', String(fastifyError.message));
@@ -50,7 +55,6 @@ export function errorReply(error: unknown): ErrorReply & { unexpected: boolean }
   if (error instanceof PayloadConverterError || error instanceof ValueError) {
     return reply(400, 'invalid_request', 'The request holds a value that cannot be passed on (too deep, too large or not JSON); simplify it.');
   }
-  if (isTemporalUnavailable(error)) return reply(503, 'unavailable', 'Temporal is not reachable right now; try again shortly.');
   const status = fastifyError?.statusCode ?? 500;
   if (status >= 400 && status < 500) return reply(status, fastifyCode(fastifyError as FastifyError), String(fastifyError.message));
   return reply(500, 'internal', 'Something went wrong on our side; it has been logged.', true);
@@ -61,10 +65,10 @@ export function installErrorHandling(app: FastifyInstance): void {
     void reply.code(404).send({ error: { code: 'not_found', message: `No route ${request.method} ${request.url.split('?')[0]}.`, requestId: request.id } });
   });
   app.setErrorHandler((error, request, reply) => {
-    const { status, body, unexpected } = errorReply(error);
+    const { status, body, unexpected, retryAfterSeconds } = errorReply(error);
     // At error level whatever the request-logging setting: the answer tells the caller it was logged.
     if (unexpected || status >= 500) request.log.error({ err: error, status, code: body.error.code }, 'request failed');
-    if (error instanceof HttpError && error.retryAfterSeconds !== undefined) void reply.header('retry-after', String(error.retryAfterSeconds));
+    if (retryAfterSeconds !== undefined) void reply.header('retry-after', String(retryAfterSeconds));
     return reply.code(status).send({ error: { ...body.error, requestId: request.id } });
   });
 }
@@ -80,8 +84,48 @@ function fastifyCode(error: FastifyError): string {
   }
 }
 
-/** gRPC UNAVAILABLE or DEADLINE_EXCEEDED from the Temporal client: the server is down or overloaded. */
-function isTemporalUnavailable(error: unknown): boolean {
+/**
+ * Temporal errors that say "not now" rather than "no": the request did nothing Temporal kept (or, for a timed-out
+ * update, may have; see docs/api.md "Retrying safely"), and the same request can succeed later. Answered 503 with
+ * `retry-after` instead of 500 `internal`.
+ */
+
+/** A workflow task is retried at the latest after Temporal's workflow task timeout (10 s) or its retry backoff. */
+export const busyRetryAfterSeconds = 10;
+export const unavailableRetryAfterSeconds = 5;
+
+const grpcStatus = { deadlineExceeded: 4, resourceExhausted: 8, failedPrecondition: 9, unavailable: 14 } as const;
+const workflowNotReadyType = 'temporal.api.errordetails.v1.WorkflowNotReadyFailure';
+
+/** The 503 for a Temporal error a client should retry, or undefined for any other error. */
+export function transientTemporalError(error: unknown): HttpError | undefined {
+  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
+    return new HttpError(503, 'timeout', 'Temporal did not confirm the request in time; retry it with the same Idempotency-Key.', unavailableRetryAfterSeconds);
+  }
   const grpc = error instanceof ServiceError ? error.cause : error;
-  return isGrpcServiceError(grpc) && (grpc.code === 14 || grpc.code === 4);
+  if (!isGrpcServiceError(grpc)) return undefined;
+  if (grpc.code === grpcStatus.failedPrecondition && hasDetail(grpc, workflowNotReadyType)) {
+    // Temporal refuses updates (a turn start, a checkpoint answer) while the workflow's task keeps failing or timing
+    // out, as on an overloaded worker; the update was not admitted, so nothing was applied.
+    return new HttpError(
+      503,
+      'busy',
+      'The turn or session cannot take this request right now: its workflow is catching up after a failed or timed-out task. Nothing was applied; try again shortly.',
+      busyRetryAfterSeconds,
+    );
+  }
+  if (grpc.code === grpcStatus.unavailable || grpc.code === grpcStatus.deadlineExceeded || grpc.code === grpcStatus.resourceExhausted) {
+    return new HttpError(503, 'unavailable', 'Temporal is not reachable or overloaded right now; try again shortly.', unavailableRetryAfterSeconds);
+  }
+  return undefined;
+}
+
+function hasDetail(grpc: { metadata?: { get(key: string): unknown[] } }, type: string): boolean {
+  const encoded = grpc.metadata?.get('grpc-status-details-bin')?.[0];
+  if (!(encoded instanceof Uint8Array)) return false;
+  try {
+    return (google.rpc.Status.decode(encoded).details ?? []).some((detail) => detail.type_url?.endsWith(`/${type}`) || detail.type_url === type);
+  } catch {
+    return false;
+  }
 }

@@ -8,7 +8,7 @@ import type { PendingCheckpoint } from '../core/checkpoints';
 import { workflowInterceptorModules, workflowsPath } from '../worker/create-worker';
 import { authHeaders, buildTestApp, eventually } from './support/api';
 import { testDeps } from './support/deps';
-import { failedCheckpointName } from './support/fail-checkpoint-task';
+import { failedCheckpointName, releaseSignal } from './support/fail-checkpoint-task';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody, type ScriptedResponse } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
 import { ApiDriver } from './support/scenario';
@@ -94,6 +94,38 @@ describe('an answer to a checkpoint pushed from a workflow task that then failed
       history,
       turnId,
     );
+  }, 90_000);
+
+  it('is answered 503 with retry-after, not 500, while Temporal refuses updates to a turn whose task keeps failing; a retry with the same key is taken once', async () => {
+    fake.enqueue({ content: [toolUse('request_human_approval', { checkpoint: failedCheckpointName, summary: 'Stuck?', kind: 'approval' })] }, { content: [text('Unstuck.')] });
+    const pushed = new Promise<PendingCheckpoint>((resolve) => (onCheckpointPushed = resolve));
+    const turnId = await api.startTurn('stuck task');
+    const seen = await pushed;
+    const handle = env.client.workflow.getHandle(turnId);
+
+    // The client waits before answering; meanwhile the task that opened the checkpoint failed (attempt 1), failed again
+    // and timed out (attempt 2): from attempt 3 on, Temporal refuses every update to the workflow at once.
+    const attempt = async () => {
+      const described = await env.client.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: turnId } });
+      return described.pendingWorkflowTask?.attempt ?? 0;
+    };
+    await eventually(attempt, (n) => n >= 3, 40_000);
+    const answer = () =>
+      app.inject({ method: 'POST', url: `/v1/turns/${turnId}/checkpoints/${seen.id}`, headers: { ...authHeaders(), 'idempotency-key': 'stuck-1' }, payload: { action: 'approve' } });
+
+    const refused = await answer();
+    expect({ code: refused.statusCode, error: refused.json().error.code }).toEqual({ code: 503, error: 'busy' });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+
+    // The task goes through (here: the test lets it), and the same request again is taken, once.
+    await handle.signal(releaseSignal);
+    await eventually(attempt, (n) => n === 0, 40_000);
+    const retried = await answer();
+    expect({ code: retried.statusCode, body: retried.json() }).toEqual({ code: 200, body: { checkpointId: seen.id, action: 'approve', by: 'alice' } });
+    expect(await api.finished(turnId, 30_000)).toMatchObject({ status: 'completed', output: 'Unstuck.' });
+    expect(toolResults(fake.requests[fake.requests.length - 1].body)).toEqual([{ approved: true }]);
+    const accepted = (await handle.fetchHistory()).events!.filter((event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
+    expect(accepted).toHaveLength(1);
   }, 90_000);
 });
 

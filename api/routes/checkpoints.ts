@@ -20,7 +20,7 @@ export async function checkpointRoutes(app: FastifyInstance, { client, config }:
         params: CheckpointParams,
         headers: AnswerHeaders,
         body: CheckpointAnswer,
-        response: { 200: CheckpointAccepted, ...errorResponses(400, 401, 404, 409, 429) },
+        response: { 200: CheckpointAccepted, ...errorResponses(400, 401, 404, 409, 429, 503) },
       },
     },
     async (request) => answerCheckpoint(client, request.caller, request.params.id, request.params.checkpointId, request.body, config, request.headers[idempotencyHeader]),

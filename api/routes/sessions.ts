@@ -137,7 +137,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
         headers: StartTurnHeaders,
         querystring: StartTurnQuery,
         body: StartTurnBody,
-        response: { 200: TurnView, 202: created(StartedTurn, 'The turn started; Location is its URL'), ...errorResponses(400, 401, 404, 409, 413, 422, 429) },
+        response: { 200: TurnView, 202: created(StartedTurn, 'The turn started; Location is its URL'), ...errorResponses(400, 401, 404, 409, 413, 422, 429, 503) },
       },
     },
     async (request, reply) => {

@@ -117,9 +117,9 @@ export function runWsSession({ context, caller, turnId, after, socket, lease, on
       send(await handle(frame));
       follower.poke(mark);
     } catch (err) {
-      const { status, body, unexpected } = errorReply(err);
+      const { status, body, unexpected, retryAfterSeconds } = errorReply(err);
       if (unexpected) onUnexpected(err);
-      send({ type: 'error', requestId: frame.requestId, status, error: body.error });
+      send({ type: 'error', requestId: frame.requestId, status, error: body.error, ...(retryAfterSeconds !== undefined ? { retryAfter: retryAfterSeconds } : {}) });
     } finally {
       pending -= 1;
       closeIfDone();

@@ -7,9 +7,11 @@ import { searchAttributes } from '../../workflows/search-attributes';
  * the live channel (sinks run also when an activation fails) while Temporal records none of it, and the server runs the
  * task again from history. It fails for as long as that task brings no update, so the task that finally goes through
  * carries the model's response that opens the checkpoint and the human's answer to it together: the race of a worker
- * whose task failed or timed out after the client saw the checkpoint.
+ * whose task failed or timed out after the client saw the checkpoint. A signal named `releaseSignal` (the turn has no
+ * handler for it) lets the task go through as an update would: the way out once Temporal refuses updates to the turn.
  */
 export const failedCheckpointName = 'raced_checkpoint';
+export const releaseSignal = 'test_release_failed_task';
 
 export const interceptors: WorkflowInterceptorsFactory = () => {
   let before: string | undefined;
@@ -23,7 +25,7 @@ export const interceptors: WorkflowInterceptorsFactory = () => {
             before = checkpoint();
             carriesUpdate = false;
           }
-          carriesUpdate ||= (input.activation.jobs ?? []).some((job) => job.doUpdate);
+          carriesUpdate ||= (input.activation.jobs ?? []).some((job) => job.doUpdate || job.signalWorkflow?.signalName === releaseSignal);
           next(input);
         },
         concludeActivation(input, next) {
