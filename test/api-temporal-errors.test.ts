@@ -1,6 +1,7 @@
 import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { google } from '@temporalio/proto';
 import { errorReply } from '../api/errors';
+import { SkillflowClient } from '../lib/client';
 
 /** A gRPC error as @grpc/grpc-js gives it, with Temporal's error detail when `detailType` is given. */
 function grpcError(code: number, details: string, detailType?: string): Error {
@@ -29,5 +30,18 @@ describe('Temporal errors a client can retry', () => {
   it('another failed precondition is still unexpected: 500 internal, logged', () => {
     expect(errorReply(update(grpcError(9, 'something else')))).toMatchObject({ status: 500, body: { error: { code: 'internal' } }, unexpected: true });
     expect(errorReply(update(grpcError(9, 'something else')))).not.toHaveProperty('retryAfterSeconds');
+  });
+});
+
+describe('the typed client', () => {
+  it("gives a 503's retry-after to the caller", async () => {
+    const reply = new Response(JSON.stringify({ error: { code: 'busy', message: 'Try again shortly.', requestId: 'r-1' } }), { status: 503, headers: { 'retry-after': '10' } });
+    const client = new SkillflowClient({ baseUrl: 'http://api.invalid', fetch: async () => reply });
+    await expect(client.answerCheckpoint('turn-0123456789abcdef0123-1', 'cp-1', { action: 'approve' }, { idempotencyKey: 'k' })).rejects.toMatchObject({
+      status: 503,
+      code: 'busy',
+      requestId: 'r-1',
+      retryAfterSeconds: 10,
+    });
   });
 });

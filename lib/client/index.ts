@@ -34,6 +34,8 @@ export class SkillflowApiError extends Error {
     readonly code: string,
     message: string,
     readonly requestId?: string,
+    /** The answer's `retry-after` in seconds (429, 503): the same request may succeed after that long. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
@@ -161,11 +163,13 @@ export class SkillflowClient {
 
 async function apiError(response: Response): Promise<SkillflowApiError> {
   const text = await response.text();
+  const retryAfter = Number(response.headers.get('retry-after') ?? Number.NaN);
+  const retryAfterSeconds = Number.isFinite(retryAfter) ? retryAfter : undefined;
   try {
     const { error } = JSON.parse(text) as { error: { code: string; message: string; requestId?: string } };
-    return new SkillflowApiError(response.status, error.code, error.message, error.requestId ?? response.headers.get('x-request-id') ?? undefined);
+    return new SkillflowApiError(response.status, error.code, error.message, error.requestId ?? response.headers.get('x-request-id') ?? undefined, retryAfterSeconds);
   } catch {
-    return new SkillflowApiError(response.status, 'http_error', `HTTP ${response.status}: ${text.slice(0, 200)}`, response.headers.get('x-request-id') ?? undefined);
+    return new SkillflowApiError(response.status, 'http_error', `HTTP ${response.status}: ${text.slice(0, 200)}`, response.headers.get('x-request-id') ?? undefined, retryAfterSeconds);
   }
 }
 
