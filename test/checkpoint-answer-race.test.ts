@@ -8,7 +8,8 @@ import type { PendingCheckpoint } from '../core/checkpoints';
 import { workflowInterceptorModules, workflowsPath } from '../worker/create-worker';
 import { authHeaders, buildTestApp, eventually } from './support/api';
 import { testDeps } from './support/deps';
-import { failedCheckpointName, releaseSignal } from './support/fail-checkpoint-task';
+import { failedCheckpointName, failSessionSignal, releaseSignal } from './support/fail-checkpoint-task';
+import { sessionWorkflowId } from '../core/turn';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody, type ScriptedResponse } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
 import { ApiDriver } from './support/scenario';
@@ -126,6 +127,30 @@ describe('an answer to a checkpoint pushed from a workflow task that then failed
     expect(toolResults(fake.requests[fake.requests.length - 1].body)).toEqual([{ approved: true }]);
     const accepted = (await handle.fetchHistory()).events!.filter((event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
     expect(accepted).toHaveLength(1);
+  }, 90_000);
+
+  it('a turn start is answered 503 with retry-after, not 500, while Temporal refuses updates to its session; the same request later starts one turn', async () => {
+    fake.enqueue({ content: [text('Started at last.')] });
+    const sessionId = await api.createSession();
+    const session = env.client.workflow.getHandle(sessionWorkflowId(sessionId));
+    const attempt = async () => {
+      const described = await env.client.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: session.workflowId } });
+      return described.pendingWorkflowTask?.attempt ?? 0;
+    };
+    await session.signal(failSessionSignal);
+    await eventually(attempt, (n) => n >= 3, 40_000);
+    const start = () => app.inject({ method: 'POST', url: `/v1/sessions/${sessionId}/turns`, headers: { ...authHeaders(), 'idempotency-key': 'start-1' }, payload: { message: 'hello' } });
+
+    const refused = await start();
+    expect({ code: refused.statusCode, error: refused.json().error.code }).toEqual({ code: 503, error: 'busy' });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+
+    await session.signal(releaseSignal);
+    await eventually(attempt, (n) => n === 0, 40_000);
+    const started = await start();
+    expect(started.statusCode).toBe(202);
+    expect(await api.finished(started.json().id, 30_000)).toMatchObject({ status: 'completed', output: 'Started at last.' });
+    expect((await start()).json().id).toBe(started.json().id);
   }, 90_000);
 });
 

@@ -12,10 +12,13 @@ import { searchAttributes } from '../../workflows/search-attributes';
  */
 export const failedCheckpointName = 'raced_checkpoint';
 export const releaseSignal = 'test_release_failed_task';
+/** Sent to a session: its workflow tasks fail from then on (also when replayed from history), until `releaseSignal`. */
+export const failSessionSignal = 'test_fail_session_tasks';
 
 export const interceptors: WorkflowInterceptorsFactory = () => {
   let before: string | undefined;
   let carriesUpdate = false;
+  let sessionFailing = false;
   const checkpoint = () => workflowInfo().typedSearchAttributes.get(searchAttributes.checkpoint);
   return {
     internals: [
@@ -26,6 +29,10 @@ export const interceptors: WorkflowInterceptorsFactory = () => {
             carriesUpdate = false;
           }
           carriesUpdate ||= (input.activation.jobs ?? []).some((job) => job.doUpdate || job.signalWorkflow?.signalName === releaseSignal);
+          for (const job of input.activation.jobs ?? []) {
+            if (job.signalWorkflow?.signalName === failSessionSignal) sessionFailing = true;
+            if (job.signalWorkflow?.signalName === releaseSignal) sessionFailing = false;
+          }
           next(input);
         },
         concludeActivation(input, next) {
@@ -33,6 +40,7 @@ export const interceptors: WorkflowInterceptorsFactory = () => {
           if (workflowInfo().workflowType === 'turnWorkflow' && opened && !carriesUpdate) {
             throw new Error(`Test: the workflow task that opened ${failedCheckpointName} fails until it carries the answer`);
           }
+          if (workflowInfo().workflowType === 'sessionWorkflow' && sessionFailing) throw new Error('Test: the session\'s workflow tasks fail until released');
           return next(input);
         },
       },
