@@ -1,4 +1,15 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+
 /** A plain HTTP client of the API, as an application would use it: JSON routes and the SSE event stream. */
+
+/**
+ * A 503 (Temporal busy, an update that timed out, Temporal unreachable: docs/api.md) is retried as its retry-after says,
+ * with the request's Idempotency-Key, so a retry is never applied twice; after this many attempts it counts as failed.
+ */
+const attemptsOn503 = 5;
+/** When a 503 has no retry-after. */
+const defaultRetryAfterS = 5;
 
 export interface BenchEvent {
   type: string;
@@ -20,16 +31,28 @@ export class BenchClient {
   constructor(private readonly baseUrl: string, private readonly apiKey: string, private readonly signal: AbortSignal) {}
 
   private async request<T>(method: string, path: string, body: unknown, expected: number[]): Promise<T> {
-    const response = await fetch(`${this.baseUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${this.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: this.signal,
-    });
-    this.statuses.set(response.status, (this.statuses.get(response.status) ?? 0) + 1);
-    const raw = await response.text();
-    if (!expected.includes(response.status)) throw new HttpStatusError(response.status, `${method} ${path}`, raw);
-    return JSON.parse(raw) as T;
+    const idempotencyKey = randomUUID();
+    for (let attempt = 1; ; attempt++) {
+      const response = await fetch(`${this.baseUrl}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.apiKey}`,
+          'idempotency-key': idempotencyKey,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: this.signal,
+      });
+      this.statuses.set(response.status, (this.statuses.get(response.status) ?? 0) + 1);
+      const raw = await response.text();
+      if (response.status === 503 && attempt < attemptsOn503) {
+        const retryAfterS = Number(response.headers.get('retry-after')) || defaultRetryAfterS;
+        await sleep(retryAfterS * 1000, undefined, { signal: this.signal });
+        continue;
+      }
+      if (!expected.includes(response.status)) throw new HttpStatusError(response.status, `${method} ${path}`, raw);
+      return JSON.parse(raw) as T;
+    }
   }
 
   async createSession(): Promise<string> {
