@@ -33,7 +33,7 @@ describe('API auth', () => {
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     api = new ApiDriver(app);
   });
-  afterAll(async () => {
+  harness.closeFirst(async () => {
     for (const other of others) await other.close();
     await app?.close();
   });

@@ -24,7 +24,7 @@ describe('API contract for clients', () => {
     ({ app } = await buildTestApp(harness.env.client, harness.taskQueue));
     document = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
   });
-  afterAll(async () => app?.close());
+  harness.closeFirst(async () => app?.close());
 
   it('every operation has a unique operationId', () => {
     const operations = Object.entries(document.paths as Record<string, Record<string, { operationId?: string }>>).flatMap(([route, methods]) =>

@@ -16,14 +16,10 @@ const ask = (checkpoint: string) => toolUse('request_human_approval', { checkpoi
 /** Issue 13: limits that hold before auth, across API processes, and on streams. */
 describe('API hardening', () => {
   const harness = useWorkerHarness('hardening');
-  const apps: FastifyInstance[] = [];
-  afterAll(async () => {
-    for (const app of apps) await app.close();
-  });
 
   async function appWith(env: Record<string, string>, options: Parameters<typeof buildTestApp>[3] = {}) {
     const { app } = await buildTestApp(harness.env.client, harness.taskQueue, env, options);
-    apps.push(app);
+    harness.closeFirst(() => app.close());
     return app;
   }
 

@@ -21,7 +21,7 @@ describe('input limits', () => {
     ({ app } = await buildTestApp(harness.env.client, harness.taskQueue, { SKILLFLOW_MAX_MESSAGE_CHARS: '200' }));
     api = new ApiDriver(app);
   });
-  afterAll(async () => app?.close());
+  harness.closeFirst(async () => app?.close());
 
   const everythingSentToTheModel = () => JSON.stringify(harness.fake.requests.map((request) => request.body.messages));
 

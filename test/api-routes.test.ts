@@ -49,7 +49,7 @@ describe('API routes', () => {
     ({ app } = await buildTestApp(env.client, taskQueue, {}, { skills: skillCatalog() }));
     api = new ApiDriver(app);
   });
-  afterAll(async () => {
+  harness.closeFirst(async () => {
     for (const other of others) await other.close();
     await app?.close();
   });

@@ -168,7 +168,7 @@ describe('an answer ahead of a checkpoint the turn opens only in a later workflo
     ({ app } = await buildTestApp(harness.env.client, harness.taskQueue));
     api = new ApiDriver(app);
   });
-  afterAll(async () => app?.close());
+  harness.closeFirst(async () => app?.close());
 
   /**
    * A turn whose first model call (it opens cp-1, named `later`) waits until `release`; returns once the model was

@@ -40,7 +40,7 @@ describe('human-in-the-loop checkpoints', () => {
     ({ app } = await buildTestApp(env.client, taskQueue));
     api = new ApiDriver(app);
   });
-  afterAll(async () => app?.close());
+  harness.closeFirst(async () => app?.close());
 
   it('approve: the turn waits, shows the checkpoint, and resumes with {"approved": true}', async () => {
     fake.enqueue({ content: [text('Let me check.'), ask('exam_params', { params: modelParams })] }, { content: [text('Approved, going ahead.')] });

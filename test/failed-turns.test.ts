@@ -23,9 +23,7 @@ describe('a failed turn', () => {
     ({ app } = await buildTestApp(harness.env.client, harness.taskQueue, { SKILLFLOW_MAX_PLAN_VIOLATIONS: '2' }));
     api = new ApiDriver(app);
   });
-  afterAll(async () => {
-    await app?.close();
-  });
+  harness.closeFirst(async () => app?.close());
 
   it('is Failed in Temporal and found by ExecutionStatus, its session learns its result, and the API view is the turn\'s', async () => {
     const { env, fake } = harness;

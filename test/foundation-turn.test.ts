@@ -12,7 +12,7 @@ describe('a chat turn end to end: API, real Temporal, real SDK over HTTP to the 
     fake = harness.fake;
     ({ app } = await buildTestApp(harness.env.client, harness.taskQueue));
   });
-  afterAll(async () => app?.close());
+  harness.closeFirst(async () => app?.close());
 
   const readTurn = async (id: string, key?: string) => {
     const response = await app.inject({ method: 'GET', url: `/v1/turns/${id}`, headers: authHeaders(key) });

@@ -37,7 +37,7 @@ describe(`a session of ${turns} turns of ${messageChars.toLocaleString('en')}-ch
     ({ app } = await buildTestApp(harness.env.client, harness.taskQueue, { SKILLFLOW_USER_DAILY_TOKENS: '0' }));
     api = new ApiDriver(app);
   });
-  afterAll(async () => app?.close());
+  harness.closeFirst(async () => app?.close());
 
   it(
     'keeps every continue-as-new input within 1 MiB, a new turn\'s history within its byte window, and every turn readable',

@@ -68,7 +68,7 @@ describe('the plan is enforced whatever the model does', () => {
     ({ app: shortApp } = await buildTestApp(env.client, shortQueue));
     shortApi = new ApiDriver(shortApp);
   });
-  afterAll(async () => {
+  harness.closeFirst(async () => {
     await app?.close();
     await shortApp?.close();
   });

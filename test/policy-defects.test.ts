@@ -81,7 +81,7 @@ describe('defects the policy core removed', () => {
     ({ app } = await buildTestApp(env.client, queue));
     api = new ApiDriver(app);
   });
-  afterAll(async () => {
+  harness.closeFirst(async () => {
     await app?.close();
     for (const other of apps) await other.close();
   });

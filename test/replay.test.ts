@@ -94,8 +94,11 @@ describe('replaying recorded histories', () => {
   beforeEach(() => {
     recorded = [];
   });
-  afterAll(async () => {
+  // Through the harness's connection, so before the harness closes it.
+  harness.closeFirst(async () => {
     for (const handle of stillRunning) await handle.terminate('replay test done').catch(() => undefined);
+  });
+  afterAll(async () => {
     if (!recording) return;
     if (replayedSets.length !== recordingTests) throw new Error(`Only ${replayedSets.length} of ${recordingTests} recording tests replayed cleanly: nothing written.`);
     await writeFixtures(replayedSets.flat());
