@@ -414,16 +414,25 @@ describe('hierarchical skills: invoke_skill runs a skill as a child workflow of 
       reply(text('One more question for you.'), toolUse('request_human_approval', { checkpoint: 'anything_else', summary: 'Anything else?', kind: 'question' })),
       reply(text('Thanks, all done.')),
     ];
-    // Live deltas reach only streams open when they are published: the turn's first model call waits for the stream.
-    let streamOpened!: () => void;
-    const streamOpen = new Promise<void>((resolve) => (streamOpened = resolve));
+    // Live deltas reach only streams subscribed when they are published, and the SSE headers arrive before the API's
+    // feed of the turn subscribes: the turn's first model call waits until it has.
+    let turnId = '';
+    const subscribe = live.subscribe.bind(live);
+    const feedSubscribed = new Promise<void>((resolve) => {
+      live.subscribe = (id, listener) => {
+        const unsubscribe = subscribe(id, listener);
+        if (id === turnId) resolve();
+        return unsubscribe;
+      };
+    });
     fake.respond(async () => {
-      if (script.length === 5) await streamOpen;
+      if (script.length === 5) await feedSubscribed;
       return script.shift()!;
     });
-    const turnId = await api.startTurn('Check the delta size.');
+    turnId = await api.startTurn('Check the delta size.');
     const stream = await SseClient.open(`${base}/v1/turns/${turnId}/events`, authHeaders());
-    streamOpened();
+    await feedSubscribed;
+    live.subscribe = subscribe;
     const pending = await api.pending(turnId);
     // The parameters the caller gave are what the child's checkpoint proposes.
     expect(pending).toMatchObject({ id: 'cp-1', name: 'confirm', kind: 'approval', skill: 'checker', depth: 1, params: { claim: '5,800 km²' }, actions: ['approve', 'modify', 'cancel'] });
