@@ -1,4 +1,4 @@
-import { ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, log, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
 import { checkpointDetails } from '../core/checkpoint-details';
 import { CheckpointErrorType, type CheckpointDecision, type PendingCheckpoint } from '../core/checkpoints';
 import { answerAheadOf, answerAheadOutcome, type AnswerAhead, type CheckpointPlan, type RefusalCode, type Verdict } from '../core/policy';
@@ -82,7 +82,7 @@ export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<Answe
   };
   run.decision = undefined;
   run.state.pendingCheckpoint = pending;
-  upsertSearchAttributes([{ key: searchAttributes.checkpoint, value: pending.name }]);
+  run.setAttributes([{ key: searchAttributes.checkpoint, value: pending.name }]);
   publishDetails(run);
   run.emit({ type: 'checkpoint.requested', checkpoint: pending });
   run.setStatus('waiting');
@@ -90,7 +90,7 @@ export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<Answe
   const decided = () => run.decision !== undefined;
   const answered = ask.ttlMs === null ? (await condition(decided), true) : await condition(decided, ask.ttlMs);
   run.state.pendingCheckpoint = null;
-  upsertSearchAttributes([{ key: searchAttributes.checkpoint, value: null }]);
+  run.setAttributes([{ key: searchAttributes.checkpoint, value: null }]);
   publishDetails(run);
 
   let verdict: Verdict;
@@ -144,7 +144,7 @@ export function showPending(run: TurnRun, pending: PendingCheckpoint | null, ski
   if (run.state.pendingCheckpoint?.id === pending?.id) return;
   run.state.pendingCheckpoint = pending;
   run.mirroring = pending ? skillRun : undefined;
-  upsertSearchAttributes([{ key: searchAttributes.checkpoint, value: pending ? pending.name : null }]);
+  run.setAttributes([{ key: searchAttributes.checkpoint, value: pending ? pending.name : null }]);
   publishDetails(run);
 }
 

@@ -12,7 +12,7 @@ export function rulesOfThisRun(): PolicyRules {
 
 /** The engine changes (not policy rules) of the code this run started on, read once when it starts. */
 export function engineOfThisRun(): Record<keyof typeof enginePatches, boolean> {
-  return { promptByReference: patched(enginePatches.promptByReference) };
+  return { promptByReference: patched(enginePatches.promptByReference), batchedSearchAttributes: patched(enginePatches.batchedSearchAttributes) };
 }
 
 /**

@@ -77,7 +77,7 @@ function recordMemo(result: SkillRunResult): Record<string, unknown> {
 async function runSkill(run: TurnRun, input: SkillRunInput): Promise<TurnResult> {
   try {
     const rules = rulesOfThisRun();
-    run.engine = engineOfThisRun();
+    run.useEngine(engineOfThisRun());
     // The skill catalog is read when the run starts (like a turn's); the registered tools are its turn's, as given.
     const [skills, snapshot] = await Promise.all([skillCatalog(), loadSkillSnapshot({ name: input.skill })]);
     const catalog = skills.skills;

@@ -1,10 +1,11 @@
-import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { CancellationScope, condition, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { CheckpointDecision } from '../core/checkpoints';
 import type { TurnEventBody } from '../core/events';
 import { EventLog } from '../core/event-log';
 import type { ChatMessage } from '../core/messages';
 import { addUsage, zeroUsage, type Usage } from '../core/model';
-import { carryOf, migratePlanCarry, newPolicyState, positionOf, reducePolicy, type PlanCarry, type PolicyEvent, type PolicyState, type Verdict } from '../core/policy';
+import { carryOf, enginePatches, migratePlanCarry, newPolicyState, positionOf, reducePolicy, type PlanCarry, type PolicyEvent, type PolicyState, type Verdict } from '../core/policy';
 import type { SkillExecution } from '../core/schemas/skill-runs';
 import { emptySkillTurnState, type SkillTurnState } from '../core/skills';
 import { ConversationMeasure } from '../core/transcript';
@@ -45,8 +46,10 @@ export class TurnRun {
   charsPerToken = 3.5;
   /** How much of the conversation the worker already holds: what the previous model call sent, and its response's content (model-call.ts). */
   synced: { count: number; digest: string; reply?: ChatMessage['content'] } | undefined;
-  /** The engine changes of the code this run started on (workflows/run-rules.ts); none before it reads them. */
-  engine = { promptByReference: false };
+  /** The engine changes of the code this run started on (workflows/run-rules.ts); none before it reads them (useEngine). */
+  engine: Record<keyof typeof enginePatches, boolean> = { promptByReference: false, batchedSearchAttributes: false };
+  /** Search attribute changes not sent yet, by attribute (engine.batchedSearchAttributes): see setAttributes. */
+  private readonly unsent = new Map<string, SearchAttributeUpdatePair>();
   /** Digests of the system prompt and tools the worker already holds for this run (with engine.promptByReference). */
   sentPrompt: { system: string; tools: string } | undefined;
   /** Digests and sizes of `messages`, each message measured once (core/transcript.ts). */
@@ -128,11 +131,41 @@ export class TurnRun {
     if (this.depth === 0) liveSink.eventLogged(this.input.turnId, logged, this.state);
   }
 
+  /** Takes the engine changes of the code this run started on; with batched search attributes, starts sending them. */
+  useEngine(engine: Record<keyof typeof enginePatches, boolean>): void {
+    this.engine = engine;
+    if (!engine.batchedSearchAttributes) return;
+    // Conditions are checked once the workflow code has run as far as it can, so the changes of a workflow task go as
+    // one upsert before it completes. Not cancellable: a cancelled run's attributes still reach Temporal.
+    void CancellationScope.nonCancellable(async () => {
+      for (;;) {
+        await condition(() => this.unsent.size > 0);
+        this.sendAttributes();
+      }
+    });
+  }
+
+  /**
+   * Sets search attributes: at once in runs of code before batchedSearchAttributes (one upsert per change, as their
+   * histories hold), else kept, the latest value of each, until the workflow code waits (useEngine) or ends.
+   */
+  setAttributes(pairs: SearchAttributeUpdatePair[]): void {
+    if (!this.engine.batchedSearchAttributes) return upsertSearchAttributes(pairs);
+    for (const pair of pairs) this.unsent.set(pair.key.name, pair);
+  }
+
+  /** Sends the search attribute changes kept so far as one upsert. */
+  sendAttributes(): void {
+    if (this.unsent.size === 0) return;
+    upsertSearchAttributes([...this.unsent.values()]);
+    this.unsent.clear();
+  }
+
   setStatus(status: TurnStatus, reason?: string): void {
     if (this.state.status === status && this.state.reason === reason) return;
     this.state.status = status;
     this.state.reason = reason;
-    upsertSearchAttributes([{ key: searchAttributes.status, value: status }]);
+    this.setAttributes([{ key: searchAttributes.status, value: status }]);
     this.emit({ type: 'status', status, ...(reason ? { reason } : {}) });
   }
 
@@ -206,6 +239,8 @@ export class TurnRun {
     if (ending.status === 'completed') this.emit({ type: 'done', output: ending.output ?? '' });
     else if (ending.status === 'cancelled') this.emit({ type: 'cancelled', reason: ending.reason ?? 'cancelled' });
     else this.emit({ type: 'error', code: ending.error?.code ?? 'failed', message: ending.error?.message ?? 'The turn failed.' });
+    // Before the workflow completes: nothing may follow its completion.
+    this.sendAttributes();
   }
 
   /** The plan's position, everywhere an operator or client looks: turn state, step events, search attributes. */
@@ -216,7 +251,7 @@ export class TurnRun {
     state.skill = skill;
     state.step = step;
     state.remaining = remaining;
-    upsertSearchAttributes([
+    this.setAttributes([
       { key: searchAttributes.skill, value: skill },
       { key: searchAttributes.step, value: step },
     ]);

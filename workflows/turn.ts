@@ -77,7 +77,7 @@ async function runTurn(run: TurnRun): Promise<TurnResult> {
   const withPlan = (result: TurnResult): TurnResult => ({ ...result, skill: run.state.skill, step: run.state.step, plan: run.carry() });
   try {
     const rules = rulesOfThisRun();
-    run.engine = engineOfThisRun();
+    run.useEngine(engineOfThisRun());
     // Both catalogs are read once: the turn keeps the skills and tools it started with for its whole life.
     const [catalog, registry] = await Promise.all([skillCatalog(), rules.registeredTools ? toolCatalog() : Promise.resolve(emptyToolCatalog)]);
     const carry = await withCarriedSkills(migratePlanCarry(input.resume));

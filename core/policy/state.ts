@@ -40,9 +40,12 @@ export const rulePatches: Record<keyof PolicyRules, string> = {
  * promptByReference: a model call names the system prompt and tool definitions an earlier call of its run sent whole
  * by their digest, and a tool result repeating an earlier one whole (a subskill loaded again) by its digest, instead of
  * carrying them again in every activity input (workflows/model-call.ts, activities/prompt-store.ts).
+ * batchedSearchAttributes: the search attribute changes a run makes in one workflow task go to Temporal as one upsert,
+ * sent once its code has run as far as it can, instead of one upsert per change (workflows/turn-run.ts).
  */
 export const enginePatches = {
   promptByReference: 'prompt-by-reference',
+  batchedSearchAttributes: 'batched-search-attributes',
 } as const;
 
 /** Every patch id a turn started by this code records (workflowPatches: sessions, and turns that continue a carried plan). */

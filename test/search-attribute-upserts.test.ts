@@ -1,0 +1,117 @@
+import { randomBytes } from 'node:crypto';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import type { TurnInput, TurnState } from '../core/turn';
+import { turnStateQuery } from '../workflows/definitions';
+import { searchAttributeNameOf } from '../core/search-attributes';
+import { searchAttributes } from '../workflows/search-attributes';
+import type { turnWorkflow } from '../workflows/turn';
+import { examDecision, examMessage, examModel, examModelCalls, examSkill } from './support/exam-script';
+import { useWorkerHarness } from './support/harness';
+import { fastSettings, nextCheckpoint } from './support/turns';
+
+const { EventType } = temporal.api.enums.v1;
+const questions = 2;
+
+/**
+ * Issue 15: every UpsertWorkflowSearchAttributes event is a visibility write on the Temporal server. A turn merges the
+ * search attribute changes of one workflow task into one upsert (a checkpoint opening used to upsert its name and then
+ * the status, its answer the name, the step and the status), and records one patch marker (Core adds a
+ * TemporalChangeVersion upsert to each) instead of one per rule. What operators see is unchanged: at every point
+ * where the turn waits (a model call, a checkpoint, its end) its search attributes say what its state says.
+ */
+describe('a turn upserts its search attributes once per workflow task', () => {
+  const harness = useWorkerHarness('upserts');
+
+  it(`an exam of ${questions} questions: one patch marker, at most one upsert per workflow task, the attributes its state shows at every wait`, async () => {
+    const { env, fake, taskQueue } = harness;
+    const sessionId = randomBytes(10).toString('hex');
+    const handle = env.client.workflow.getHandle<typeof turnWorkflow>(`turn-${sessionId}-1`);
+    const seen: Observation[] = [];
+    const exam = examModel();
+    fake.respond(async (body, request) => {
+      seen.push(await observe(handle, `model call ${seen.filter((o) => o.at.startsWith('model')).length + 1}`));
+      return exam(body, request);
+    });
+    await startTurnAsSession(env.client, taskQueue, sessionId, examMessage(questions));
+    for (let pending = await nextCheckpoint(handle); pending; pending = await nextCheckpoint(handle, pending.id)) {
+      seen.push(await observe(handle, `checkpoint ${pending.name}`));
+      await handle.executeUpdate('answerCheckpoint', { args: [{ ...examDecision(pending), checkpointId: pending.id, by: 'tester' }] });
+    }
+    expect(await handle.result()).toMatchObject({ status: 'completed' });
+    seen.push(await observe(handle, 'ended'));
+
+    // Operators see what the turn's state says, at each wait: running during model calls, waiting at checkpoints.
+    expect(seen.map((o) => ({ at: o.at, ...o.attributes }))).toEqual(seen.map((o) => ({ at: o.at, ...o.expected })));
+    expect(seen.filter((o) => o.at.startsWith('model'))).toHaveLength(examModelCalls(questions));
+    expect(seen.find((o) => o.at === 'checkpoint question_1')?.attributes).toEqual({
+      SkillflowStatus: ['waiting'],
+      SkillflowCheckpoint: ['question_1'],
+      SkillflowSkill: [examSkill],
+      SkillflowStep: ['question-generation'],
+    });
+    expect(seen.at(-1)?.attributes).toEqual({ SkillflowStatus: ['completed'], SkillflowSkill: [examSkill], SkillflowStep: ['checkpoint:post_exam_routing'] });
+
+    // Before batched-search-attributes: 23 upserts of Skillflow attributes, up to 3 in one workflow task.
+    expect(await upsertCounts(handle)).toEqual({ patchMarkers: 9, changeVersionUpserts: 9, attributeUpserts: 13, mostInOneTask: 1 });
+  });
+});
+
+interface Observation {
+  at: string;
+  /** The turn's Skillflow search attributes as Temporal describes them (mutable state, not the visibility store). */
+  attributes: Record<string, unknown>;
+  /** The same attributes as the turn's state says they should be. */
+  expected: Record<string, unknown>;
+}
+
+const shown = ['status', 'checkpoint', 'skill', 'step'] as const;
+
+async function observe(handle: WorkflowHandle, at: string): Promise<Observation> {
+  const state: TurnState = await handle.query(turnStateQuery);
+  const described = (await handle.describe()).searchAttributes;
+  const attributes: Record<string, unknown> = {};
+  // A cleared attribute reads as [null]: empty, as operators see it.
+  for (const role of shown) {
+    const values = (described[searchAttributeNameOf[role]] ?? []).filter((value) => value !== null);
+    if (values.length > 0) attributes[searchAttributeNameOf[role]] = values;
+  }
+  const values = { status: state.status, checkpoint: state.pendingCheckpoint?.name ?? null, skill: state.skill, step: state.step };
+  const expected: Record<string, unknown> = {};
+  for (const role of shown) if (values[role]) expected[searchAttributeNameOf[role]] = [values[role]];
+  return { at, attributes, expected };
+}
+
+/** The turn's patch markers and upserts (Core's TemporalChangeVersion ones apart), and the most Skillflow upserts in one workflow task. */
+async function upsertCounts(handle: WorkflowHandle) {
+  const { events } = await handle.fetchHistory();
+  const counts = { patchMarkers: 0, changeVersionUpserts: 0, attributeUpserts: 0, mostInOneTask: 0 };
+  let inTask = 0;
+  for (const event of events ?? []) {
+    if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) inTask = 0;
+    if (event.eventType === EventType.EVENT_TYPE_MARKER_RECORDED) counts.patchMarkers++;
+    if (event.eventType !== EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES) continue;
+    const keys = Object.keys(event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {});
+    if (keys.includes('TemporalChangeVersion')) counts.changeVersionUpserts++;
+    if (keys.some((key) => key.startsWith('Skillflow'))) {
+      counts.attributeUpserts++;
+      counts.mostInOneTask = Math.max(counts.mostInOneTask, ++inTask);
+    }
+  }
+  return counts;
+}
+
+/** Starts a turn as its session does: with the session's, the user's and the running status's search attributes. */
+async function startTurnAsSession(client: Client, taskQueue: string, sessionId: string, message: string) {
+  const input: TurnInput = { turnId: `turn-${sessionId}-1`, sessionId, userId: 'tester', message, history: [], createdAt: new Date().toISOString(), settings: fastSettings };
+  return client.workflow.start<typeof turnWorkflow>('turnWorkflow', {
+    workflowId: input.turnId,
+    taskQueue,
+    args: [input],
+    typedSearchAttributes: [
+      { key: searchAttributes.session, value: sessionId },
+      { key: searchAttributes.user, value: 'tester' },
+      { key: searchAttributes.status, value: 'running' },
+    ],
+  });
+}
