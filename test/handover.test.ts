@@ -1,6 +1,6 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
-import { allPatchIds, workflowPatches } from '../core/policy';
+import { baselinePatch } from '../core/policy';
 import { authHeaders, eventually } from './support/api';
 import { text, toolUse, type MessagesRequestBody } from './support/fake-anthropic';
 import { patchesIn, useHandoverStack } from './support/handover';
@@ -74,7 +74,8 @@ describe('handing turns in flight from the old workflow code to the new', () => 
     expect(resume).toMatchObject({ skills: [{ name: exam, hash: expect.stringMatching(/^[0-9a-f]{64}$/) }], snapshots: [{ name: exam }] });
     expect(JSON.stringify(fake.requests.at(-3)!.body.messages)).toContain('You are in the middle of skill exam-mode-tuner; the last step done was question-generation.');
     expect((await api.turn(resumed)).body).toMatchObject({ skill: exam, step: 'adaptive-difficulty', status: 'waiting' });
-    // Which turns still run the old code: the running ones without the patches (docs/operators.md, "Retiring a patch").
+    // Which turns still run the old code: the running ones without the patch or the baseline that implies it
+    // (docs/operators.md, "Retiring a patch"); turns of this code record the baseline only.
     const running = `WorkflowType = "turnWorkflow" AND ExecutionStatus = "Running" AND TaskQueue = "${taskQueue}"`;
     const ids = async (query: string) => {
       const found: string[] = [];
@@ -82,8 +83,8 @@ describe('handing turns in flight from the old workflow code to the new', () => 
       return found.sort();
     };
     await eventually(() => ids(`${running} AND TemporalChangeVersion IS NULL`), (found) => found.join() === waiting, 20_000);
-    await eventually(() => ids(`${running} AND TemporalChangeVersion = "skill-limits"`), (found) => found.join() === resumed, 20_000);
-    expect(await ids(`${running} AND (TemporalChangeVersion IS NULL OR NOT TemporalChangeVersion = "skill-limits")`)).toEqual([waiting]);
+    await eventually(() => ids(`${running} AND TemporalChangeVersion = "${baselinePatch}"`), (found) => found.join() === resumed, 20_000);
+    expect(await ids(`${running} AND (TemporalChangeVersion IS NULL OR (NOT TemporalChangeVersion = "skill-limits" AND NOT TemporalChangeVersion = "${baselinePatch}"))`)).toEqual([waiting]);
 
     // The old turn: answered through the API, it replays on the new code and finishes its exam.
     fake.enqueue(
@@ -110,8 +111,11 @@ describe('handing turns in flight from the old workflow code to the new', () => 
     expect(await api.finished(afterStop)).toMatchObject({ status: 'completed', output: haiku });
     expect(lastText(fake.requests.at(-1)!.body)).toContain('Skill simple-writing');
     expect(lastText(fake.requests.at(-1)!.body)).not.toContain('is_error');
-    // The old turn handed on its finished plan naming the exam skill (the old rules carry it), which this turn read back.
-    expect((await patchesIn(env.client.workflow.getHandle(afterStop))).sort()).toEqual([...allPatchIds, workflowPatches.skillReferences].sort());
+    // The old turn handed on its finished plan naming the exam skill (the old rules carry it), which this turn read back
+    // (carried-skill-references, implied by its one marker).
+    expect(await patchesIn(env.client.workflow.getHandle(afterStop))).toEqual([baselinePatch]);
+    const { events } = await env.client.workflow.getHandle(afterStop).fetchHistory();
+    expect(events?.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'resolveSkillSnapshots')).toHaveLength(1);
 
     fake.enqueue({ content: [text('Stopping for today.')] });
     const question2 = await api.pending(resumed);

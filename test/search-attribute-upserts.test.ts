@@ -52,8 +52,9 @@ describe('a turn upserts its search attributes once per workflow task', () => {
     });
     expect(seen.at(-1)?.attributes).toEqual({ SkillflowStatus: ['completed'], SkillflowSkill: [examSkill], SkillflowStep: ['checkpoint:post_exam_routing'] });
 
-    // Before batched-search-attributes: 23 upserts of Skillflow attributes, up to 3 in one workflow task.
-    expect(await upsertCounts(handle)).toEqual({ patchMarkers: 9, changeVersionUpserts: 9, attributeUpserts: 13, mostInOneTask: 1 });
+    // Before batched-search-attributes and baseline-2026-11: 8 patch markers, each with its TemporalChangeVersion
+    // upsert, and 23 upserts of Skillflow attributes, up to 3 in one workflow task.
+    expect(await upsertCounts(handle)).toEqual({ patchMarkers: 1, changeVersionUpserts: 1, attributeUpserts: 13, mostInOneTask: 1 });
   });
 });
 

@@ -1,18 +1,31 @@
 import { ActivityFailure, patched } from '@temporalio/workflow';
-import { enginePatches, rulePatches, type PolicyRules } from '../core/policy';
+import { baselinePatch, enginePatches, rulePatches, type PolicyRules } from '../core/policy';
 import type { TurnEnding } from '../core/turn';
 import { publicError } from './internal-errors';
 
+/** Whether the code this run started on has a change (a patch id of core/policy/state.ts). */
+export type HasPatch = (patchId: string) => boolean;
+
+/**
+ * The patches of the code this run started on, read first thing: a run of this code records baselinePatch, which
+ * implies them all. A run older code began has no such marker (in replay, patched() says whether the history holds
+ * it) and reads each patch where it always did, so its history replays marker for marker.
+ */
+export function patchesOfThisRun(): HasPatch {
+  const baseline = patched(baselinePatch);
+  return (patchId) => baseline || patched(patchId);
+}
+
 /** The rules of the code this run started on: each rule that changed while turns ran is behind a patch. */
-export function rulesOfThisRun(): PolicyRules {
+export function rulesOfThisRun(has: HasPatch): PolicyRules {
   const rules = {} as PolicyRules;
-  for (const [rule, patchId] of Object.entries(rulePatches) as Array<[keyof PolicyRules, string]>) rules[rule] = patched(patchId);
+  for (const [rule, patchId] of Object.entries(rulePatches) as Array<[keyof PolicyRules, string]>) rules[rule] = has(patchId);
   return rules;
 }
 
 /** The engine changes (not policy rules) of the code this run started on, read once when it starts. */
-export function engineOfThisRun(): Record<keyof typeof enginePatches, boolean> {
-  return { promptByReference: patched(enginePatches.promptByReference), batchedSearchAttributes: patched(enginePatches.batchedSearchAttributes) };
+export function engineOfThisRun(has: HasPatch): Record<keyof typeof enginePatches, boolean> {
+  return { promptByReference: has(enginePatches.promptByReference), batchedSearchAttributes: has(enginePatches.batchedSearchAttributes) };
 }
 
 /**

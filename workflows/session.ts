@@ -10,7 +10,6 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
-  patched,
   setHandler,
   startChild,
   workflowInfo,
@@ -22,6 +21,7 @@ import { closeSessionUpdate, sessionStateQuery, startTurnUpdate, turnEndedSignal
 import { searchAttributes } from './search-attributes';
 import { SessionErrorType, type SessionInput, type SessionState, type TurnRecord } from './session-types';
 import { publicError } from './internal-errors';
+import { patchesOfThisRun } from './run-rules';
 import { turnWorkflow } from './turn';
 
 const activeTurnGraceMs = 2_000;
@@ -33,7 +33,7 @@ const activeTurnGraceMs = 2_000;
  */
 export async function sessionWorkflow(input: SessionInput): Promise<SessionState> {
   // Runs started before the bound keep every record and the count-only window until they continue as new.
-  const bounded = patched(workflowPatches.boundedSession);
+  const bounded = patchesOfThisRun()(workflowPatches.boundedSession);
   const state: SessionState = {
     sessionId: input.sessionId,
     userId: input.userId,

@@ -9,7 +9,7 @@ import type { TurnInput, TurnResult } from '../core/turn';
 import { runAgentLoop } from './agent-loop';
 import { decisionRejection, takeDecision } from './checkpoint-desk';
 import { answerCheckpointUpdate, checkpointDecisionSignal, skillProgressSignal, turnEventsQuery, turnStateQuery } from './definitions';
-import { engineOfThisRun, failedEnding, rulesOfThisRun } from './run-rules';
+import { engineOfThisRun, failedEnding, patchesOfThisRun, rulesOfThisRun } from './run-rules';
 import { absorbProgress, ProgressRelay } from './skill-progress';
 import { toolsOfRun } from './run-tools';
 import { TurnRun } from './turn-run';
@@ -76,8 +76,9 @@ function recordMemo(result: SkillRunResult): Record<string, unknown> {
 
 async function runSkill(run: TurnRun, input: SkillRunInput): Promise<TurnResult> {
   try {
-    const rules = rulesOfThisRun();
-    run.useEngine(engineOfThisRun());
+    const has = patchesOfThisRun();
+    const rules = rulesOfThisRun(has);
+    run.useEngine(engineOfThisRun(has));
     // The skill catalog is read when the run starts (like a turn's); the registered tools are its turn's, as given.
     const [skills, snapshot] = await Promise.all([skillCatalog(), loadSkillSnapshot({ name: input.skill })]);
     const catalog = skills.skills;

@@ -1,4 +1,4 @@
-import { ApplicationFailure, CancellationScope, getExternalWorkflowHandle, isCancellation, log, patched, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, getExternalWorkflowHandle, isCancellation, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { emptyToolCatalog } from '../core/tools';
 import { migratePlanCarry, pinnedSkillsOf, policySettingsOf, unresolvedSkills, withSnapshots, workflowPatches, type PlanCarry } from '../core/policy';
@@ -8,7 +8,7 @@ import { sessionWorkflowId, turnFailedErrorType, type TurnInput, type TurnResult
 import { appendUserText, runAgentLoop } from './agent-loop';
 import { answerAhead, answerRejection, decisionRejection, takeAnswerAhead, takeDecision } from './checkpoint-desk';
 import { answerCheckpointUpdate, checkpointDecisionSignal, skillProgressSignal, turnEndedSignal, turnEventsQuery, turnStateQuery } from './definitions';
-import { engineOfThisRun, failedEnding, rulesOfThisRun } from './run-rules';
+import { engineOfThisRun, failedEnding, patchesOfThisRun, rulesOfThisRun, type HasPatch } from './run-rules';
 import { toolsOfRun } from './run-tools';
 import { absorbProgress } from './skill-progress';
 import { preloadSkill } from './skill-tools';
@@ -24,6 +24,7 @@ const { skillCatalog, toolCatalog, resolveSkillSnapshots } = proxyActivities<Act
  */
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const run = new TurnRun(input);
+  const has = patchesOfThisRun();
   setHandler(turnStateQuery, () => run.state);
   setHandler(turnEventsQuery, (afterOffset: number, limit?: number) => run.log.after(afterOffset, limit));
   // A human's decision on the pending checkpoint: kept for askHuman, which is waiting for it, or passed down to the
@@ -55,10 +56,10 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   // What a skill run this turn invoked did: its events, its pending checkpoint, its usage and records.
   setHandler(skillProgressSignal, (progress) => absorbProgress(run, progress));
 
-  const result = await runTurn(run);
+  const result = await runTurn(run, has);
   await CancellationScope.nonCancellable(() => tellSession(input, result));
   run.publishEnding();
-  if (result.status === 'failed' && patched(workflowPatches.failedTurnFails)) throw turnFailure(result);
+  if (result.status === 'failed' && has(workflowPatches.failedTurnFails)) throw turnFailure(result);
   return result;
 }
 
@@ -72,15 +73,15 @@ function turnFailure(result: TurnResult): ApplicationFailure {
   });
 }
 
-async function runTurn(run: TurnRun): Promise<TurnResult> {
+async function runTurn(run: TurnRun, has: HasPatch): Promise<TurnResult> {
   const { input } = run;
   const withPlan = (result: TurnResult): TurnResult => ({ ...result, skill: run.state.skill, step: run.state.step, plan: run.carry() });
   try {
-    const rules = rulesOfThisRun();
-    run.useEngine(engineOfThisRun());
+    const rules = rulesOfThisRun(has);
+    run.useEngine(engineOfThisRun(has));
     // Both catalogs are read once: the turn keeps the skills and tools it started with for its whole life.
     const [catalog, registry] = await Promise.all([skillCatalog(), rules.registeredTools ? toolCatalog() : Promise.resolve(emptyToolCatalog)]);
-    const carry = await withCarriedSkills(migratePlanCarry(input.resume));
+    const carry = await withCarriedSkills(migratePlanCarry(input.resume), has);
     run.pinned = pinnedSkillsOf(carry);
     const started = run.decide({
       type: 'turn.started',
@@ -115,9 +116,9 @@ async function runTurn(run: TurnRun): Promise<TurnResult> {
  * The carried plan with the pinned skills it names read back. A version no longer available leaves the plan without
  * its skill active: the model is told to load the skill again, which pins the current version.
  */
-async function withCarriedSkills(carry: PlanCarry | undefined): Promise<PlanCarry | undefined> {
+async function withCarriedSkills(carry: PlanCarry | undefined, has: HasPatch): Promise<PlanCarry | undefined> {
   const wanted = unresolvedSkills(carry);
-  if (!carry || wanted.length === 0 || !patched(workflowPatches.skillReferences)) return carry;
+  if (!carry || wanted.length === 0 || !has(workflowPatches.skillReferences)) return carry;
   const { snapshots, unavailable } = await resolveSkillSnapshots({ skills: wanted });
   for (const ref of unavailable) log.warn('A carried skill version is no longer available; the plan goes on without it', { skill: ref.name, hash: ref.hash });
   return withSnapshots(carry, snapshots);

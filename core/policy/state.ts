@@ -48,11 +48,8 @@ export const enginePatches = {
   batchedSearchAttributes: 'batched-search-attributes',
 } as const;
 
-/** Every patch id a turn started by this code records (workflowPatches: sessions, and turns that continue a carried plan). */
-export const allPatchIds: readonly string[] = [...Object.values(rulePatches), ...Object.values(enginePatches)];
-
 /**
- * The `patched()` ids of workflow changes outside the policy rules and the engine's (so not in allPatchIds), kept here
+ * The `patched()` ids of workflow changes outside the policy rules and the engine's (read when needed, not all at the start), kept here
  * with the others so every id has one place.
  * - failedTurnFails, read when a turn ends (only runs that end `failed` record it): a turn that ends `failed` fails its
  *   workflow (Temporal status Failed, type `TurnFailed`, its result in the details) instead of completing; turns that
@@ -67,6 +64,17 @@ export const workflowPatches = {
   boundedSession: 'bounded-session-state',
   skillReferences: 'carried-skill-references',
 } as const;
+
+/**
+ * The one patch a run of this code records, first thing (a session, a turn or a skill run): it implies every id of
+ * rulePatches, enginePatches and workflowPatches, so a run records one marker (and Core one TemporalChangeVersion
+ * upsert) instead of one per patch. A run without it, whose history older code began, reads each of those ids as
+ * before (workflows/run-rules.ts). A later change gets a patch id of its own, read besides this one.
+ */
+export const baselinePatch = 'baseline-2026-11';
+
+/** The patch ids baselinePatch implies. */
+export const impliedByBaseline: readonly string[] = [...Object.values(rulePatches), ...Object.values(enginePatches), ...Object.values(workflowPatches)];
 
 /** The policy's settings from a turn's (sessions created before a setting existed lack it: its default). */
 export function policySettingsOf(settings: Pick<TurnSettings, keyof PolicySettings>): PolicySettings {
