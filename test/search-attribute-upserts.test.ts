@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { TurnInput, TurnState } from '../core/turn';
@@ -6,7 +9,9 @@ import { turnStateQuery } from '../workflows/definitions';
 import { searchAttributeNameOf } from '../core/search-attributes';
 import { searchAttributes } from '../workflows/search-attributes';
 import type { turnWorkflow } from '../workflows/turn';
+import { bundledSkillsDir } from './support/deps';
 import { examDecision, examMessage, examModel, examModelCalls, examSkill } from './support/exam-script';
+import { text, toolUse, type ScriptedMessage } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
 import { fastSettings, nextCheckpoint } from './support/turns';
 
@@ -21,7 +26,7 @@ const questions = 2;
  * where the turn waits (a model call, a checkpoint, its end) its search attributes say what its state says.
  */
 describe('a turn upserts its search attributes once per workflow task', () => {
-  const harness = useWorkerHarness('upserts');
+  const harness = useWorkerHarness('upserts', { skillsDir: withChecker });
 
   it(`an exam of ${questions} questions: one patch marker, at most one upsert per workflow task, the attributes its state shows at every wait`, async () => {
     const { env, fake, taskQueue } = harness;
@@ -56,7 +61,58 @@ describe('a turn upserts its search attributes once per workflow task', () => {
     // upsert, and 23 upserts of Skillflow attributes, up to 3 in one workflow task.
     expect(await upsertCounts(handle)).toEqual({ patchMarkers: 1, changeVersionUpserts: 1, attributeUpserts: 13, mostInOneTask: 1 });
   });
+
+  it('a checkpoint inside a skill run: the run and its turn show it while it waits and not after; one upsert per workflow task each', async () => {
+    const { env, fake, taskQueue } = harness;
+    const sessionId = randomBytes(10).toString('hex');
+    const handle = env.client.workflow.getHandle<typeof turnWorkflow>(`turn-${sessionId}-1`);
+    const script: ScriptedMessage[] = [
+      { content: [toolUse('invoke_skill', { skill: 'checker', task: 'Confirm the claim.', params: { claim: 'x' } })] },
+      { content: [toolUse('request_human_approval', { checkpoint: 'confirm', summary: 'Confirm x?', kind: 'approval', params: { claim: 'x' } })] },
+      { content: [text('The human confirmed x.')] },
+      { content: [text('x is confirmed.')] },
+    ];
+    const seen: Observation[] = [];
+    const observeBoth = async (at: string) => {
+      seen.push(await observe(handle, `${at}: turn`));
+      const child = (await handle.query(turnStateQuery)).skills?.[0]?.workflowId;
+      if (child) seen.push(await observe(env.client.workflow.getHandle(child), `${at}: skill run`, 'checker'));
+    };
+    fake.respond(async () => {
+      await observeBoth(`model call ${5 - script.length}`);
+      return script.shift()!;
+    });
+    await startTurnAsSession(env.client, taskQueue, sessionId, 'check x');
+    const pending = await nextCheckpoint(handle);
+    expect(pending).toMatchObject({ name: 'confirm', skill: 'checker', depth: 1 });
+    await observeBoth('checkpoint confirm');
+    await handle.executeUpdate('answerCheckpoint', { args: [{ checkpointId: pending!.id, action: 'approve', by: 'tester' }] });
+    expect(await handle.result()).toMatchObject({ status: 'completed', output: 'x is confirmed.' });
+    await observeBoth('ended');
+
+    expect(seen.map((o) => ({ at: o.at, ...o.attributes }))).toEqual(seen.map((o) => ({ at: o.at, ...o.expected })));
+    expect(seen.filter((o) => o.at === 'checkpoint confirm: turn' || o.at === 'checkpoint confirm: skill run').map((o) => o.attributes)).toEqual([
+      { SkillflowStatus: ['waiting'], SkillflowCheckpoint: ['confirm'] },
+      { SkillflowStatus: ['waiting'], SkillflowCheckpoint: ['confirm'], SkillflowSkill: ['checker'] },
+    ]);
+    expect(seen.filter((o) => o.at.startsWith('ended')).map((o) => o.attributes.SkillflowStatus)).toEqual([['completed'], ['completed']]);
+    const child = (await handle.query(turnStateQuery)).skills![0].workflowId;
+    expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: 1, changeVersionUpserts: 1, mostInOneTask: 1 });
+    expect(await upsertCounts(env.client.workflow.getHandle(child))).toMatchObject({ patchMarkers: 1, changeVersionUpserts: 1, mostInOneTask: 1 });
+  });
 });
+
+/** The bundled skills and `checker`, a skill with a declared checkpoint to invoke as a skill run. */
+function withChecker(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-upserts-skills-'));
+  fs.cpSync(bundledSkillsDir, dir, { recursive: true });
+  fs.mkdirSync(path.join(dir, 'checker'));
+  const about = 'Has a human confirm a claim. Use when a claim needs a person to vouch for it.';
+  fs.writeFileSync(path.join(dir, 'checker', 'SKILL.md'), `---\nname: checker\ndescription: ${about}\n---\n\n# Checker\n\nAsk the human to confirm the claim with checkpoint confirm.\n`);
+  const params = '    params:\n      claim: { type: string, description: The claim to confirm. }\n';
+  fs.writeFileSync(path.join(dir, 'checker', 'skillflow.yaml'), `parameters:\n  claim: { type: string, description: The claim to check. }\ncheckpoints:\n  confirm:\n    kind: approval\n${params}`);
+  return dir;
+}
 
 interface Observation {
   at: string;
@@ -68,7 +124,8 @@ interface Observation {
 
 const shown = ['status', 'checkpoint', 'skill', 'step'] as const;
 
-async function observe(handle: WorkflowHandle, at: string): Promise<Observation> {
+/** `startedAs`: the skill a skill run was started with (its SkillflowSkill until a plan of its own says otherwise). */
+async function observe(handle: WorkflowHandle, at: string, startedAs?: string): Promise<Observation> {
   const state: TurnState = await handle.query(turnStateQuery);
   const described = (await handle.describe()).searchAttributes;
   const attributes: Record<string, unknown> = {};
@@ -77,7 +134,7 @@ async function observe(handle: WorkflowHandle, at: string): Promise<Observation>
     const values = (described[searchAttributeNameOf[role]] ?? []).filter((value) => value !== null);
     if (values.length > 0) attributes[searchAttributeNameOf[role]] = values;
   }
-  const values = { status: state.status, checkpoint: state.pendingCheckpoint?.name ?? null, skill: state.skill, step: state.step };
+  const values = { status: state.status, checkpoint: state.pendingCheckpoint?.name ?? null, skill: state.skill ?? startedAs, step: state.step };
   const expected: Record<string, unknown> = {};
   for (const role of shown) if (values[role]) expected[searchAttributeNameOf[role]] = [values[role]];
   return { at, attributes, expected };
