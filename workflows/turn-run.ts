@@ -135,8 +135,9 @@ export class TurnRun {
   useEngine(engine: Record<keyof typeof enginePatches, boolean>): void {
     this.engine = engine;
     if (!engine.batchedSearchAttributes) return;
-    // Conditions are checked once the workflow code has run as far as it can, so the changes of a workflow task go as
-    // one upsert before it completes. Not cancellable: a cancelled run's attributes still reach Temporal.
+    // The SDK checks conditions after each job of an activation and again once the code those jobs resumed has run as
+    // far as it can, so a workflow task's changes go as one upsert before it completes (a handler's changes may go
+    // before those of the code its job resumes). Not cancellable: a cancelled run's attributes still reach Temporal.
     void CancellationScope.nonCancellable(async () => {
       for (;;) {
         await condition(() => this.unsent.size > 0);
@@ -155,7 +156,7 @@ export class TurnRun {
   }
 
   /** Sends the search attribute changes kept so far as one upsert. */
-  sendAttributes(): void {
+  private sendAttributes(): void {
     if (this.unsent.size === 0) return;
     upsertSearchAttributes([...this.unsent.values()]);
     this.unsent.clear();

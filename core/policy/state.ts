@@ -49,8 +49,8 @@ export const enginePatches = {
 } as const;
 
 /**
- * The `patched()` ids of workflow changes outside the policy rules and the engine's (read when needed, not all at the start), kept here
- * with the others so every id has one place.
+ * The `patched()` ids of workflow changes outside the policy rules and the engine's (each read where it is needed),
+ * kept here with the others so every id has one place.
  * - failedTurnFails, read when a turn ends (only runs that end `failed` record it): a turn that ends `failed` fails its
  *   workflow (Temporal status Failed, type `TurnFailed`, its result in the details) instead of completing; turns that
  *   ended before it completed, and replay so.
