@@ -1,6 +1,6 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
-import { baselinePatch } from '../core/policy';
+import { baselinePatch, separatePatches } from '../core/policy';
 import { authHeaders, eventually } from './support/api';
 import { text, toolUse, type MessagesRequestBody } from './support/fake-anthropic';
 import { patchesIn, useHandoverStack } from './support/handover';
@@ -112,10 +112,12 @@ describe('handing turns in flight from the old workflow code to the new', () => 
     expect(lastText(fake.requests.at(-1)!.body)).toContain('Skill simple-writing');
     expect(lastText(fake.requests.at(-1)!.body)).not.toContain('is_error');
     // The old turn handed on its finished plan naming the exam skill (the old rules carry it), which this turn read back
-    // (carried-skill-references, implied by its one marker).
-    expect(await patchesIn(env.client.workflow.getHandle(afterStop))).toEqual([baselinePatch]);
+    // (carried-skill-references, implied by its baseline marker), with its catalogs in one activity.
+    expect((await patchesIn(env.client.workflow.getHandle(afterStop))).sort()).toEqual([baselinePatch, separatePatches.turnStartInOneActivity].sort());
     const { events } = await env.client.workflow.getHandle(afterStop).fetchHistory();
-    expect(events?.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'resolveSkillSnapshots')).toHaveLength(1);
+    const scheduled = events?.map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    expect(scheduled?.filter((name) => name === 'readTurnStart')).toHaveLength(1);
+    expect(scheduled).not.toContain('resolveSkillSnapshots');
 
     fake.enqueue({ content: [text('Stopping for today.')] });
     const question2 = await api.pending(resumed);

@@ -28,7 +28,7 @@ const questions = 2;
 describe('a turn upserts its search attributes once per workflow task', () => {
   const harness = useWorkerHarness('upserts', { skillsDir: withChecker });
 
-  it(`an exam of ${questions} questions: one patch marker, at most one upsert per workflow task, the attributes its state shows at every wait`, async () => {
+  it(`an exam of ${questions} questions: two patch markers, at most one upsert per workflow task, the attributes its state shows at every wait`, async () => {
     const { env, fake, taskQueue } = harness;
     const sessionId = randomBytes(10).toString('hex');
     const handle = env.client.workflow.getHandle<typeof turnWorkflow>(`turn-${sessionId}-1`);
@@ -59,7 +59,8 @@ describe('a turn upserts its search attributes once per workflow task', () => {
 
     // Before batched-search-attributes and baseline-2026-11: 8 patch markers, each with its TemporalChangeVersion
     // upsert, and 23 upserts of Skillflow attributes, up to 3 in one workflow task.
-    expect(await upsertCounts(handle)).toEqual({ patchMarkers: 1, changeVersionUpserts: 1, attributeUpserts: 13, mostInOneTask: 1 });
+    // Now the baseline and turn-start-in-one-activity (a turn's own marker, recorded after the baseline).
+    expect(await upsertCounts(handle)).toEqual({ patchMarkers: 2, changeVersionUpserts: 2, attributeUpserts: 13, mostInOneTask: 1 });
   });
 
   it('a checkpoint inside a skill run: the run and its turn show it while it waits and not after; one upsert per workflow task each', async () => {
@@ -97,7 +98,7 @@ describe('a turn upserts its search attributes once per workflow task', () => {
     ]);
     expect(seen.filter((o) => o.at.startsWith('ended')).map((o) => o.attributes.SkillflowStatus)).toEqual([['completed'], ['completed']]);
     const child = (await handle.query(turnStateQuery)).skills![0].workflowId;
-    expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: 1, changeVersionUpserts: 1, mostInOneTask: 1 });
+    expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: 2, changeVersionUpserts: 2, mostInOneTask: 1 });
     expect(await upsertCounts(env.client.workflow.getHandle(child))).toMatchObject({ patchMarkers: 1, changeVersionUpserts: 1, mostInOneTask: 1 });
   });
 });

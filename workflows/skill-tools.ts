@@ -1,4 +1,4 @@
-import { isCancellation, proxyActivities } from '@temporalio/workflow';
+import { ApplicationFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { End, ToolCall } from '../core/policy';
 import {
@@ -11,8 +11,11 @@ import {
   runSkillTool,
   SkillToolName,
   type SkillManifest,
+  type SkillSnapshot,
+  type SkillToolPorts,
   type ToolResult,
 } from '../core/skills';
+import type { TurnStart } from '../core/turn-start';
 import type { SkillContentReference } from '../core/schemas/events';
 import { engineToolSpecs } from '../core/tools';
 import { publicError } from './internal-errors';
@@ -39,6 +42,19 @@ const ports = {
   readSkillResource: logged('Reading a skill resource', skillActivities.readSkillResource),
 };
 
+/**
+ * The skill ports with the given skill's load already done (readTurnStart): its snapshot, or its skill error thrown as
+ * the loadSkillSnapshot activity's would be, so the model reads the same result. Any other load goes to the activity.
+ */
+function alreadyRead(name: string, read: NonNullable<TurnStart['given']>): SkillToolPorts {
+  const loadSkillSnapshot = async (input: { name: string }): Promise<SkillSnapshot> => {
+    if (input.name !== name) return ports.loadSkillSnapshot(input);
+    if ('snapshot' in read) return read.snapshot;
+    throw ApplicationFailure.create({ type: read.failure.type, message: read.failure.message, nonRetryable: true });
+  };
+  return { ...ports, loadSkillSnapshot };
+}
+
 const answer = (result: ToolResult): ToolAnswer => ({ content: result.content, isError: result.isError });
 
 /**
@@ -57,8 +73,8 @@ export function skillTools(catalog: SkillManifest[]): TurnTool[] {
   ];
 }
 
-async function loadSkill(catalog: SkillManifest[], call: ToolCall, run: TurnRun): Promise<ToolAnswer> {
-  const fetched = await fetchSkill(call.input, { skills: catalog, state: run.pinned, ports });
+async function loadSkill(catalog: SkillManifest[], call: ToolCall, run: TurnRun, skillPorts: SkillToolPorts = ports): Promise<ToolAnswer> {
+  const fetched = await fetchSkill(call.input, { skills: catalog, state: run.pinned, ports: skillPorts });
   if ('result' in fetched) return answer(fetched.result);
   const { snapshot } = fetched;
   run.pinned = pinSkill(run.pinned, snapshot);
@@ -93,7 +109,13 @@ async function runPlainSkillTool(catalog: SkillManifest[], call: ToolCall, run: 
  * note for the model, with the parameters the caller gave; or ends the turn, when the policy ends it for that call or
  * the parameters are not the skill's (the API checks them first when it has the catalog).
  */
-export async function preloadSkill(run: TurnRun, catalog: SkillManifest[], name: string, params?: Record<string, unknown>): Promise<{ note: string } | End> {
+export async function preloadSkill(
+  run: TurnRun,
+  catalog: SkillManifest[],
+  name: string,
+  params?: Record<string, unknown>,
+  read?: TurnStart['given'],
+): Promise<{ note: string } | End> {
   const manifest = catalog.find((skill) => skill.name === name);
   const checked = manifest && params ? checkParams(manifest, params) : undefined;
   if (checked && !checked.ok) {
@@ -103,7 +125,7 @@ export async function preloadSkill(run: TurnRun, catalog: SkillManifest[], name:
   const call: ToolCall = { id: 'preload', name: SkillToolName.loadSkill, input: { name } };
   const verdict = run.decide({ type: 'tool.requested', at: Date.now(), call });
   if (verdict.kind === 'end') return verdict;
-  const loaded = verdict.kind === 'refuse' ? { content: verdict.message, isError: true } : await loadSkill(catalog, call, run);
+  const loaded = verdict.kind === 'refuse' ? { content: verdict.message, isError: true } : await loadSkill(catalog, call, run, read ? alreadyRead(name, read) : ports);
   if (loaded.isError) return { note: `The skill ${name} could not be loaded: ${loaded.content}` };
   const given = params
     ? `\n\nThe user gave these parameters for it: ${JSON.stringify(params)}. Use them; its checkpoints propose them to the human.`

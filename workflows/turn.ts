@@ -1,7 +1,9 @@
-import { ApplicationFailure, CancellationScope, getExternalWorkflowHandle, isCancellation, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, getExternalWorkflowHandle, isCancellation, log, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { emptyToolCatalog } from '../core/tools';
-import { migratePlanCarry, pinnedSkillsOf, policySettingsOf, unresolvedSkills, withSnapshots, workflowPatches, type PlanCarry } from '../core/policy';
+import type { SkillCatalog } from '../core/skills';
+import { emptyToolCatalog, type ToolCatalog } from '../core/tools';
+import type { TurnStart } from '../core/turn-start';
+import { migratePlanCarry, pinnedSkillsOf, policySettingsOf, unresolvedSkills, separatePatches, withSnapshots, workflowPatches, type PlanCarry } from '../core/policy';
 import { basePrompt } from '../core/prompts';
 import { buildSystemPrompt } from '../core/skills';
 import { sessionWorkflowId, turnFailedErrorType, type TurnInput, type TurnResult } from '../core/turn';
@@ -14,7 +16,7 @@ import { absorbProgress } from './skill-progress';
 import { preloadSkill } from './skill-tools';
 import { TurnRun } from './turn-run';
 
-const { skillCatalog, toolCatalog, resolveSkillSnapshots } = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 3 } });
+const { skillCatalog, toolCatalog, resolveSkillSnapshots, readTurnStart } = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 3 } });
 
 /**
  * One chat turn: the agent loop over a fresh message list (the session's earlier text and the new message), with
@@ -80,8 +82,9 @@ async function runTurn(run: TurnRun, has: HasPatch): Promise<TurnResult> {
     const rules = rulesOfThisRun(has);
     run.useEngine(engineOfThisRun(has));
     // Both catalogs are read once: the turn keeps the skills and tools it started with for its whole life.
-    const [catalog, registry] = await Promise.all([skillCatalog(), rules.registeredTools ? toolCatalog() : Promise.resolve(emptyToolCatalog)]);
-    const carry = await withCarriedSkills(migratePlanCarry(input.resume), has);
+    const { catalog, registry, carry, given } = patched(separatePatches.turnStartInOneActivity)
+      ? await readStartAtOnce(input, rules.registeredTools)
+      : await readStartApart(input, rules.registeredTools, has);
     run.pinned = pinnedSkillsOf(carry);
     const started = run.decide({
       type: 'turn.started',
@@ -96,7 +99,7 @@ async function runTurn(run: TurnRun, has: HasPatch): Promise<TurnResult> {
     });
     const notes = started.kind === 'allow' && started.note ? [started.note] : [];
     if (input.skill) {
-      const preloaded = await preloadSkill(run, catalog.skills, input.skill, input.params);
+      const preloaded = await preloadSkill(run, catalog.skills, input.skill, input.params, given);
       if ('kind' in preloaded) return withPlan(run.finish(preloaded.ending));
       notes.push(preloaded.note);
     }
@@ -110,6 +113,31 @@ async function runTurn(run: TurnRun, has: HasPatch): Promise<TurnResult> {
     }
     return withPlan(run.finish(failedEnding(err)));
   }
+}
+
+/** What a turn starts with: its catalogs, its carried plan with the pinned skills read back, and its given skill's load. */
+interface StartReading {
+  catalog: SkillCatalog;
+  registry: ToolCatalog;
+  carry: PlanCarry | undefined;
+  given?: TurnStart['given'];
+}
+
+/** The start in one activity (readTurnStart): one workflow task for the catalogs, the carried skills and the given skill. */
+async function readStartAtOnce(input: TurnInput, registeredTools: boolean): Promise<StartReading> {
+  const resume = migratePlanCarry(input.resume);
+  const carried = unresolvedSkills(resume);
+  const alreadyPinned = resume?.snapshots.some((snapshot) => snapshot.name === input.skill);
+  const start = await readTurnStart({ tools: registeredTools, carried, ...(input.skill && !alreadyPinned ? { given: input.skill } : {}) });
+  for (const ref of start.carried.unavailable) log.warn('A carried skill version is no longer available; the plan goes on without it', { skill: ref.name, hash: ref.hash });
+  const carry = resume && carried.length > 0 ? withSnapshots(resume, start.carried.snapshots) : resume;
+  return { catalog: start.catalog, registry: start.tools, carry, given: start.given };
+}
+
+/** The start of turns of earlier code: the catalogs at once, then the carried skills; the given skill is loaded later. */
+async function readStartApart(input: TurnInput, registeredTools: boolean, has: HasPatch): Promise<StartReading> {
+  const [catalog, registry] = await Promise.all([skillCatalog(), registeredTools ? toolCatalog() : Promise.resolve(emptyToolCatalog)]);
+  return { catalog, registry, carry: await withCarriedSkills(migratePlanCarry(input.resume), has) };
 }
 
 /**

@@ -108,3 +108,14 @@ export function newPolicyState(): PolicyState {
     tokenBudget: null,
   };
 }
+
+/**
+ * The `patched()` ids of changes made after baselinePatch: each is read with `patched()` where its change is and
+ * recorded as a marker of its own, since a run that recorded the baseline before the change must not read it as true.
+ * - turnStartInOneActivity, read once when a turn starts: the turn reads its skill catalog, its tool catalog, its
+ *   carried plan's skills and its given skill in one activity (readTurnStart), so in one workflow task, instead of one
+ *   activity each.
+ */
+export const separatePatches = {
+  turnStartInOneActivity: 'turn-start-in-one-activity',
+} as const;

@@ -1,0 +1,27 @@
+import type { SkillCatalog, SkillRef, SkillSnapshot } from './skills';
+import type { ToolCatalog } from './tools';
+
+/** What a turn asks for when it starts, in one activity (readTurnStart). */
+export interface TurnStartRequest {
+  /** Whether the turn offers registered tools (its `registeredTools` rule): the worker's tool catalog is read then. */
+  tools: boolean;
+  /** The pinned skills of a carried plan to read back from the skill store (by name and hash). */
+  carried: SkillRef[];
+  /** The skill the turn was started with (the API's `skill`): its current version is pinned, unless a carried one of that name is read back. */
+  given?: string;
+}
+
+/** A skill error a load ran into, as Temporal would carry it out of an activity: its failure type and message. */
+export interface SkillLoadFailure {
+  type: string;
+  message: string;
+}
+
+/** Everything a turn starts with: the catalogs it keeps for its whole life, the carried skills and the given one. */
+export interface TurnStart {
+  catalog: SkillCatalog;
+  tools: ToolCatalog;
+  carried: { snapshots: SkillSnapshot[]; unavailable: SkillRef[] };
+  /** Absent when no skill was given, the catalog does not list it, or a carried version of it was read back. */
+  given?: { snapshot: SkillSnapshot } | { failure: SkillLoadFailure };
+}
