@@ -5,9 +5,9 @@ import { sessionStateQuery, startTurnUpdate } from '../workflows/definitions';
 import type { sessionWorkflow } from '../workflows/session';
 import type { StartTurnRequest } from '../workflows/session-types';
 import { examMessage, examModel, examModelCalls, examCheckpoints } from './support/exam-script';
-import { text } from './support/fake-anthropic';
+import { text, toolUse } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
-import { answerExam, resultOf } from './support/turns';
+import { answerExam, answerNext, nextCheckpoint, resultOf } from './support/turns';
 
 const EventType = temporal.api.enums.v1.EventType;
 const givenSkill = 'simple-writing';
@@ -33,9 +33,9 @@ describe('workflow tasks at the start and the end of a turn', () => {
     });
   }
 
-  /** One turn in a fresh session, driven to its end; then the workflow tasks of the turn and of its session. */
-  async function oneTurn(request: StartTurnRequest, drive: (turn: WorkflowHandle) => Promise<unknown> = async () => undefined) {
-    const session = await newSession();
+  /** One turn in a fresh session (or `session`), driven to its end; then the workflow tasks of the turn and of its session. */
+  async function oneTurn(request: StartTurnRequest, drive: (turn: WorkflowHandle) => Promise<unknown> = async () => undefined, session?: WorkflowHandle) {
+    session ??= await newSession();
     const { turnId } = await session.executeUpdate(startTurnUpdate, { args: [request] });
     const turn = harness.env.client.workflow.getHandle(turnId);
     await drive(turn);
@@ -76,6 +76,39 @@ describe('workflow tasks at the start and the end of a turn', () => {
     expect(JSON.stringify(harness.fake.requests[0].body.messages)).toContain(`The skill ${givenSkill} is loaded for this turn`);
     expect(tasks.turn).toBe(4);
     expect(tasks.session).toBeLessThanOrEqual(5);
+  });
+
+  it('a turn continuing a carried plan reads its pinned skill back with the catalogs', async () => {
+    const session = await newSession();
+    const exam = 'exam-mode-tuner';
+    const ask = (checkpoint: string, extra: Record<string, unknown> = {}) =>
+      toolUse('request_human_approval', { checkpoint, summary: `About ${checkpoint}`, kind: checkpoint === 'exam_params' ? 'approval' : 'question', ...extra });
+    const params = { question_count: 5, time_limit_min: 35, concepts: ['graphs'] };
+    harness.fake.enqueue(
+      { content: [toolUse('load_skill', { name: exam })] },
+      { content: [ask('exam_params', { params })] },
+      { content: [toolUse('load_subskill', { skill: exam, subskill: 'question-generation' })] },
+      { content: [ask('question_1')] },
+    );
+    const { turnId: first } = await session.executeUpdate(startTurnUpdate, { args: [{ message: 'An exam on graphs.' }] });
+    const interrupted = harness.env.client.workflow.getHandle(first);
+    const approved = await answerNext(interrupted, { action: 'approve' });
+    await nextCheckpoint(interrupted, approved.id);
+    await interrupted.cancel();
+    expect(await resultOf(interrupted)).toMatchObject({ status: 'cancelled', skill: exam });
+    await sessionSettled(session, first);
+
+    // The next turn continues the plan: its pinned exam skill is read back at the start, so load_skill needs no activity.
+    harness.fake.enqueue({ content: [toolUse('load_skill', { name: exam })] }, { content: [text('Question 1 again.'), ask('question_1')] });
+    const cancelAtQuestion = async (turn: WorkflowHandle) => {
+      await nextCheckpoint(turn);
+      await turn.cancel();
+    };
+    const { result, tasks, activities } = await oneTurn({ message: 'Go on with my exam.' }, cancelAtQuestion, session);
+    expect(result).toMatchObject({ status: 'cancelled', skill: exam });
+    expect(activities).toEqual(['readTurnStart', 'callModel', 'callModel']);
+    // Its start, its start read, two model calls, the cancel, the ending delivered to the session.
+    expect(tasks.turn).toBe(6);
   });
 });
 
