@@ -29,6 +29,12 @@ export interface ModelDeps {
 }
 
 const heartbeatEveryMs = 500;
+/**
+ * The most time between two of a running activity's heartbeats reaching the server (the worker's
+ * maxHeartbeatThrottleInterval; Core sends the first heartbeat at once, later ones at most this often). A cancel reaches
+ * a running model call only in a heartbeat's answer, so this bounds how late a cancelled turn's model call stops.
+ */
+export const heartbeatThrottleMs = 2_000;
 /** Sent when only a base URL is configured (a gateway that authenticates on its own), so the SDK constructs. */
 const placeholderApiKey = 'skillflow-no-api-key';
 
@@ -108,14 +114,20 @@ function toParams(request: ModelRequest & { messages: ChatMessage[]; system: Tex
   return params;
 }
 
-/** Heartbeats at most every `heartbeatEveryMs` while the call runs, and aborts a stream that stays silent too long. */
+/**
+ * Heartbeats at most every `heartbeatEveryMs` once the call has run `heartbeatThrottleMs`, and aborts a stream that stays
+ * silent too long. No heartbeat before then: the first would reach the server at once, an RPC that a call ending within
+ * the throttle interval does not need, and a cancel still reaches the call within that interval (the same bound as
+ * after the first heartbeat). The 60 s heartbeat timeout (workflows/model-call.ts) leaves ample room for the delay.
+ */
 function watchStream(context: Context, idleTimeoutMs: number, abort: () => void) {
+  const startedAt = Date.now();
   let lastBeat = 0;
-  let lastEvent = Date.now();
+  let lastEvent = startedAt;
   const state = { stalled: false };
   const beat = () => {
     const now = Date.now();
-    if (now - lastBeat < heartbeatEveryMs) return;
+    if (now - startedAt < heartbeatThrottleMs || now - lastBeat < heartbeatEveryMs) return;
     lastBeat = now;
     context.heartbeat();
   };
@@ -126,7 +138,6 @@ function watchStream(context: Context, idleTimeoutMs: number, abort: () => void)
       abort();
     }
   }, heartbeatEveryMs);
-  beat();
   return {
     get stalled() {
       return state.stalled;

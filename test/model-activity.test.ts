@@ -4,7 +4,7 @@ import path from 'node:path';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import { createModelActivities, type ModelDeltaEvent, type ModelDeps } from '../activities/model';
+import { createModelActivities, heartbeatThrottleMs, type ModelDeltaEvent, type ModelDeps } from '../activities/model';
 import { maxRetryAfterMs } from '../activities/model-errors';
 import type { ChatMessage, ToolDefinition } from '../core/messages';
 import { digestOf, replyMessageOf, transcriptMissType } from '../core/transcript';
@@ -293,20 +293,33 @@ describe('callModel failures', () => {
 });
 
 describe('callModel inside Temporal', () => {
-  it('heartbeats while a slow stream runs', async () => {
-    fake.enqueue({ content: [text('slow but steady')], delayMs: 200 });
+  it('sends no heartbeat for a call that ends within the heartbeat throttle interval', async () => {
+    fake.enqueue({ content: [text('quick')] });
     const { run, env } = setup();
     let heartbeats = 0;
     env.on('heartbeat', () => heartbeats++);
     const startedAt = Date.now();
+    await run();
+
+    expect(Date.now() - startedAt).toBeLessThan(heartbeatThrottleMs);
+    expect(heartbeats).toBe(0);
+  });
+
+  it('heartbeats while a slow stream runs, from the heartbeat throttle interval on', async () => {
+    fake.enqueue({ content: [text('slow but steady')], delayMs: 350 });
+    const { run, env } = setup();
+    const beats: number[] = [];
+    const startedAt = Date.now();
+    env.on('heartbeat', () => beats.push(Date.now() - startedAt));
     const result = await run();
     const elapsedMs = Date.now() - startedAt;
 
     expect(result.content).toStrictEqual([{ type: 'text', text: 'slow but steady' }]);
-    // 9 events 200 ms apart take at least 1.6 s; heartbeats are throttled to one per 500 ms.
-    expect(elapsedMs).toBeGreaterThanOrEqual(1_600);
-    expect(heartbeats).toBeGreaterThanOrEqual(3);
-    expect(heartbeats).toBeLessThanOrEqual(Math.floor(elapsedMs / 500) + 1);
+    // 9 events 350 ms apart take at least 2.8 s; heartbeats start at 2 s and are throttled to one per 500 ms.
+    expect(elapsedMs).toBeGreaterThanOrEqual(2_800);
+    expect(beats.length).toBeGreaterThanOrEqual(1);
+    expect(beats[0]).toBeGreaterThanOrEqual(heartbeatThrottleMs);
+    expect(beats.length).toBeLessThanOrEqual(Math.floor((elapsedMs - heartbeatThrottleMs) / 500) + 1);
   });
 
   it('aborts the HTTP request and rethrows the cancellation when the activity is cancelled mid-stream', async () => {

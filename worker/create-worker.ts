@@ -9,6 +9,7 @@ import type { LiveEvent } from '../lib/live';
 import type { TurnSnapshot } from '../core/turn-snapshot';
 import type { TurnSinks } from '../workflows/sinks';
 import { createActivities, type ActivityDeps } from '../activities';
+import { heartbeatThrottleMs } from '../activities/model';
 
 export interface CreateWorkerOptions {
   connection: NativeConnection;
@@ -98,7 +99,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     },
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
     // Heartbeats carry cancellation to a streaming model call: send them often enough that a cancel lands in seconds.
-    maxHeartbeatThrottleInterval: '2s',
+    maxHeartbeatThrottleInterval: heartbeatThrottleMs,
     ...options.overrides,
   });
 }
