@@ -1,6 +1,7 @@
 import { WorkflowUpdateFailedError, isGrpcServiceError, ServiceError, type Client } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { CheckpointErrorType } from '../core/checkpoints';
+import { terminalStatuses } from '../core/turn';
 import { answerCheckpointUpdate } from '../workflows/definitions';
 import type { Config } from '../lib/config';
 import type { Caller } from './auth';
@@ -8,13 +9,19 @@ import { HttpError, type ErrorDetail } from './errors';
 import { answerUpdateId, keyDigest, requestDigest } from './idempotency';
 import { checkedAnswer } from './input-limits';
 import type { CheckpointAccepted, CheckpointAnswer } from './schemas';
-import { describeVisibleTurn } from './turn-view';
+import { describeVisibleTurn, publishedVisibleTurn, type TurnStates } from './turn-view';
 
 /**
  * What a client may do to a turn, shared by the HTTP routes and the WebSocket protocol so both answer with the same
  * codes: only the turn's user or an operator may act (anyone else gets a 404), and decisions record who answered.
  */
 
+/**
+ * Answers the checkpoint with the `answerCheckpoint` update, which decides whether it is pending. Who may answer comes
+ * from the turn's published state when one is kept and shows the turn not ended (no describe of the turn: the update
+ * fails on a turn that has ended, and a refused update is explained as before, by describing the turn then); otherwise
+ * the turn is described first.
+ */
 export async function answerCheckpoint(
   client: Client,
   caller: Caller,
@@ -23,18 +30,32 @@ export async function answerCheckpoint(
   given: CheckpointAnswer,
   limits: Pick<Config, 'maxMessageChars' | 'maxMessageBytes'>,
   idempotencyKey?: string,
+  states?: TurnStates,
 ): Promise<CheckpointAccepted> {
   const answer = checkedAnswer(given, limits);
-  const description = await describeVisibleTurn(client, caller, turnId);
-  const running = description.status.name === 'RUNNING';
-  // With a key, an ended turn still answers a retry of an answer it took (Temporal keeps the update's outcome).
-  if (!running && idempotencyKey === undefined) throw turnEndedAnswer(turnId);
   const updateId = idempotencyKey === undefined ? undefined : answerUpdateId(checkpointId, keyDigest(caller.id, idempotencyKey), requestDigest(answer));
-  try {
+  const send = async () => {
     const accepted = await client.workflow
       .getHandle(turnId)
       .executeUpdate(answerCheckpointUpdate, { args: [{ ...answer, checkpointId, by: caller.id }], ...(updateId ? { updateId } : {}) });
     return { checkpointId: accepted.checkpointId, action: accepted.action, by: caller.id };
+  };
+  const published = await publishedVisibleTurn(client, caller, turnId, states);
+  if (published && !terminalStatuses.has(published.status)) {
+    try {
+      return await send();
+    } catch (err) {
+      const description = await describeVisibleTurn(client, caller, turnId);
+      if (description.status.name !== 'RUNNING') throw turnEndedAnswer(turnId);
+      throw mapCheckpointError(err, turnId);
+    }
+  }
+  const description = await describeVisibleTurn(client, caller, turnId);
+  const running = description.status.name === 'RUNNING';
+  // With a key, an ended turn still answers a retry of an answer it took (Temporal keeps the update's outcome).
+  if (!running && idempotencyKey === undefined) throw turnEndedAnswer(turnId);
+  try {
+    return await send();
   } catch (err) {
     if (!running) throw turnEndedAnswer(turnId);
     throw mapCheckpointError(err, turnId);

@@ -49,6 +49,33 @@ export async function describeVisibleTurn(client: Client, caller: Caller, turnId
   return description;
 }
 
+/**
+ * The state the turn's worker last published, when it shows the caller may see the turn without describing it: the
+ * state names the turn's user (anyone else gets a 404, as from describeVisibleTurn), and its session, described (the
+ * one thing a turn's state cannot tell), is not terminated. Undefined when no state is kept (none published yet,
+ * expired, or the live channel's store unreachable): then describeVisibleTurn decides. The state may be stale: it
+ * stands for who owns the turn, never for whether it still runs.
+ */
+export async function publishedVisibleTurn(client: Client, caller: Caller, turnId: string, states: TurnStates | undefined): Promise<TurnState | undefined> {
+  const published = await states?.latestState(turnId).catch(() => undefined);
+  if (!published || published.state.turnId !== turnId) return undefined;
+  const session = await client.workflow
+    .getHandle(sessionWorkflowId(sessionIdOfTurn(turnId)))
+    .describe()
+    .catch((err: unknown) => {
+      if (err instanceof WorkflowNotFoundError) throw notFound(`Turn ${turnId}`);
+      throw err;
+    });
+  if (!canSee(caller, published.state.userId) || session.status.name === 'TERMINATED') throw notFound(`Turn ${turnId}`);
+  return published.state;
+}
+
+/** Whether the caller may see the turn (else a 404): from its published state when one is kept, else described. */
+export async function checkVisibleTurn(client: Client, caller: Caller, turnId: string, states: TurnStates | undefined): Promise<void> {
+  if (await publishedVisibleTurn(client, caller, turnId, states)) return;
+  await describeVisibleTurn(client, caller, turnId);
+}
+
 /** Reads a turn: the state its worker published (or its live state) while it runs, its result or failure once closed. */
 export async function readTurn(client: Client, caller: Caller, turnId: string, states?: TurnStates): Promise<TurnView> {
   const description = await describeVisibleTurn(client, caller, turnId);

@@ -5,7 +5,7 @@ import { idempotencyHeader } from '../idempotency';
 import { AnswerHeaders, CheckpointAccepted, CheckpointAnswer, CheckpointParams, errorResponses } from '../schemas';
 import { answerCheckpoint } from '../turn-actions';
 
-export async function checkpointRoutes(app: FastifyInstance, { client, config }: ApiContext): Promise<void> {
+export async function checkpointRoutes(app: FastifyInstance, { client, config, live }: ApiContext): Promise<void> {
   app.post<{ Params: { id: string; checkpointId: string }; Body: CheckpointAnswer; Headers: Static<typeof AnswerHeaders> }>(
     '/v1/turns/:id/checkpoints/:checkpointId',
     {
@@ -23,6 +23,6 @@ export async function checkpointRoutes(app: FastifyInstance, { client, config }:
         response: { 200: CheckpointAccepted, ...errorResponses(400, 401, 404, 409, 429, 503) },
       },
     },
-    async (request) => answerCheckpoint(client, request.caller, request.params.id, request.params.checkpointId, request.body, config, request.headers[idempotencyHeader]),
+    async (request) => answerCheckpoint(client, request.caller, request.params.id, request.params.checkpointId, request.body, config, request.headers[idempotencyHeader], live),
   );
 }

@@ -83,7 +83,7 @@ export function runWsSession({ context, caller, turnId, after, socket, lease, on
       await cancelTurn(context.client, caller, turnId);
       return { type: 'ack', requestId: frame.requestId, cancelRequested: true };
     }
-    const accepted = await answerCheckpoint(context.client, caller, turnId, frame.checkpointId, frame.answer, context.config);
+    const accepted = await answerCheckpoint(context.client, caller, turnId, frame.checkpointId, frame.answer, context.config, undefined, context.live);
     return { type: 'ack', requestId: frame.requestId, ...accepted };
   };
 
