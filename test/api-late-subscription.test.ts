@@ -79,6 +79,8 @@ describe('a live subscription confirmed late', () => {
     const following = new TurnFollower({ feeds, turnId: handle.workflowId, after: 0, send: (item) => items.push(item), signal: abort.signal }).run();
     const requested = (name: string) => items.some((item) => item.type === 'checkpoint.requested' && item.checkpoint.name === name);
     try {
+      // The feed's catch-up read (a turnEvents query) is over before the answer lets the turn ask 'two'.
+      await eventually(async () => (api.queries.get('turnEvents') ?? 0) >= 1 && api.load.get('turnEvents')?.now === 0, Boolean, 8_000);
       const first = await answerNext(handle, { action: 'approve' });
       await eventually(async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name, (name) => name === 'two');
       // The feed's catch-up read was made at most at the first checkpoint; what came since was published unheard.

@@ -47,7 +47,10 @@ describe('pushed events and log hints on the live channel', () => {
     const feeds = new TurnFeeds(api.client, live, { minPollMs: 60_000, maxPollMs: 60_000, silentReadMs: 60_000 });
     const follower = new TurnFollower({ feeds, turnId: handle.workflowId, after: 0, send: (item) => items.push(item), signal: abort.signal });
     const following = follower.run();
-    afterCleanup.push(() => abort.abort());
+    afterCleanup.push(() => {
+      abort.abort();
+      feeds.close();
+    });
     const waitFor = async (type: string) => {
       const deadline = Date.now() + 8_000;
       while (!items.some((item) => item.type === type)) {
