@@ -7,7 +7,8 @@ import type { ToolActivities } from './tools';
 /**
  * A turn's start in one activity, so in one workflow task: the skill catalog, the tool catalog, the carried plan's
  * skills and the given skill, read as the separate activities read them. A skill error of the given skill is returned
- * for the turn to show the model (as a failed load_skill would be); any other error fails the activity, which is retried.
+ * for the turn to show the model (as a failed load_skill would be); any other error of its load leaves it unread (the
+ * turn loads it then, as before); any other error fails the activity, which is retried.
  */
 export function createTurnStartActivities(skills: SkillActivities, tools: ToolActivities) {
   return {
@@ -23,7 +24,8 @@ export function createTurnStartActivities(skills: SkillActivities, tools: ToolAc
       try {
         return { catalog, tools: toolCatalog, carried, given: { snapshot: await skills.loadSkillSnapshot({ name: given }) } };
       } catch (err) {
-        if (!(err instanceof SkillError) || !nonRetryableSkillErrors.includes(err.name)) throw err;
+        // Any other error: left unread, so the turn loads it with loadSkillSnapshot, retried, its failure shown to the model.
+        if (!(err instanceof SkillError) || !nonRetryableSkillErrors.includes(err.name)) return { catalog, tools: toolCatalog, carried };
         return { catalog, tools: toolCatalog, carried, given: { failure: { type: err.name, message: err.message } } };
       }
     },

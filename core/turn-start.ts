@@ -22,6 +22,9 @@ export interface TurnStart {
   catalog: SkillCatalog;
   tools: ToolCatalog;
   carried: { snapshots: SkillSnapshot[]; unavailable: SkillRef[] };
-  /** Absent when no skill was given, the catalog does not list it, or a carried version of it was read back. */
+  /**
+   * Absent when no skill was given, the catalog does not list it, a carried version of it was read back, or its load
+   * failed with an error that is not a skill error (the turn then loads it with loadSkillSnapshot, as turns did before).
+   */
   given?: { snapshot: SkillSnapshot } | { failure: SkillLoadFailure };
 }
