@@ -55,7 +55,7 @@ export function createModelActivities(deps: ModelDeps) {
     }
     const context = Context.current();
     const [messages, prompt] = await Promise.all([transcripts.resolve(request.turnId, request.messages, request.delta), prompts.resolve(request)]);
-    const shared = Promise.all([transcripts.share(request, messages), prompts.share(request, prompt)]);
+    const promptShared = prompts.share(request, prompt);
     const marked = withCacheBreakpoints(prompt.system, prompt.tools, messages);
     const params = toParams({ ...request, ...marked }, deps);
     const stream = client.messages.stream(params, { signal: context.cancellationSignal });
@@ -71,7 +71,7 @@ export function createModelActivities(deps: ModelDeps) {
       }
       const response = toModelResponse(await stream.finalMessage());
       // The turn's next call may run on any worker: it must find this conversation, and this response, in the store.
-      await shared;
+      await promptShared;
       await transcripts.rememberReply(request, messages, replyMessageOf(response.content));
       return response;
     } catch (err) {

@@ -56,40 +56,28 @@ export class TranscriptStore {
   }
 
   /**
-   * Writes the call's record to the shared store; resolves (never rejects) once it is stored or known lost. Call it as
-   * soon as the conversation is known: the write runs while the model answers.
-   */
-  async share(request: ModelRequest, messages: ChatMessage[]): Promise<void> {
-    if (!this.shared) return;
-    const record: ConversationRecord = request.delta
-      ? { base: { count: request.delta.baseCount, digest: request.delta.baseDigest }, append: messages.slice(request.delta.baseCount) }
-      : { base: null, append: messages };
-    try {
-      await this.shared.put(turnScope(request.turnId), conversationEntry(this.keyOf(request.turnId, messages)), JSON.stringify(record));
-      this.lastProblem = '';
-    } catch (err) {
-      // The next call of this turn may then miss on another worker and send the conversation whole: slower, not wrong.
-      this.report(`cannot write to the shared store (${(err as Error).message}); other workers will ask for whole conversations`);
-    }
-  }
-
-  /**
    * Keeps the conversation of a call that succeeded, followed by its response as the turn appends it (`replyMessageOf`),
-   * in this worker's memory, and records that response in the shared store: the turn's next call names this
-   * conversation with the response as its base, and any worker can rebuild it. Resolves (never rejects) once stored or
+   * in this worker's memory, and records both in the shared store in one write: the call's record (the messages it
+   * added, then the response) under the conversation with the response, which the turn's next call names as its base,
+   * and under the conversation without it, which the next call names when the loop did not append the response as it
+   * came (a truncated or empty response). Any worker can then rebuild either. Resolves (never rejects) once stored or
    * known lost.
    */
   async rememberReply(request: ModelRequest, messages: ChatMessage[], reply: ChatMessage): Promise<void> {
-    const { turnId } = request;
-    const base = this.keyOf(turnId, messages);
+    const { turnId, delta } = request;
+    const sent = this.keyOf(turnId, messages);
     const conversation = [...messages, reply];
     const key = this.keyOf(turnId, conversation);
     this.keep(turnId, { ...key, messages: conversation, chars: this.measures.get(turnId)!.jsonLength(conversation) });
     if (!this.shared) return;
-    const record: ConversationRecord = { base, append: [reply] };
+    const record: ConversationRecord = delta
+      ? { base: { count: delta.baseCount, digest: delta.baseDigest }, append: conversation.slice(delta.baseCount) }
+      : { base: null, append: conversation };
     try {
-      await this.shared.put(turnScope(turnId), conversationEntry(key), JSON.stringify(record));
+      await this.shared.put(turnScope(turnId), conversationEntry(key), JSON.stringify(record), [conversationEntry(sent)]);
+      this.lastProblem = '';
     } catch (err) {
+      // The next call of this turn may then miss on another worker and send the conversation whole: slower, not wrong.
       this.report(`cannot write to the shared store (${(err as Error).message}); other workers will ask for whole conversations`);
     }
   }

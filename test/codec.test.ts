@@ -153,7 +153,7 @@ describe('the codec, on a real turn', () => {
     const store = new FileStore(storeDir, hour);
     const counting: SharedStore = {
       description: store.description,
-      put: (scope, key, value) => store.put(scope, key, value),
+      put: (scope, key, value, aliases) => store.put(scope, key, value, aliases),
       get: (scope, key) => (reads.push(key), store.get(scope, key)),
       sweep: () => store.sweep(),
       close: () => store.close(),

@@ -1,13 +1,16 @@
 import fs from 'node:fs';
+import fsPromises from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createModelActivities } from '../activities/model';
 import type { ChatMessage } from '../core/messages';
-import { digestOf, transcriptMissType } from '../core/transcript';
+import type { ModelResponse } from '../core/model';
+import { digestOf, replyMessageOf, transcriptMissType } from '../core/transcript';
 import { loadConfig } from '../lib/config';
 import { createSharedStore, FileStore, PostgresStore, RedisStore, SharedStoreError, type SharedStore } from '../lib/store';
+import { readConversation, TurnEntryError, turnScope, type ConversationRecord } from '../lib/store/turn-entries';
 import { eventually } from './support/api';
 import { startFakeAnthropic, text, type FakeAnthropic } from './support/fake-anthropic';
 import { createTestDatabase, requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/services';
@@ -55,6 +58,17 @@ describe.each(backends)('the shared store on %s', (_name, make) => {
     expect(await store.get('never-written', '3-abc')).toBeUndefined();
   });
 
+  it('gives back the value under each of its aliases', async () => {
+    const store = open();
+    await store.put('transcript.turn-e-1', '4-b', 'record', ['3-a']);
+    await store.put('transcript.turn-e-1', '5-c', 'later record', ['4-d', '2-e']);
+    expect(await store.get('transcript.turn-e-1', '4-b')).toBe('record');
+    expect(await store.get('transcript.turn-e-1', '3-a')).toBe('record');
+    expect(await store.get('transcript.turn-e-1', '5-c')).toBe('later record');
+    expect(await store.get('transcript.turn-e-1', '4-d')).toBe('later record');
+    expect(await store.get('transcript.turn-e-1', '2-e')).toBe('later record');
+  });
+
   it('is shared: what one worker\'s store writes, another worker\'s store reads', async () => {
     const a = open();
     const b = a instanceof FileStore ? new FileStore(a.dir, hour) : a;
@@ -93,6 +107,36 @@ describe('the file store keeps conversations private', () => {
     const files = folders.flatMap((folder) => fs.readdirSync(folder).map((name) => path.join(folder, name)));
     for (const entry of [store.dir, ...folders, ...files]) expect({ entry, mode: fs.statSync(entry).mode & 0o077 }).toEqual({ entry, mode: 0 });
     expect(files).toHaveLength(1);
+  });
+});
+
+describe('the file store writes one file a put, aliases included', () => {
+  const entriesOf = (store: FileStore) => {
+    const [folder] = fs.readdirSync(store.dir).map((name) => path.join(store.dir, name));
+    return fs.readdirSync(folder).map((name) => ({ name, ino: fs.statSync(path.join(folder, name)).ino }));
+  };
+
+  it('links the aliases to the entry\'s file: one file, three names, no temporary left', async () => {
+    const store = new FileStore(tempDir(), hour);
+    await store.put('transcript.turn-f-1', '5-c', 'v', ['3-a', '4-b']);
+    const entries = entriesOf(store);
+    expect(entries.map((entry) => entry.name).sort()).toEqual(['3-a', '4-b', '5-c']);
+    expect(new Set(entries.map((entry) => entry.ino)).size).toBe(1);
+  });
+
+  it('writes an alias as a file of its own where the file system refuses hard links', async () => {
+    const store = new FileStore(tempDir(), hour);
+    const refused = jest.spyOn(fsPromises, 'link').mockRejectedValue(Object.assign(new Error('operation not permitted'), { code: 'EPERM' }));
+    try {
+      await store.put('transcript.turn-f-2', '5-c', 'v', ['3-a']);
+      expect(refused).toHaveBeenCalledTimes(1);
+    } finally {
+      refused.mockRestore();
+    }
+    expect(await store.get('transcript.turn-f-2', '3-a')).toBe('v');
+    const entries = entriesOf(store);
+    expect(entries.map((entry) => entry.name).sort()).toEqual(['3-a', '5-c']);
+    expect(new Set(entries.map((entry) => entry.ino)).size).toBe(2);
   });
 });
 
@@ -168,6 +212,53 @@ describe('model calls share conversations through the store', () => {
     expect(sent).toHaveLength(11);
   });
 
+  it('writes the store once a call, one file under the names of the conversation with and without the response; another worker rebuilds either', async () => {
+    const files = new FileStore(tempDir(), hour);
+    const puts: string[] = [];
+    const counting: SharedStore = {
+      description: files.description,
+      put: (scope, key, value, aliases) => (puts.push(key), files.put(scope, key, value, aliases)),
+      get: (scope, key) => files.get(scope, key),
+      sweep: () => files.sweep(),
+      close: () => files.close(),
+    };
+    const turnId = 'turn-one-write-1';
+    const system = [{ type: 'text' as const, text: 'You ask questions.' }];
+    // After the first call, the system prompt and the (no) tools go by digest, as the turn sends them.
+    const promptRefs = { system: digestOf(system), tools: digestOf([]) };
+    const here = worker(counting);
+    let conversation: ChatMessage[] = [{ role: 'user', content: 'round 0' }];
+    fake.requests.length = 0;
+    fake.enqueue(...Array.from({ length: 6 }, (_, i) => ({ content: [text(`answer ${i}`)] })));
+    let delta: { baseCount: number; baseDigest: string; append: ChatMessage[] } | undefined;
+    for (let round = 0; round < 4; round++) {
+      const request = delta ? { turnId, promptRefs, delta } : { turnId, system, messages: conversation };
+      const response = (await quiet().run(here, request)) as ModelResponse;
+      const sent = delta ? [...conversation, ...delta.append] : conversation;
+      // The loop appends the response as it came (JSON, as it crossed Temporal), then the next question.
+      conversation = [...sent, replyMessageOf(JSON.parse(JSON.stringify(response.content)))];
+      delta = { baseCount: conversation.length, baseDigest: digestOf(conversation), append: [{ role: 'user', content: [{ type: 'text', text: `round ${round + 1}` }] }] };
+    }
+    // The prompt parts the first call sent whole, then one write a call.
+    expect(puts.filter((key) => key.startsWith('prompt-'))).toEqual([`prompt-${promptRefs.system}`, `prompt-${promptRefs.tools}`]);
+    expect(puts.filter((key) => !key.startsWith('prompt-'))).toHaveLength(4);
+    const folder = path.join(files.dir, turnScope(turnId));
+    const conversationFiles = fs.readdirSync(folder).filter((name) => !name.startsWith('prompt-'));
+    const inodes = new Set(conversationFiles.map((name) => fs.statSync(path.join(folder, name)).ino));
+    expect({ names: conversationFiles.length, files: inodes.size }).toEqual({ names: 8, files: 4 });
+
+    // On a worker that never saw the turn: the next call after the response (the loop appended it), and one that names
+    // the conversation without it (as after a truncated response: the loop appends what it kept and asks to continue).
+    const withoutReply = conversation.slice(0, -1);
+    const continued: ChatMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'continue' }] }];
+    await quiet().run(worker(counting), { turnId, promptRefs, delta });
+    await quiet().run(worker(counting), { turnId, promptRefs, delta: { baseCount: withoutReply.length, baseDigest: digestOf(withoutReply), append: continued } });
+    const [afterReply, afterTruncation] = fake.requests.slice(-2).map((request) => withoutCacheControl(request.body.messages));
+    expect(afterReply).toEqual(JSON.parse(JSON.stringify([...conversation, ...delta!.append])));
+    expect(afterTruncation).toEqual(JSON.parse(JSON.stringify([...withoutReply, ...continued])));
+    expect(fake.requests).toHaveLength(6);
+  });
+
   it('without a store, or when the store lost the conversation, the call is a TranscriptMiss and the turn sends it whole', async () => {
     fake.requests.length = 0;
     const first: ChatMessage[] = [{ role: 'user', content: 'one' }];
@@ -182,5 +273,52 @@ describe('model calls share conversations through the store', () => {
     await expect(quiet().run(worker(down), { turnId: 'turn-lost-1', system: [], delta })).rejects.toThrow(/shared store cannot be read/);
     await down.close();
     expect(fake.requests).toHaveLength(1);
+  });
+});
+
+/** The messages as the test wrote them: without the cache breakpoints the worker adds to the request. */
+function withoutCacheControl(messages: unknown): unknown {
+  const copy = JSON.parse(JSON.stringify(messages)) as Array<{ content: unknown }>;
+  for (const message of copy) if (Array.isArray(message.content)) for (const block of message.content) delete block.cache_control;
+  return copy;
+}
+
+describe('conversation records in the store', () => {
+  const key = (messages: ChatMessage[]) => ({ count: messages.length, digest: digestOf(messages) });
+  const entry = (messages: ChatMessage[]) => `${messages.length}-${digestOf(messages)}`;
+  const put = (store: SharedStore, turnId: string, messages: ChatMessage[], record: ConversationRecord, aliases: ChatMessage[][] = []) =>
+    store.put(turnScope(turnId), entry(messages), JSON.stringify(record), aliases.map(entry));
+  const m: ChatMessage[] = [
+    { role: 'user', content: 'one' },
+    { role: 'assistant', content: 'a' },
+    { role: 'user', content: 'two' },
+    { role: 'assistant', content: 'b' },
+  ];
+
+  it('a record serves the conversation it names and any shorter one down to its base', async () => {
+    const store = new FileStore(tempDir(), hour);
+    await put(store, 'turn-r-1', m.slice(0, 2), { base: null, append: m.slice(0, 2) }, [m.slice(0, 1)]);
+    await put(store, 'turn-r-1', m, { base: key(m.slice(0, 2)), append: m.slice(2) }, [m.slice(0, 3)]);
+    for (const count of [1, 2, 3, 4]) expect(await readConversation(store, 'turn-r-1', key(m.slice(0, count)))).toEqual(m.slice(0, count));
+  });
+
+  it('reads the two records a call that workers of earlier code wrote (the call\'s, then its response\'s)', async () => {
+    const store = new FileStore(tempDir(), hour);
+    await put(store, 'turn-r-2', m.slice(0, 1), { base: null, append: m.slice(0, 1) });
+    await put(store, 'turn-r-2', m.slice(0, 2), { base: key(m.slice(0, 1)), append: m.slice(1, 2) });
+    await put(store, 'turn-r-2', m.slice(0, 3), { base: key(m.slice(0, 2)), append: m.slice(2, 3) });
+    await put(store, 'turn-r-2', m, { base: key(m.slice(0, 3)), append: m.slice(3) });
+    for (const count of [1, 2, 3, 4]) expect(await readConversation(store, 'turn-r-2', key(m.slice(0, count)))).toEqual(m.slice(0, count));
+  });
+
+  it('refuses a record shorter than the conversation it is stored for, or one that does not lead back', async () => {
+    const store = new FileStore(tempDir(), hour);
+    await put(store, 'turn-r-3', m, { base: key(m.slice(0, 2)), append: m.slice(2, 3) });
+    await put(store, 'turn-r-3', m.slice(0, 2), { base: key(m), append: [] });
+    for (const count of [4, 2]) {
+      const read = readConversation(store, 'turn-r-3', key(m.slice(0, count)));
+      await expect(read).rejects.toBeInstanceOf(TurnEntryError);
+      await expect(read).rejects.toMatchObject({ problem: 'inconsistent' });
+    }
   });
 });

@@ -33,15 +33,17 @@ export class PostgresStore implements SharedStore {
     return `PostgreSQL at ${parsed.host}${parsed.pathname} (namespace ${this.namespace})`;
   }
 
-  async put(scope: string, key: string, value: string): Promise<void> {
+  async put(scope: string, key: string, value: string, aliases: readonly string[] = []): Promise<void> {
+    const names = [key, ...aliases];
+    const rows = names.map((_, index) => `($1, $2, $${index + 4}, $3)`).join(', ');
     await this.query(
       `WITH touched AS (
          INSERT INTO skillflow_store_scopes (namespace, scope, touched_at) VALUES ($1, $2, now())
          ON CONFLICT (namespace, scope) DO UPDATE SET touched_at = now()
        )
-       INSERT INTO skillflow_store_entries (namespace, scope, key, value) VALUES ($1, $2, $3, $4)
+       INSERT INTO skillflow_store_entries (namespace, scope, key, value) VALUES ${rows}
        ON CONFLICT (namespace, scope, key) DO NOTHING`,
-      [this.namespace, scope, key, Buffer.from(value, 'utf8')],
+      [this.namespace, scope, Buffer.from(value, 'utf8'), ...names],
     );
   }
 

@@ -31,9 +31,10 @@ export class RedisStore implements SharedStore {
     return `Redis at ${this.url.replace(/\/\/[^@/]*@/, '//***@')} (keys ${this.prefix}*)`;
   }
 
-  async put(scope: string, key: string, value: string): Promise<void> {
+  async put(scope: string, key: string, value: string, aliases: readonly string[] = []): Promise<void> {
     const hash = this.prefix + scope;
-    const results = await this.guard(() => this.client.multi().hset(hash, key, value).expire(hash, this.retentionSeconds).exec());
+    const fields = Object.fromEntries([key, ...aliases].map((name) => [name, value]));
+    const results = await this.guard(() => this.client.multi().hset(hash, fields).expire(hash, this.retentionSeconds).exec());
     const failed = results?.find(([err]) => err);
     if (!results || failed) throw new SharedStoreError(`Redis store: write failed (${failed?.[0]?.message ?? 'transaction aborted'})`);
   }

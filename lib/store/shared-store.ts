@@ -9,8 +9,12 @@
 export interface SharedStore {
   /** Where it keeps things, for logs (no secrets). */
   readonly description: string;
-  /** Stores `value` under `key` in `scope` and refreshes the scope's retention. */
-  put(scope: string, key: string, value: string): Promise<void>;
+  /**
+   * Stores `value` under `key`, and under each of `aliases` (the same value by other names), in `scope`, and refreshes
+   * the scope's retention. One write: files link the aliases to the key's file (a file of their own where the file
+   * system has no hard links); Redis and PostgreSQL hold the value once per name, in one command.
+   */
+  put(scope: string, key: string, value: string, aliases?: readonly string[]): Promise<void>;
   /** The value, or undefined when there is none (never written, or expired). Throws when the store cannot be read. */
   get(scope: string, key: string): Promise<string | undefined>;
   /** Removes the scopes idle for longer than the retention; how many it removed. */

@@ -4,8 +4,9 @@ import type { SharedStore } from './shared-store';
 
 /**
  * What a turn keeps in the shared store, in one scope per turn (or skill run): each model call's conversation as the
- * conversation it extended plus the messages it added, and the system prompts and tool definitions it sent whole. The
- * workers write and read these (activities/transcript-store.ts, prompt-store.ts); the codec reads them for operators.
+ * conversation it extended plus the messages it added and its response, and the system prompts and tool definitions it
+ * sent whole. The workers write and read these (activities/transcript-store.ts, prompt-store.ts); the codec reads them
+ * for operators.
  */
 
 /** A conversation as the workflow names it: how many messages, and their digest. */
@@ -14,7 +15,12 @@ export interface ConversationKey {
   digest: string;
 }
 
-/** One model call's conversation: the conversation it extended (null for one sent whole) and the messages it added. */
+/**
+ * One model call's conversation: the conversation it extended (null for one sent whole) and the messages it added, then
+ * its response. One record serves two conversations, the call's and the call's with the response (stored under both
+ * names): a reader takes the messages up to the count it wants. Workers of earlier code wrote two records a call, the
+ * second one adding only the response; they read the same way.
+ */
 export interface ConversationRecord {
   base: ConversationKey | null;
   append: ChatMessage[];
@@ -55,11 +61,12 @@ export async function readConversation(store: SharedStore, turnId: string, wante
       break;
     }
     const record = JSON.parse(await readEntry(store, turnId, conversationEntry(at), `conversation of turn ${turnId} at ${at.count} messages`)) as ConversationRecord;
-    additions.push(record.append);
-    if (!record.base) break;
-    if (record.base.count >= at.count || record.base.count + record.append.length !== at.count) {
+    const added = at.count - (record.base?.count ?? 0);
+    if ((record.base && added <= 0) || record.append.length < added) {
       throw new TurnEntryError('inconsistent', `The shared store's record of turn ${turnId} at ${at.count} messages is inconsistent`);
     }
+    additions.push(record.append.slice(0, added));
+    if (!record.base) break;
     at = record.base;
   }
   const conversation = prefix.concat(...additions.reverse());
