@@ -14,6 +14,7 @@ import { obtainTemporalCli, userCacheDir } from '../lib/temporal-cli';
 import { examModel, examRoundOf } from '../test/support/exam-script';
 import { countingInterceptor } from '../test/support/rpc-counter';
 import { startFakeAnthropic, type FakeAnthropic } from '../test/support/fake-anthropic';
+import { withWorkflowCodeTarget } from '../worker/bundle-target';
 import { createWorker, workflowsPath } from '../worker/create-worker';
 import { livePublisher } from '../worker/model-deps';
 import { benchModel } from './model-script';
@@ -62,7 +63,7 @@ export async function startStack(chunkDelayMs: number, log: (line: string) => vo
     log(`Temporal CLI ${cli.path} (${cli.source}); dev server on ${address}; bundling the workflows...`);
     const [devServer, bundle] = await Promise.all([
       startDevServer({ cli: cli.path, address, namespace: 'default', logFile: path.join(dir, 'temporal.log') }),
-      bundleWorkflowCode({ workflowsPath, logger: quietLogger }),
+      bundleWorkflowCode({ workflowsPath, logger: quietLogger, webpackConfigHook: withWorkflowCodeTarget }),
     ]);
     // Should this process exit before stop() has run, the dev server must not outlive it.
     const killDevServer = () => devServer.process.kill('SIGKILL');

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { withWorkflowCodeTarget } from '../worker/bundle-target';
 import { workflowInterceptorModules, workflowsPath } from '../worker/create-worker';
 
 /**
@@ -27,7 +28,7 @@ async function main(): Promise<void> {
     workflowsPath,
     workflowInterceptorModules: workflowInterceptorModules(false),
     logger: quiet,
-    webpackConfigHook: (config) => ({ ...config, devtool: false }),
+    webpackConfigHook: (config) => ({ ...withWorkflowCodeTarget(config), devtool: false }),
   });
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, zlib.gzipSync(bundle.code, { level: 9 }));

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { withoutSourcesContent } from './bundle-map';
+import { withWorkflowCodeTarget } from './bundle-target';
 import { workflowInterceptorModules, workflowsPath } from './create-worker';
 
 /**
@@ -11,7 +12,12 @@ async function main(): Promise<void> {
   const [file, ...flags] = process.argv.slice(2);
   if (!file) throw new Error('usage: bundle-workflows.ts <output file> [--tracing]');
   const quiet = { log() {}, info() {}, warn() {}, debug() {}, trace() {}, error: console.error };
-  const bundle = await bundleWorkflowCode({ workflowsPath, workflowInterceptorModules: workflowInterceptorModules(flags.includes('--tracing')), logger: quiet });
+  const bundle = await bundleWorkflowCode({
+    workflowsPath,
+    workflowInterceptorModules: workflowInterceptorModules(flags.includes('--tracing')),
+    logger: quiet,
+    webpackConfigHook: withWorkflowCodeTarget,
+  });
   fs.writeFileSync(file, withoutSourcesContent(bundle.code));
 }
 

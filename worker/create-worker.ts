@@ -10,6 +10,7 @@ import type { TurnSnapshot } from '../core/turn-snapshot';
 import type { TurnSinks } from '../workflows/sinks';
 import { createActivities, type ActivityDeps } from '../activities';
 import { heartbeatThrottleMs } from '../activities/model';
+import { withWorkflowCodeTarget } from './bundle-target';
 
 export interface CreateWorkerOptions {
   connection: NativeConnection;
@@ -97,7 +98,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         ? { activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })] }
         : {}),
     },
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath, bundlerOptions: { webpackConfigHook: withWorkflowCodeTarget } }),
     // Heartbeats carry cancellation to a streaming model call: send them often enough that a cancel lands in seconds.
     maxHeartbeatThrottleInterval: heartbeatThrottleMs,
     ...options.overrides,

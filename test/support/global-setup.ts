@@ -4,6 +4,7 @@ import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { freePort, startDevServer, type DevServer } from '../../lib/dev-server';
 import { obtainTemporalCli, userCacheDir } from '../../lib/temporal-cli';
+import { withWorkflowCodeTarget } from '../../worker/bundle-target';
 import { workflowInterceptorModules, workflowsPath } from '../../worker/create-worker';
 
 /** History length at which the test server suggests continue-as-new. */
@@ -29,7 +30,12 @@ export default async function globalSetup(): Promise<void> {
     // Sessions continue-as-new when Temporal suggests it: make that happen within a few turns, so tests exercise it.
     dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': sessionContinueAsNewEvents },
   });
-  const bundle = await bundleWorkflowCode({ workflowsPath, workflowInterceptorModules: workflowInterceptorModules(false), logger: { log() {}, info() {}, warn() {}, error: console.error, debug() {}, trace() {} } });
+  const bundle = await bundleWorkflowCode({
+    workflowsPath,
+    workflowInterceptorModules: workflowInterceptorModules(false),
+    logger: { log() {}, info() {}, warn() {}, error: console.error, debug() {}, trace() {} },
+    webpackConfigHook: withWorkflowCodeTarget,
+  });
   const bundlePath = path.join(dir, 'workflow-bundle.js');
   fs.writeFileSync(bundlePath, bundle.code);
   process.env.SKILLFLOW_TEST_TEMPORAL_ADDRESS = address;
