@@ -70,12 +70,6 @@ export async function publishedVisibleTurn(client: Client, caller: Caller, turnI
   return published.state;
 }
 
-/** Whether the caller may see the turn (else a 404): from its published state when one is kept, else described. */
-export async function checkVisibleTurn(client: Client, caller: Caller, turnId: string, states: TurnStates | undefined): Promise<void> {
-  if (await publishedVisibleTurn(client, caller, turnId, states)) return;
-  await describeVisibleTurn(client, caller, turnId);
-}
-
 /** Reads a turn: the state its worker published (or its live state) while it runs, its result or failure once closed. */
 export async function readTurn(client: Client, caller: Caller, turnId: string, states?: TurnStates): Promise<TurnView> {
   const description = await describeVisibleTurn(client, caller, turnId);

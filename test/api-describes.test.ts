@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { startingTurnState } from '../core/turn';
 import type { TurnSnapshot } from '../core/turn-snapshot';
 import { InProcessChannel } from '../lib/live';
 import { aliceKey, authHeaders, bobKey, buildTestApp, eventually } from './support/api';
@@ -7,7 +8,7 @@ import { testDeps } from './support/deps';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
 import { countedClient } from './support/rpc-counter';
 import { ApiDriver } from './support/scenario';
-import { SseClient } from './support/stream-clients';
+import { SseClient, WsClient } from './support/stream-clients';
 import { TemporalTestEnv } from './support/temporal';
 
 const ask = (checkpoint: string) => toolUse('request_human_approval', { checkpoint, summary: `Decide ${checkpoint}`, kind: 'approval' });
@@ -30,8 +31,9 @@ class ApiSideChannel extends InProcessChannel {
 
 /**
  * DescribeWorkflowExecution calls of the API (issue 15): the plain exam flow (send a message, follow the turn's SSE
- * stream, answer each checkpoint as it is asked) takes who may see the turn from the state its worker published, and
- * describes the turn only when no state is kept. The API's client counts its gRPC calls by method.
+ * stream, answer each checkpoint as it is asked): an answer takes who may see the turn from the state its worker
+ * published, and describes the turn only when no state is kept; the stream's opening describes the turn, which a kept
+ * state cannot show exists. The API's client counts its gRPC calls by method.
  */
 describe('describes of an exam turn', () => {
   let env: TemporalTestEnv;
@@ -114,10 +116,10 @@ describe('describes of an exam turn', () => {
     }
   }
 
-  it('from the message to the last answer: one for the session, one for the stream, the feed catch-up and one per answer', async () => {
-    // The session's describe before the turn starts, the stream's check of its session, the feed's describe before
-    // its catch-up read, and each answer's check of the session: none of the turn's own (8 before: two per check).
-    expect(await describesOfExamTurn()).toBe(5);
+  it('from the message to the last answer: one for the session, two for the stream, the feed catch-up and one per answer', async () => {
+    // The session's describe before the turn starts, the stream's check of the turn and its session, the feed's describe
+    // before its catch-up read, and each answer's check of the session: none of the turn's own (8 before: two per answer).
+    expect(await describesOfExamTurn()).toBe(6);
   });
 
   it('describes the turn as before when no published state is kept (Redis down, or the state expired)', async () => {
@@ -150,5 +152,18 @@ describe('describes of an exam turn', () => {
     const deleted = await answer(turnId, checkpoint.id, aliceKey, 'a-third-key');
     expect(deleted.statusCode).toBe(404);
     await expect(SseClient.open(`${base}/v1/turns/${turnId}/events`, authHeaders())).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('opens no stream from a kept state of a turn that does not exist (an earlier session of the same id): 404 as before', async () => {
+    // A session deleted and created again with the same Idempotency-Key has the same id, and its turns' ids come round
+    // again; a turn the delete had to terminate left its last state (not ended) kept for 24 h.
+    const sessionId = await api.createSession();
+    const turnId = `turn-${sessionId}-1`;
+    const at = new Date().toISOString();
+    live.override = (id) => (id === turnId ? { offset: 4, state: { ...startingTurnState({ turnId, sessionId, userId: 'alice', createdAt: at, updatedAt: at }), status: 'waiting' } } : undefined);
+    await expect(SseClient.open(`${base}/v1/turns/${turnId}/events`, authHeaders())).rejects.toMatchObject({ status: 404 });
+    await expect(WsClient.open(`${base.replace('http', 'ws')}/v1/turns/${turnId}/ws`, authHeaders())).rejects.toMatchObject({ status: 404 });
+    const answered = await answer(turnId, 'cp-1');
+    expect(answered.statusCode).toBe(404);
   });
 });

@@ -8,7 +8,7 @@ import { TurnFollower } from '../streams/follow-turn';
 import type { StreamLease } from '../streams/open-streams';
 import { SseResponse } from '../streams/sse';
 import { runWsSession } from '../streams/ws-session';
-import { checkVisibleTurn, describeVisibleTurn } from '../turn-view';
+import { describeVisibleTurn } from '../turn-view';
 
 /** Streams are capped per API key, or per user for stream tokens. */
 const streamKeyOf = (caller: Caller) => caller.keyId ?? caller.id;
@@ -30,7 +30,7 @@ function leaseUntilAttached(lease: StreamLease): StreamLease {
 }
 
 export async function streamRoutes(app: FastifyInstance, context: ApiContext): Promise<void> {
-  const { client, feeds, streams, tokens, live } = context;
+  const { client, feeds, streams, tokens } = context;
   const leases = new WeakMap<FastifyRequest, StreamLease>();
 
   app.post<{ Body: Static<typeof StreamTokenBody> }>(
@@ -80,7 +80,7 @@ export async function streamRoutes(app: FastifyInstance, context: ApiContext): P
     },
     async (request, reply) => {
       const turnId = request.params.id;
-      await checkVisibleTurn(client, request.caller, turnId, live);
+      await describeVisibleTurn(client, request.caller, turnId);
       const lease = streams.lease(streamKeyOf(request.caller));
       const lastEventId = request.headers['last-event-id'];
       const after = lastEventId !== undefined ? Number(lastEventId) : (request.query.after ?? 0);
@@ -124,7 +124,7 @@ export async function streamRoutes(app: FastifyInstance, context: ApiContext): P
       },
     },
     preHandler: async (request) => {
-      await checkVisibleTurn(client, request.caller, request.params.id, live);
+      await describeVisibleTurn(client, request.caller, request.params.id);
       // Taken before the upgrade, so the socket beyond a cap is refused with a 429 the client can read.
       if (request.ws) leases.set(request, leaseUntilAttached(streams.lease(streamKeyOf(request.caller))));
     },
