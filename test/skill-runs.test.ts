@@ -414,25 +414,21 @@ describe('hierarchical skills: invoke_skill runs a skill as a child workflow of 
       reply(text('One more question for you.'), toolUse('request_human_approval', { checkpoint: 'anything_else', summary: 'Anything else?', kind: 'question' })),
       reply(text('Thanks, all done.')),
     ];
-    // Live deltas reach only streams subscribed when they are published, and the SSE headers arrive before the API's
-    // feed of the turn subscribes: the turn's first model call waits until it has.
-    let turnId = '';
-    const subscribe = live.subscribe.bind(live);
-    const feedSubscribed = new Promise<void>((resolve) => {
-      live.subscribe = (id, listener) => {
-        const unsubscribe = subscribe(id, listener);
-        if (id === turnId) resolve();
-        return unsubscribe;
-      };
-    });
+    // Live deltas reach a stream once it has caught up with the turn's log: until a read of the log succeeds, the
+    // stream holds them, and drops them if the turn ends first (this worker pushes no log events, so only reads bring
+    // them). Fresh-clone npm tests at ae89842 and 913bb0c got every durable event and no delta of the child at all,
+    // which is what a stream gets when its reads fail until the turn has ended (reproduced by failing them). The
+    // turn's first model call waits until the stream has its first durable event, from the read that catches it up.
+    let caughtUp!: () => void;
+    const streamCaughtUp = new Promise<void>((resolve) => (caughtUp = resolve));
     fake.respond(async () => {
-      if (script.length === 5) await feedSubscribed;
+      if (script.length === 5) await streamCaughtUp;
       return script.shift()!;
     });
-    turnId = await api.startTurn('Check the delta size.');
+    const turnId = await api.startTurn('Check the delta size.');
     const stream = await SseClient.open(`${base}/v1/turns/${turnId}/events`, authHeaders());
-    await feedSubscribed;
-    live.subscribe = subscribe;
+    await stream.waitFor((e) => e.offset !== undefined);
+    caughtUp();
     const pending = await api.pending(turnId);
     // The parameters the caller gave are what the child's checkpoint proposes.
     expect(pending).toMatchObject({ id: 'cp-1', name: 'confirm', kind: 'approval', skill: 'checker', depth: 1, params: { claim: '5,800 km²' }, actions: ['approve', 'modify', 'cancel'] });
