@@ -101,6 +101,39 @@ describe('a turn upserts its search attributes once per workflow task', () => {
     expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: 2, changeVersionUpserts: 2, mostInOneTask: 1 });
     expect(await upsertCounts(env.client.workflow.getHandle(child))).toMatchObject({ patchMarkers: 1, changeVersionUpserts: 1, mostInOneTask: 1 });
   });
+
+  it.each([
+    ['its own checkpoint', [{ content: [toolUse('request_human_approval', { checkpoint: 'confirm', summary: 'Confirm x?', kind: 'approval' })] }]],
+    [
+      'a checkpoint of a skill run below',
+      [
+        { content: [toolUse('invoke_skill', { skill: 'checker', task: 'Confirm the claim.', params: { claim: 'x' } })] },
+        { content: [toolUse('request_human_approval', { checkpoint: 'confirm', summary: 'Confirm x?', kind: 'approval', params: { claim: 'x' } })] },
+      ],
+    ],
+  ] as Array<[string, ScriptedMessage[]]>)('a turn cancelled while it waits at %s ends showing no checkpoint, in its state or its search attributes', async (_, script) => {
+    const { env, fake, taskQueue } = harness;
+    const sessionId = randomBytes(10).toString('hex');
+    const handle = env.client.workflow.getHandle<typeof turnWorkflow>(`turn-${sessionId}-1`);
+    fake.enqueue(...script);
+    await startTurnAsSession(env.client, taskQueue, sessionId, 'check x');
+    expect(await nextCheckpoint(handle)).toMatchObject({ name: 'confirm' });
+    expect((await observe(handle, 'waiting')).attributes).toMatchObject({ SkillflowStatus: ['waiting'], SkillflowCheckpoint: ['confirm'] });
+    await handle.cancel();
+    expect(await handle.result()).toMatchObject({ status: 'cancelled' });
+    const ended = await observe(handle, 'ended');
+    expect((await handle.query(turnStateQuery)).pendingCheckpoint).toBeNull();
+    expect(ended.attributes).not.toHaveProperty('SkillflowCheckpoint');
+    expect(ended.attributes).toMatchObject({ SkillflowStatus: ['cancelled'] });
+    expect(await upsertCounts(handle)).toMatchObject({ mostInOneTask: 1 });
+    // The skill run, cancelled with its turn, too.
+    for (const { workflowId } of (await handle.query(turnStateQuery)).skills ?? []) {
+      const run = env.client.workflow.getHandle(workflowId);
+      await run.result().catch(() => undefined);
+      expect((await run.query(turnStateQuery)).pendingCheckpoint).toBeNull();
+      expect((await observe(run, 'skill run ended')).attributes).not.toHaveProperty('SkillflowCheckpoint');
+    }
+  });
 });
 
 /** The bundled skills and `checker`, a skill with a declared checkpoint to invoke as a skill run. */

@@ -1,11 +1,11 @@
-import { CancellationScope, condition, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { CancellationScope, condition, patched, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { CheckpointDecision } from '../core/checkpoints';
 import type { TurnEventBody } from '../core/events';
 import { EventLog } from '../core/event-log';
 import type { ChatMessage } from '../core/messages';
 import { addUsage, zeroUsage, type Usage } from '../core/model';
-import { carryOf, enginePatches, migratePlanCarry, newPolicyState, positionOf, reducePolicy, type PlanCarry, type PolicyEvent, type PolicyState, type Verdict } from '../core/policy';
+import { carryOf, enginePatches, migratePlanCarry, newPolicyState, positionOf, reducePolicy, separatePatches, type PlanCarry, type PolicyEvent, type PolicyState, type Verdict } from '../core/policy';
 import type { SkillExecution } from '../core/schemas/skill-runs';
 import { emptySkillTurnState, type SkillTurnState } from '../core/skills';
 import { ConversationMeasure } from '../core/transcript';
@@ -234,8 +234,14 @@ export class TurnRun {
     if (!ending || terminalStatuses.has(this.state.status)) return;
     this.state.output = ending.output;
     this.state.error = ending.error;
-    // An ended run waits for nobody, whatever checkpoint it was at (the UI's current details).
+    // An ended run waits for nobody, whatever checkpoint it was at (the UI's current details). A run cancelled while it
+    // waited left its checkpoint (or one it mirrored from a skill run) in its state and SkillflowCheckpoint.
     setCurrentDetails('');
+    if (this.state.pendingCheckpoint && patched(separatePatches.endingClearsCheckpoint)) {
+      this.state.pendingCheckpoint = null;
+      this.mirroring = undefined;
+      this.setAttributes([{ key: searchAttributes.checkpoint, value: null }]);
+    }
     this.setStatus(ending.status, ending.reason);
     if (ending.status === 'completed') this.emit({ type: 'done', output: ending.output ?? '' });
     else if (ending.status === 'cancelled') this.emit({ type: 'cancelled', reason: ending.reason ?? 'cancelled' });
