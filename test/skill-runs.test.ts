@@ -427,8 +427,11 @@ describe('hierarchical skills: invoke_skill runs a skill as a child workflow of 
     });
     const turnId = await api.startTurn('Check the delta size.');
     const stream = await SseClient.open(`${base}/v1/turns/${turnId}/events`, authHeaders());
-    await stream.waitFor((e) => e.offset !== undefined);
-    caughtUp();
+    try {
+      await stream.waitFor((e) => e.offset !== undefined);
+    } finally {
+      caughtUp();
+    }
     const pending = await api.pending(turnId);
     // The parameters the caller gave are what the child's checkpoint proposes.
     expect(pending).toMatchObject({ id: 'cp-1', name: 'confirm', kind: 'approval', skill: 'checker', depth: 1, params: { claim: '5,800 km²' }, actions: ['approve', 'modify', 'cancel'] });

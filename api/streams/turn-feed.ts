@@ -23,10 +23,7 @@ export class TurnFeed {
   private readonly watchers = new FeedWatchers();
   private readonly schedule: FeedSchedule;
   private readonly unsubscribe: () => void;
-  /** A read of the log succeeded. */
   private caughtUp = false;
-  /** Watchers were told they have caught up: after a read, or once pushes reached the log from its first event. */
-  private watchersCaughtUp = false;
   private stopped = false;
   private readWanted = true;
   /** Events pushed so far (`FeedHandle.mark`). */
@@ -59,7 +56,7 @@ export class TurnFeed {
 
   add(watcher: FeedWatcher, after: number): void {
     this.watchers.add(watcher, after);
-    if (!this.watchersCaughtUp) return;
+    if (!this.caughtUp) return;
     this.deliver();
     if (this.watchers.has(watcher)) watcher.onCaughtUp();
   }
@@ -95,12 +92,8 @@ export class TurnFeed {
       this.pushes += 1;
       this.history.pushed();
       this.schedule.pushesArrive(Date.now());
-      const fromStart = this.log.known === 0;
       this.accept(event.event, false);
       this.deliver();
-      // Pushed from the turn's first event on, the copy lacks nothing a read would bring: live deltas need not wait for
-      // one (a worker too busy to answer queries would otherwise keep a turn's whole text from its streams).
-      if (fromStart && this.log.known > 0) this.tellCaughtUp();
     } else if (event.type === 'log.appended') {
       this.hinted = Math.max(this.hinted, event.offset);
       if (event.offset > this.log.known) this.wantRead();
@@ -250,12 +243,6 @@ export class TurnFeed {
   private markCaughtUp(): void {
     if (this.caughtUp || this.stopped) return;
     this.caughtUp = true;
-    this.tellCaughtUp();
-  }
-
-  private tellCaughtUp(): void {
-    if (this.watchersCaughtUp || this.stopped) return;
-    this.watchersCaughtUp = true;
     this.watchers.caughtUp();
   }
 
