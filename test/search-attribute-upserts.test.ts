@@ -125,13 +125,17 @@ describe('a turn upserts its search attributes once per workflow task', () => {
     expect((await handle.query(turnStateQuery)).pendingCheckpoint).toBeNull();
     expect(ended.attributes).not.toHaveProperty('SkillflowCheckpoint');
     expect(ended.attributes).toMatchObject({ SkillflowStatus: ['cancelled'] });
-    expect(await upsertCounts(handle)).toMatchObject({ mostInOneTask: 1 });
-    // The skill run, cancelled with its turn, too.
-    for (const { workflowId } of (await handle.query(turnStateQuery)).skills ?? []) {
+    // The run that waited records the patch (the baseline, the turn-start one, and this); the skill run, cancelled with
+    // its turn, ends showing no checkpoint either.
+    const skillRuns = (await handle.query(turnStateQuery)).skills ?? [];
+    expect(skillRuns).toHaveLength(script.length - 1);
+    expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: skillRuns.length === 0 ? 3 : 2, mostInOneTask: 1 });
+    for (const { workflowId } of skillRuns) {
       const run = env.client.workflow.getHandle(workflowId);
       await run.result().catch(() => undefined);
       expect((await run.query(turnStateQuery)).pendingCheckpoint).toBeNull();
       expect((await observe(run, 'skill run ended')).attributes).not.toHaveProperty('SkillflowCheckpoint');
+      expect(await upsertCounts(run)).toMatchObject({ patchMarkers: 2, mostInOneTask: 1 });
     }
   });
 });

@@ -235,7 +235,8 @@ export class TurnRun {
     this.state.output = ending.output;
     this.state.error = ending.error;
     // An ended run waits for nobody, whatever checkpoint it was at (the UI's current details). A run cancelled while it
-    // waited left its checkpoint (or one it mirrored from a skill run) in its state and SkillflowCheckpoint.
+    // waited at its own checkpoint left it in its state and SkillflowCheckpoint. (One shown for a skill run below is
+    // cleared when that run returns, cancelled too; `mirroring` is cleared here in case it did not return.)
     setCurrentDetails('');
     if (this.state.pendingCheckpoint && patched(separatePatches.endingClearsCheckpoint)) {
       this.state.pendingCheckpoint = null;

@@ -115,8 +115,8 @@ export function newPolicyState(): PolicyState {
  * - turnStartInOneActivity, read once when a turn starts: the turn reads its skill catalog, its tool catalog, its
  *   carried plan's skills and its given skill in one activity (readTurnStart), so in one workflow task, instead of one
  *   activity each.
- * - endingClearsCheckpoint, read when a run ends with a checkpoint still pending (it was cancelled while it waited, at
- *   its own checkpoint or one it mirrored from a skill run): the ending clears the checkpoint from its state and its
+ * - endingClearsCheckpoint, read when a run (a turn or a skill run) ends with a checkpoint still pending, that is when it
+ *   was cancelled while it waited at its own: the ending clears the checkpoint from its state and its
  *   SkillflowCheckpoint search attribute, which showed it waiting after it had ended.
  */
 export const separatePatches = {
