@@ -10,6 +10,7 @@ import type { SkillExecution } from '../core/schemas/skill-runs';
 import { emptySkillTurnState, type SkillTurnState } from '../core/skills';
 import { ConversationMeasure } from '../core/transcript';
 import { startingTurnState, terminalStatuses, type TurnEnding, type TurnInput, type TurnResult, type TurnState, type TurnStatus } from '../core/turn';
+import { showPending } from './checkpoint-desk';
 import { searchAttributes } from './search-attributes';
 import { liveSink } from './sinks';
 
@@ -238,11 +239,7 @@ export class TurnRun {
     // waited at its own checkpoint left it in its state and SkillflowCheckpoint. (One shown for a skill run below is
     // cleared when that run returns, cancelled too; `mirroring` is cleared here in case it did not return.)
     setCurrentDetails('');
-    if (this.state.pendingCheckpoint && patched(separatePatches.endingClearsCheckpoint)) {
-      this.state.pendingCheckpoint = null;
-      this.mirroring = undefined;
-      this.setAttributes([{ key: searchAttributes.checkpoint, value: null }]);
-    }
+    if (this.state.pendingCheckpoint && patched(separatePatches.endingClearsCheckpoint)) showPending(this, null);
     this.setStatus(ending.status, ending.reason);
     if (ending.status === 'completed') this.emit({ type: 'done', output: ending.output ?? '' });
     else if (ending.status === 'cancelled') this.emit({ type: 'cancelled', reason: ending.reason ?? 'cancelled' });
