@@ -68,3 +68,21 @@ export function objectsWithin(value: unknown, limit = 100_000): Array<Record<str
   }
   return found;
 }
+
+/** How much of a model call's conversation the codec shows whole, in bytes of JSON, unless configured. */
+export const defaultConversationBytes = 64 * 1024;
+
+/**
+ * Where the codec's view of a model call's conversation begins (the index of its first message shown), so that a long
+ * turn's decoded history grows with its calls, not with their square: the whole conversation when it fits in
+ * `budget` (each message's size given in `sizes`), else the latest messages that fit, but never later than the
+ * message before those the call added (`addedFrom`, the delta's base count). So every message is shown whole in the
+ * input of the call that added it, next to the response those messages answer, however large they are.
+ */
+export function conversationViewStart(sizes: number[], addedFrom: number, budget: number): number {
+  const mustShowFrom = Math.max(0, Math.min(addedFrom - 1, sizes.length));
+  let start = sizes.length;
+  let used = 0;
+  while (start > 0 && used + sizes[start - 1] <= budget) used += sizes[--start];
+  return Math.min(start, mustShowFrom);
+}

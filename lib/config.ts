@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
+import { defaultConversationBytes } from '../core/payload-references';
 import { defaultHistoryWindowBytes, maxHistoryWindowBytes } from '../core/session-records';
 import { parseDuration } from '../core/skills/durations';
 import { closest } from '../core/skills/problems';
@@ -153,6 +154,8 @@ export interface CodecConfig {
   uiToken?: string;
   /** Largest request body, in bytes (413 above). */
   maxBodyBytes: number;
+  /** The most of a model call's conversation the codec shows whole, in bytes of JSON; the earliest messages beyond it are left out. */
+  conversationBytes: number;
 }
 
 /** A secret used as an HMAC key must carry at least this many bytes. */
@@ -333,6 +336,7 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
       uiOrigins: [],
       uiToken: pathToken('SKILLFLOW_CODEC_UI_TOKEN', secret('SKILLFLOW_CODEC_UI_TOKEN', optional('SKILLFLOW_CODEC_UI_TOKEN'), problems), problems),
       maxBodyBytes: integer('SKILLFLOW_CODEC_MAX_BODY_BYTES', 8 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+      conversationBytes: integer('SKILLFLOW_CODEC_CONVERSATION_BYTES', defaultConversationBytes, 1024, 64 * 1024 * 1024),
     },
     warnings: [],
     unauthenticatedNetwork: false,

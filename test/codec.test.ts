@@ -170,6 +170,41 @@ describe('the codec, on a real turn', () => {
     expect(withRecent).toEqual([...new Set(without)]);
   });
 
+  it("shows a long conversation from its latest messages, says what it left out, and shows each message whole in the call that added it", async () => {
+    const rounds = 8;
+    fake.enqueue(...Array.from({ length: rounds - 1 }, (_, i) => ({ content: [text(`Round ${i + 1}: ${'x'.repeat(400)}`), toolUse('list_skills', {})] })), { content: [text('Done.')] });
+    const handle = await startTurn(env.client, taskQueue, 'List the skills, again and again.');
+    expect((await resultOf(handle)).status).toBe('completed');
+    const modelInputs = modelCallInputs((await handle.fetchHistory()).events);
+    const sent = fake.requests.splice(0).map((request) => withoutCacheControl(request.body.messages));
+    expect(modelInputs).toHaveLength(rounds);
+
+    const budget = 2048;
+    const sources: CodecSources = { store: new FileStore(storeDir, hour), storeRetentionHours: 168, skills: new SkillStore(dataDir), conversationBytes: budget };
+    const decoded = (await decodePayloads(modelInputs, sources)).map(valueOf);
+    const bytesOf = (messages: unknown[]) => messages.reduce<number>((sum, message) => sum + Buffer.byteLength(JSON.stringify(message)), 0);
+    // The first call's conversation is in history whole.
+    const shown = new Set<string>((decoded[0].messages as unknown[]).map((message) => JSON.stringify(message)));
+    for (const [index, { delta, resolved }] of decoded.entries()) {
+      if (index === 0) continue;
+      const whole = sent[index];
+      const messages = resolved.messages as unknown[];
+      const omitted = resolved.omitted as { messages: number; bytes: number; note: string } | undefined;
+      const start = omitted?.messages ?? 0;
+      expect(messages).toEqual(whole.slice(start));
+      if (bytesOf(whole) <= budget) expect(omitted).toBeUndefined();
+      else {
+        expect(omitted).toEqual({ messages: start, bytes: bytesOf(whole.slice(0, start)), note: expect.stringContaining(`"messages" begins at message ${start + 1}`) });
+        // Within the budget, or no more than what the call added and the response before it.
+        expect(bytesOf(messages)).toBeLessThanOrEqual(Math.max(budget, bytesOf(whole.slice(delta.baseCount - 1))));
+      }
+      for (const message of messages) shown.add(JSON.stringify(message));
+    }
+    expect((decoded[rounds - 1].resolved.omitted as { messages: number }).messages).toBeGreaterThan(0);
+    // Nothing the model was sent is out of sight: each message shows whole in some call's view.
+    for (const message of sent[rounds - 1]) expect(shown.has(JSON.stringify(message))).toBe(true);
+  });
+
   it('says inside the payload when the store no longer holds what a reference names', async () => {
     const { turnId, modelInputs } = await threeCallTurn();
     fs.rmSync(path.join(storeDir, turnScope(turnId)), { recursive: true });

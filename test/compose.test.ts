@@ -77,7 +77,7 @@ const workerOnly = [
   'SKILLFLOW_HTTP_FETCH_TIMEOUT_MS', 'SKILLFLOW_WORKER_MAX_CACHED_WORKFLOWS', 'SKILLFLOW_WORKER_EAGER_ACTIVITIES', 'SKILLFLOW_WORKER_HEAP_MB',
 ];
 /** The codec's own settings (lib/codec): the codec service reads them, neither worker nor api. */
-const codecOnly = ['SKILLFLOW_CODEC_HOST', 'SKILLFLOW_CODEC_PORT', 'SKILLFLOW_CODEC_UI_TOKEN', 'SKILLFLOW_CODEC_UI_ORIGINS', 'SKILLFLOW_CODEC_MAX_BODY_BYTES'];
+const codecOnly = ['SKILLFLOW_CODEC_HOST', 'SKILLFLOW_CODEC_PORT', 'SKILLFLOW_CODEC_UI_TOKEN', 'SKILLFLOW_CODEC_UI_ORIGINS', 'SKILLFLOW_CODEC_MAX_BODY_BYTES', 'SKILLFLOW_CODEC_CONVERSATION_BYTES'];
 /** The secrets among them, and the one service each belongs to. */
 const secrets = { ANTHROPIC_API_KEY: 'worker', SKILLFLOW_STORE_URL: 'worker', SKILLFLOW_API_KEYS: 'api', SKILLFLOW_STREAM_TOKEN_SECRET: 'api' } as const;
 /** Variables the compose file may set that lib/config.ts does not read; each is documented in docs/deployment.md. */

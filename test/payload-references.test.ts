@@ -1,4 +1,4 @@
-import { carriedSkillReferences, modelCallReferences, objectsWithin } from '../core/payload-references';
+import { carriedSkillReferences, conversationViewStart, modelCallReferences, objectsWithin } from '../core/payload-references';
 
 /** What the codec recognises as a reference, and what it leaves alone (core/payload-references.ts). */
 const delta = { baseCount: 3, baseDigest: '0123456789abcdef', append: [{ role: 'user', content: 'next' }] };
@@ -48,5 +48,20 @@ describe('objectsWithin', () => {
     expect(objectsWithin(value)).toEqual([value, inner, { d: { e: null } }, { e: null }]);
     expect(objectsWithin(value, 3)).toEqual([value, inner]);
     expect(objectsWithin('text')).toEqual([]);
+  });
+});
+
+describe('conversationViewStart', () => {
+  it.each([
+    ['a conversation within the budget is shown whole', [10, 10, 10], 2, 30, 0],
+    ['an empty conversation', [], 0, 30, 0],
+    ['over the budget: the latest messages that fit', [10, 10, 10, 10], 4, 25, 2],
+    ['never later than the message before those the call added', [10, 10, 10, 10], 2, 15, 1],
+    ['added messages larger than the budget are still shown whole, with the response before them', [10, 10, 100, 100], 2, 50, 1],
+    ['a call that added the first message', [100, 10], 0, 20, 0],
+    ['a message that alone exceeds the budget stops the window there', [10, 100, 10, 10], 4, 50, 2],
+    ['a base count past the end', [10, 10], 5, 5, 2],
+  ])('%s', (_name, sizes, addedFrom, budget, expected) => {
+    expect(conversationViewStart(sizes, addedFrom, budget)).toBe(expected);
   });
 });

@@ -1,6 +1,8 @@
 import type { ChatMessage } from '../../core/messages';
 import {
   carriedSkillReferences,
+  conversationViewStart,
+  defaultConversationBytes,
   modelCallReferences,
   objectsWithin,
   resolvedField,
@@ -30,6 +32,11 @@ export interface CodecSources {
   skills: SkillStore;
   /** Conversations rebuilt lately (lib/codec/conversations.ts); absent reads every conversation from its start. */
   recent?: RecentConversations;
+  /**
+   * The most of a model call's conversation shown whole, in bytes of JSON (SKILLFLOW_CODEC_CONVERSATION_BYTES): beyond
+   * it, the earliest messages are left out (core/payload-references.ts `conversationViewStart`). Default 64 KiB.
+   */
+  conversationBytes?: number;
 }
 
 const jsonEncoding = 'json/plain';
@@ -86,8 +93,26 @@ async function resolveModelCall(call: ModelCallReferences, sources: CodecSources
     note: resolvedNote(`${store.description}, scope ${turnScope(call.turnId)}`),
     ...(system === undefined ? {} : { system }),
     ...(tools === undefined ? {} : { tools }),
-    ...(messages === undefined ? {} : { messages }),
+    ...(messages === undefined ? {} : conversationView(messages, call.delta!.baseCount, sources.conversationBytes ?? defaultConversationBytes)),
   };
+}
+
+/**
+ * The conversation as the codec shows it: whole, or without its earliest messages when it is over `budget` bytes,
+ * saying so first. The UI decodes every call of a turn, and each call's conversation holds all earlier ones: whole,
+ * a turn of hundreds of calls would come to hundreds of megabytes.
+ */
+function conversationView(messages: Resolved<ChatMessage[]>, addedFrom: number, budget: number) {
+  if (!Array.isArray(messages)) return { messages };
+  const sizes = messages.map((message) => Buffer.byteLength(JSON.stringify(message)));
+  const start = conversationViewStart(sizes, addedFrom, budget);
+  if (start === 0) return { messages };
+  const bytes = sizes.slice(0, start).reduce((sum, size) => sum + size, 0);
+  const note =
+    `The first ${start} of this call's ${messages.length} messages (${bytes} bytes of JSON) are left out here, so that what the UI ` +
+    `loads for a long turn stays in proportion to its calls (SKILLFLOW_CODEC_CONVERSATION_BYTES, ${budget}); "messages" begins at ` +
+    `message ${start + 1}. Every message is shown whole in the input of the call that added it.`;
+  return { omitted: { messages: start, bytes, note }, messages: messages.slice(start) };
 }
 
 /** The whole conversation the model saw: the one the delta extends, read back, plus what the delta adds. */

@@ -25,6 +25,7 @@ export async function serveCodec(config: Config, log: (line: string) => void, po
       storeRetentionHours: config.storeRetentionHours,
       skills: new SkillStore(path.join(config.dataDir, 'skill-store')),
       recent: new RecentConversations(),
+      conversationBytes: config.codec.conversationBytes,
     },
     access,
     namespace: config.temporalNamespace,
