@@ -1,10 +1,9 @@
 import type { FeedTimings } from '../../core/feed-schedule';
+import type { ReadBackoff } from '../../core/read-backoff';
 
-export interface TurnFeedSettings extends FeedTimings {
+export interface TurnFeedSettings extends FeedTimings, ReadBackoff {
   /** Events per `turnEvents` query when the feed reads the log. */
   pageSize: number;
-  /** After a failed read (no worker answering), the next try. */
-  retryMs: number;
   /** How long the first read waits for the live channel to confirm the feed's subscription. */
   subscribeWaitMs: number;
   /**
@@ -25,7 +24,10 @@ export const defaultFeedSettings: TurnFeedSettings = {
   minPollMs: 500,
   maxPollMs: 2_000,
   describeEveryMs: 3_000,
+  // After failed reads (no worker answering the query in time), the next try: retryMs, doubling with each failure in a
+  // row up to maxRetryMs, jittered (core/read-backoff.ts); the turn is still described every describeEveryMs meanwhile.
   retryMs: 1_000,
+  maxRetryMs: 30_000,
   pokeReadMs: 1_000,
   subscribeWaitMs: 1_000,
   confirmEndingMs: 5_000,

@@ -3,6 +3,7 @@ import type { TerminalEvent, TurnEvent } from '../../core/events';
 import { FeedLog, type Acceptance } from '../../core/feed-log';
 import { FeedSchedule } from '../../core/feed-schedule';
 import { HistoryWatch } from '../../core/history-watch';
+import { readRetryMs } from '../../core/read-backoff';
 import type { LiveChannel, LiveEvent } from '../../lib/live';
 import { awaitClosure, closedTurnEnding, describedStatus, describeTurn, goneEnding, historyLengthOf } from './feed-closure';
 import type { TurnFeedSettings } from './feed-settings';
@@ -38,6 +39,10 @@ export class TurnFeed {
   private wake: (() => void) | undefined;
   /** Told by `missedPushes`, waiting for the next read to end. */
   private readWaiters: Array<() => void> = [];
+  /** Reads failed in a row; after one, no read before `retryAt` (core/read-backoff.ts), describes meanwhile. */
+  private readFailures = 0;
+  private retryAt = 0;
+  private lastRetryDescribe = 0;
 
   constructor(
     private readonly client: Client,
@@ -157,13 +162,17 @@ export class TurnFeed {
     // Confirmed after the catch-up read began: what was published in between reached neither, so read again then.
     if (!inTime) void subscription.then((confirmed) => confirmed && !this.stopped && this.wantRead());
     while (!this.stopped) {
-      if (this.readWanted) {
+      if (this.readDue()) {
         if (await this.readStep()) return;
         continue;
       }
       const pending = this.log.pending;
       if (pending) {
         if (await this.confirmEnding(pending)) return;
+        continue;
+      }
+      if (this.readWanted) {
+        if (await this.awaitRetry()) return;
         continue;
       }
       const step = this.schedule.next(Date.now());
@@ -174,7 +183,31 @@ export class TurnFeed {
     }
   }
 
-  /** The read wanted now; after a failed one, whether the turn closed, then a pause. True when the feed is over. */
+  /** A read is wanted and no failed read holds it off. */
+  private readDue(): boolean {
+    return this.readWanted && Date.now() >= this.retryAt;
+  }
+
+  /**
+   * Waits for the next try after failed reads; every `describeEveryMs` meanwhile, whether the turn closed (the server
+   * answers describes without the worker), so a closed turn's feed ends without waiting out the pause. True when the
+   * feed is over.
+   */
+  private async awaitRetry(): Promise<boolean> {
+    const now = Date.now();
+    const describeAt = this.lastRetryDescribe + this.settings.describeEveryMs;
+    if (now < describeAt) {
+      await this.sleep(Math.min(this.retryAt, describeAt) - now);
+      return false;
+    }
+    this.lastRetryDescribe = now;
+    return this.endIfClosed(true);
+  }
+
+  /**
+   * The read wanted now; after a failed one, whether the turn closed, then a pause that grows with the failures in a
+   * row, up to `maxRetryMs` (core/read-backoff.ts). True when the feed is over.
+   */
   private async readStep(): Promise<boolean> {
     this.readWanted = false;
     this.rereadWanted = false;
@@ -188,9 +221,13 @@ export class TurnFeed {
     if (read === null) {
       if (this.stopped || (await this.endIfClosed(true))) return true;
       this.readWanted = true;
-      await this.sleep(this.settings.retryMs);
+      this.readFailures += 1;
+      this.lastRetryDescribe = Date.now();
+      this.retryAt = this.lastRetryDescribe + readRetryMs(this.readFailures, this.settings, Math.random());
       return false;
     }
+    this.readFailures = 0;
+    this.retryAt = 0;
     // Pushes held or hinted while the read was in flight need another read only if the read did not cover them.
     this.readWanted = this.rereadWanted || this.log.holdsAhead || this.hinted > this.log.known;
     this.markCaughtUp();
@@ -201,7 +238,7 @@ export class TurnFeed {
   /**
    * Delivers the pushed terminal event `pending` once describe shows the workflow closed (the task that wrote it was
    * recorded). While it runs, describes again after a growing pause; after `confirmEndingMs` (or on another push or a
-   * read wanted meanwhile) leaves it to a read. True when the feed is over.
+   * read due meanwhile: not while failed reads hold it off) leaves it to a read. True when the feed is over.
    */
   private async confirmEnding(pending: TurnEvent): Promise<boolean> {
     const left = () => this.stopped || this.log.pending !== pending;
@@ -209,7 +246,7 @@ export class TurnFeed {
       windowMs: this.settings.confirmEndingMs,
       sleep: (ms) => this.sleep(ms),
       left,
-      interrupted: () => left() || this.readWanted,
+      interrupted: () => left() || this.readDue(),
     });
     if (outcome === 'left') return this.stopped;
     if (outcome === 'closed') {
