@@ -1,7 +1,7 @@
 /**
  * Which feeds read the log after the live channel's subscription was restored (api/streams/turn-feeds.ts), at most
  * `limit` at once: each such read is a `turnEvents` query, a workflow task on the worker, and a reconnect tells every
- * open feed at once. Feeds are named by turn id. A feed queued or reading is not queued twice; one told again while
+ * open feed at once. A second queue of turn-feeds.ts bounds the catch-up reads of new feeds the same way. Feeds are named by turn id. A feed queued or reading is not queued twice; one told again while
  * its read is in flight reads once more after it (that read may have been answered before the subscription held).
  */
 export class RereadQueue {

@@ -16,6 +16,11 @@ export interface TurnFeedSettings extends FeedTimings, ReadBackoff {
    * others wait their turn): each read is a `turnEvents` query, a workflow task on the worker.
    */
   reconnectReads: number;
+  /**
+   * How many feeds of the process make their catch-up read (their first read of the log, and its retries) at once; the
+   * others wait their turn, as after a reconnect. A feed alone reads at once.
+   */
+  catchUpReads: number;
 }
 
 export const defaultFeedSettings: TurnFeedSettings = {
@@ -34,4 +39,7 @@ export const defaultFeedSettings: TurnFeedSettings = {
   // A few reads at once catch up quickly; hundreds at once would each be a workflow task (often a full replay) on the
   // worker, repeated on every reconnect of a flapping Redis.
   reconnectReads: 4,
+  // The same for the streams of many turns opened together (an API restart, a dashboard): each catch-up read is a
+  // workflow task on the worker, often a full replay.
+  catchUpReads: 4,
 };

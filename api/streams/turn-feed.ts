@@ -51,6 +51,11 @@ export class TurnFeed {
     private readonly settings: TurnFeedSettings,
     private readonly warn: (line: string) => void,
     private readonly onStop: () => void,
+    /**
+     * Waits for a place among the process's catch-up reads (turn-feeds.ts); settles at once when the feed stops while it
+     * waits. The read calls what it settles with when it ends.
+     */
+    private readonly catchUpSlot: () => Promise<() => void> = () => Promise.resolve(() => undefined),
   ) {
     this.schedule = new FeedSchedule(settings, Date.now());
     this.unsubscribe = live.subscribe(turnId, (event) => this.onLive(event));
@@ -209,13 +214,25 @@ export class TurnFeed {
    * row, up to `maxRetryMs` (core/read-backoff.ts). True when the feed is over.
    */
   private async readStep(): Promise<boolean> {
+    // Until the feed caught up, each read waits for a place: feeds opened together do not all query the worker at once.
+    const release = this.caughtUp ? undefined : await this.catchUpSlot();
+    if (this.stopped) {
+      release?.();
+      return true;
+    }
     this.readWanted = false;
     this.rereadWanted = false;
     const waiters = this.readWaiters;
     this.readWaiters = [];
-    const described = await this.describedBeforeRead();
-    this.history.readStarts();
-    const read = await this.readLog();
+    let described: number | undefined;
+    let read: number | null;
+    try {
+      described = await this.describedBeforeRead();
+      this.history.readStarts();
+      read = await this.readLog();
+    } finally {
+      release?.();
+    }
     this.history.readDone(read === null ? undefined : described);
     this.readEnded(waiters);
     if (read === null) {

@@ -21,13 +21,18 @@ export interface FeedHandle {
  * one reader of the log (turn-feed.ts). Counts of reads are what `npm run bench` reports as worker work per turn. When
  * the channel's subscriptions hold again after its connection dropped, each open feed of those turns reads the log
  * from what it has: what was pushed meanwhile never came. Those reads go `reconnectReads` at a time
- * (core/reread-queue.ts), so a reconnect is not one query per open feed on the worker at once.
+ * (core/reread-queue.ts), so a reconnect is not one query per open feed on the worker at once. So do the catch-up reads
+ * of new feeds (`catchUpReads` at a time, in a queue of their own): streams of many turns opened together are not one
+ * query each on the worker at once either. A feed that stops while it waits leaves the queue.
  */
 export class TurnFeeds {
   private readonly feeds = new Map<string, TurnFeed>();
   private readonly settings: TurnFeedSettings;
   private readonly stopListening: () => void;
   private readonly rereads: RereadQueue;
+  private readonly catchUps: RereadQueue;
+  /** Feeds waiting for a place for their catch-up read, told when it comes (or when they stop). */
+  private readonly catchUpWaiting = new Map<string, (release: () => void) => void>();
 
   constructor(
     private readonly client: Client,
@@ -37,6 +42,7 @@ export class TurnFeeds {
   ) {
     this.settings = { ...defaultFeedSettings, ...settings };
     this.rereads = new RereadQueue(this.settings.reconnectReads);
+    this.catchUps = new RereadQueue(this.settings.catchUpReads);
     this.stopListening = live.onResubscribed?.((turnIds) => this.resubscribed(turnIds)) ?? (() => undefined);
   }
 
@@ -60,16 +66,46 @@ export class TurnFeeds {
     }
   }
 
+  /** A place for the catch-up read of `turnId`'s feed: at once while fewer than `catchUpReads` are reading. */
+  private catchUpSlot(turnId: string): Promise<() => void> {
+    return new Promise((resolve) => {
+      this.catchUpWaiting.set(turnId, resolve);
+      this.catchUps.add(turnId);
+      this.startCatchUps();
+    });
+  }
+
+  private startCatchUps(): void {
+    for (const turnId of this.catchUps.start()) {
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        this.catchUps.done(turnId);
+        this.startCatchUps();
+      };
+      const go = this.catchUpWaiting.get(turnId);
+      this.catchUpWaiting.delete(turnId);
+      if (go) go(release);
+      else release();
+    }
+  }
+
   private closed(turnId: string): void {
     this.feeds.delete(turnId);
     this.rereads.drop(turnId);
+    // A feed waiting for a place leaves the queue, and its wait ends (it reads nothing: it stopped).
+    this.catchUps.drop(turnId);
+    const waiting = this.catchUpWaiting.get(turnId);
+    this.catchUpWaiting.delete(turnId);
+    waiting?.(() => undefined);
   }
 
   /** Follows the turn for `watcher` from offset `after` until the handle is stopped or the watcher's onEnd. */
   watch(turnId: string, after: number, watcher: FeedWatcher): FeedHandle {
     let feed = this.feeds.get(turnId);
     if (!feed) {
-      feed = new TurnFeed(this.client, this.live, turnId, this.settings, this.log, () => this.closed(turnId));
+      feed = new TurnFeed(this.client, this.live, turnId, this.settings, this.log, () => this.closed(turnId), () => this.catchUpSlot(turnId));
       this.feeds.set(turnId, feed);
     }
     const joined = feed;
