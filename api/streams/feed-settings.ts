@@ -32,7 +32,7 @@ export const defaultFeedSettings: TurnFeedSettings = {
   // After failed reads (no worker answering the query in time), the next try: retryMs, doubling with each failure in a
   // row up to maxRetryMs, jittered (core/read-backoff.ts); the turn is still described every describeEveryMs meanwhile.
   retryMs: 1_000,
-  maxRetryMs: 30_000,
+  maxRetryMs: 10_000,
   pokeReadMs: 1_000,
   subscribeWaitMs: 1_000,
   confirmEndingMs: 5_000,
