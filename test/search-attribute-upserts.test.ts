@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { TurnInput, TurnState } from '../core/turn';
-import { turnStateQuery } from '../workflows/definitions';
+import { turnEventsQuery, turnStateQuery } from '../workflows/definitions';
 import { searchAttributeNameOf } from '../core/search-attributes';
 import { searchAttributes } from '../workflows/search-attributes';
 import type { turnWorkflow } from '../workflows/turn';
@@ -126,10 +126,11 @@ describe('a turn upserts its search attributes once per workflow task', () => {
     expect(ended.attributes).not.toHaveProperty('SkillflowCheckpoint');
     expect(ended.attributes).toMatchObject({ SkillflowStatus: ['cancelled'] });
     // The run that waited records the patch (the baseline, the turn-start one, and this); the skill run, cancelled with
-    // its turn, ends showing no checkpoint either.
+    // its turn, ends showing no checkpoint either. A turn that showed the skill run's checkpoint records
+    // cancel-ends-at-skill-return instead: the skill run's return cleared the checkpoint before the turn ended.
     const skillRuns = (await handle.query(turnStateQuery)).skills ?? [];
     expect(skillRuns).toHaveLength(script.length - 1);
-    expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: skillRuns.length === 0 ? 3 : 2, mostInOneTask: 1 });
+    expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: 3, mostInOneTask: 1 });
     for (const { workflowId } of skillRuns) {
       const run = env.client.workflow.getHandle(workflowId);
       await run.result().catch(() => undefined);
@@ -137,6 +138,41 @@ describe('a turn upserts its search attributes once per workflow task', () => {
       expect((await observe(run, 'skill run ended')).attributes).not.toHaveProperty('SkillflowCheckpoint');
       expect(await upsertCounts(run)).toMatchObject({ patchMarkers: 2, mostInOneTask: 1 });
     }
+  });
+
+  it('a turn cancelled while it shows a skill run\'s checkpoint goes from waiting to cancelled: no running between, no model call after the cancel', async () => {
+    const { env, fake, taskQueue } = harness;
+    const sessionId = randomBytes(10).toString('hex');
+    const handle = env.client.workflow.getHandle<typeof turnWorkflow>(`turn-${sessionId}-1`);
+    fake.enqueue(
+      { content: [toolUse('invoke_skill', { skill: 'checker', task: 'Confirm the claim.', params: { claim: 'x' } })] },
+      { content: [toolUse('request_human_approval', { checkpoint: 'confirm', summary: 'Confirm x?', kind: 'approval', params: { claim: 'x' } })] },
+    );
+    await startTurnAsSession(env.client, taskQueue, sessionId, 'check x');
+    expect(await nextCheckpoint(handle)).toMatchObject({ name: 'confirm', skill: 'checker', depth: 1 });
+    const before = await handle.query(turnStateQuery);
+    expect(before.status).toBe('waiting');
+    const requestsBefore = fake.requests.length;
+    const { events: historyBefore } = await handle.fetchHistory();
+    const cancelledFrom = historyBefore?.length ?? 0;
+    await handle.cancel();
+    expect(await handle.result()).toMatchObject({ status: 'cancelled', reason: 'cancelled', skills: [{ skill: 'checker', status: 'cancelled' }] });
+
+    // No model round after the cancel: the fake saw no request, the turn counted no call.
+    expect(fake.requests.length).toBe(requestsBefore);
+    const after = await handle.query(turnStateQuery);
+    expect(after).toMatchObject({ status: 'cancelled', pendingCheckpoint: null, modelCalls: before.modelCalls });
+    // Its stream: waiting, then cancelled; never running again once it waited.
+    const statuses = (await handle.query(turnEventsQuery, 0)).filter((e) => e.type === 'status').map((e) => (e as { status: string }).status);
+    expect(statuses.slice(statuses.indexOf('waiting'))).toEqual(['waiting', 'cancelled']);
+    // Its search attributes: every SkillflowStatus upsert after the cancel request says cancelled.
+    const { events } = await handle.fetchHistory();
+    const statusUpserts = (events ?? []).slice(cancelledFrom).flatMap((event) => {
+      const field = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.SkillflowStatus;
+      return field?.data ? [JSON.parse(Buffer.from(field.data).toString())] : [];
+    });
+    expect(statusUpserts).toEqual(['cancelled']);
+    expect((await handle.describe()).searchAttributes).toMatchObject({ SkillflowStatus: ['cancelled'] });
   });
 });
 

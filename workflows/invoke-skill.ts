@@ -1,5 +1,6 @@
 import {
   CancellationScope,
+  CancelledFailure,
   ChildWorkflowCancellationType,
   ChildWorkflowFailure,
   ParentClosePolicy,
@@ -81,6 +82,9 @@ async function invokeSkill(catalog: SkillManifest[], call: ToolCall, run: TurnRu
   run.decide({ type: 'tool.finished', at: Date.now(), call, outcome: { kind: 'skill.invoked', checkpointCount: result.checkpointCount } });
   run.setChildUsage(workflowId, result.usage);
   run.recordSkillRuns([...result.skills, endRecord(record, result, Date.now())]);
+  // This run was asked to cancel while the skill run ran (which was cancelled with it and returned): it ends cancelled
+  // now, its records kept, instead of answering the call and starting another model round.
+  if (run.cancelRequested()) throw new CancelledFailure(`The run was cancelled while the skill run of ${invocation.skill} ran.`);
   const answer: InvocationResult = {
     skill_id: invocation.skill,
     output: result.output,

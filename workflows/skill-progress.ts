@@ -88,12 +88,16 @@ export function absorbProgress(run: TurnRun, progress: SkillProgress): void {
   mirrorCheckpoint(run, pending, progress.workflowId, progress.checkpointCount);
 }
 
-/** Mirrors the checkpoint a skill run waits at as this run's pending one (or clears it), with the status to match. */
+/**
+ * Mirrors the checkpoint a skill run waits at as this run's pending one (or clears it), with the status to match. A
+ * run asked to cancel that clears it keeps its status until its ending publishes `cancelled` (it runs no more).
+ */
 export function mirrorCheckpoint(run: TurnRun, pending: PendingCheckpoint | null, skillRun: string, checkpointCount: number): void {
   const changed = (run.state.pendingCheckpoint?.id ?? null) !== (pending?.id ?? null);
   if (!changed && checkpointCount <= run.policy.checkpointCount) return;
   run.decide({ type: 'checkpoint.delegated', checkpoint: pending, checkpointCount });
   if (!changed) return;
   showPending(run, pending, skillRun);
-  run.setStatus(pending ? 'waiting' : 'running');
+  if (pending) run.setStatus('waiting');
+  else if (!run.cancelRequested()) run.setStatus('running');
 }

@@ -219,6 +219,15 @@ export class TurnRun {
     };
   }
 
+  /**
+   * This run was asked to cancel (its workflow was cancelled; a skill run's also when its turn was) and runs the code of
+   * separatePatches.cancelEndsAtSkillReturn. Read, and its marker recorded, only once a cancel was requested: a run
+   * whose history was made before the change has no marker there and replays as it ran.
+   */
+  cancelRequested(): boolean {
+    return CancellationScope.current().consideredCancelled && patched(separatePatches.cancelEndsAtSkillReturn);
+  }
+
   /** The run has decided its ending (it may not have published it yet). */
   get ended(): boolean {
     return this.ending !== undefined;

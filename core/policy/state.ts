@@ -118,8 +118,13 @@ export function newPolicyState(): PolicyState {
  * - endingClearsCheckpoint, read when a run (a turn or a skill run) ends with a checkpoint still pending, that is when it
  *   was cancelled while it waited at its own: the ending clears the checkpoint from its state and its
  *   SkillflowCheckpoint search attribute, which showed it waiting after it had ended.
+ * - cancelEndsAtSkillReturn, read when a run (a turn or a skill run) that was asked to cancel sees a skill run it invoked
+ *   clear its checkpoint or return: the run no longer shows `running` for it, and a returning skill run ends the run
+ *   cancelled instead of leading to another model round (which published `running` and counted a model call before it
+ *   was cancelled in turn).
  */
 export const separatePatches = {
   turnStartInOneActivity: 'turn-start-in-one-activity',
   endingClearsCheckpoint: 'ending-clears-checkpoint',
+  cancelEndsAtSkillReturn: 'cancel-ends-at-skill-return',
 } as const;
