@@ -1,0 +1,83 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { separatePatches } from '../core/policy';
+import type { TurnEvent } from '../core/events';
+import { turnEventsQuery } from '../workflows/definitions';
+import { bundledSkillsDir, testDeps } from './support/deps';
+import { toolUse } from './support/fake-anthropic';
+import { frozenWorkflowBundle } from './support/frozen-bundle';
+import { patchesIn, useHandoverStack } from './support/handover';
+
+/**
+ * The deploy of cancel-ends-at-skill-return (docs/operators.md): a turn cancelled on the code before it while it showed
+ * a skill run's checkpoint went back to `running` and started a model round; its history replays on the current code
+ * as it ran. A turn waiting at a skill run's checkpoint on that code and cancelled after the deploy ends as the current
+ * code does: `waiting` straight to `cancelled`, no model call, the patch recorded.
+ */
+const frozenCommit = '8d7c85e';
+const invokeChecker = () => toolUse('invoke_skill', { skill: 'checker', task: 'Confirm the claim.', params: { claim: 'x' } });
+const askConfirm = () => toolUse('request_human_approval', { checkpoint: 'confirm', summary: 'Confirm x?', kind: 'approval', params: { claim: 'x' } });
+
+describe('handing a turn that shows a skill run\'s checkpoint from the code before cancel-ends-at-skill-return to the current code', () => {
+  const stack = useHandoverStack('handover-cancel');
+  const skillsDir = withChecker();
+
+  it('a turn cancelled on the old code replays as it ran; one cancelled after the deploy goes from waiting to cancelled', async () => {
+    const { env, fake, api, taskQueue } = stack;
+    const oldWorker = await env.startWorker(taskQueue, testDeps(fake.url, { skillsDir }), undefined, { workflowBundlePath: frozenWorkflowBundle(frozenCommit) });
+
+    // On the old code: one turn cancelled at the skill run's checkpoint, another left waiting at it.
+    fake.enqueue({ content: [invokeChecker()] }, { content: [askConfirm()] });
+    const cancelledOld = await api.startTurn('check x');
+    await api.pending(cancelledOld);
+    await env.client.workflow.getHandle(cancelledOld).cancel();
+    expect(await api.finished(cancelledOld)).toMatchObject({ status: 'cancelled' });
+    // The old code's flicker: running again after it waited, before cancelled.
+    expect(statusesAfterWaiting(await eventsOf(env.client.workflow.getHandle(cancelledOld)))).toEqual(['waiting', 'running', 'cancelled']);
+
+    fake.enqueue({ content: [invokeChecker()] }, { content: [askConfirm()] });
+    const waiting = await api.startTurn('check x again');
+    await api.pending(waiting);
+
+    await stack.deploy(oldWorker, { skillsDir });
+
+    // The old cancelled turn's history replays on the current code without a determinism error.
+    const history = await env.client.workflow.getHandle(cancelledOld).fetchHistory();
+    const sinks = { live: { logAppended: { fn: () => undefined, callDuringReplay: false }, eventLogged: { fn: () => undefined, callDuringReplay: false } } };
+    await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! }, sinks }, history, cancelledOld);
+    expect(await patchesIn(env.client.workflow.getHandle(cancelledOld))).not.toContain(separatePatches.cancelEndsAtSkillReturn);
+
+    // The turn waiting since the old code, cancelled on the current code: no model call, waiting straight to cancelled.
+    const handle = env.client.workflow.getHandle(waiting);
+    const requests = fake.requests.length;
+    await handle.cancel();
+    expect(await api.finished(waiting)).toMatchObject({ status: 'cancelled', skills: [{ skill: 'checker', status: 'cancelled' }] });
+    expect(fake.requests.length).toBe(requests);
+    expect(statusesAfterWaiting(await eventsOf(handle))).toEqual(['waiting', 'cancelled']);
+    expect(await patchesIn(handle)).toContain(separatePatches.cancelEndsAtSkillReturn);
+    expect(fake.pending).toBe(0);
+  }, 120_000);
+});
+
+const eventsOf = (handle: WorkflowHandle) => handle.query(turnEventsQuery, 0) as Promise<TurnEvent[]>;
+
+/** The turn's status events from its first `waiting` on. */
+function statusesAfterWaiting(events: TurnEvent[]): string[] {
+  const statuses = events.flatMap((event) => (event.type === 'status' ? [event.status as string] : []));
+  return statuses.slice(statuses.indexOf('waiting'));
+}
+
+/** The bundled skills and `checker`, a skill with a declared checkpoint to invoke as a skill run. */
+function withChecker(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-handover-cancel-skills-'));
+  fs.cpSync(bundledSkillsDir, dir, { recursive: true });
+  fs.mkdirSync(path.join(dir, 'checker'));
+  const about = 'Has a human confirm a claim. Use when a claim needs a person to vouch for it.';
+  fs.writeFileSync(path.join(dir, 'checker', 'SKILL.md'), `---\nname: checker\ndescription: ${about}\n---\n\n# Checker\n\nAsk the human to confirm the claim with checkpoint confirm.\n`);
+  const params = '    params:\n      claim: { type: string, description: The claim to confirm. }\n';
+  fs.writeFileSync(path.join(dir, 'checker', 'skillflow.yaml'), `parameters:\n  claim: { type: string, description: The claim to check. }\ncheckpoints:\n  confirm:\n    kind: approval\n${params}`);
+  return dir;
+}
