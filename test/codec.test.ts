@@ -179,7 +179,8 @@ describe('the codec, on a real turn', () => {
     const sent = fake.requests.splice(0).map((request) => withoutCacheControl(request.body.messages));
     expect(modelInputs).toHaveLength(rounds);
 
-    const budget = 2048;
+    // Larger than one round's messages (a list_skills result is about 9 KB), so views are cut by the budget, not only at what the call added.
+    const budget = 20_000;
     const sources: CodecSources = { store: new FileStore(storeDir, hour), storeRetentionHours: 168, skills: new SkillStore(dataDir), conversationBytes: budget };
     const decoded = (await decodePayloads(modelInputs, sources)).map(valueOf);
     const bytesOf = (messages: unknown[]) => messages.reduce<number>((sum, message) => sum + Buffer.byteLength(JSON.stringify(message)), 0);
@@ -195,6 +196,10 @@ describe('the codec, on a real turn', () => {
       if (bytesOf(whole) <= budget) expect(omitted).toBeUndefined();
       else {
         expect(omitted).toEqual({ messages: start, bytes: bytesOf(whole.slice(0, start)), note: expect.stringContaining(`"messages" begins at message ${start + 1}`) });
+        // What the call added, and the message before it, are always shown.
+        expect(start).toBeLessThanOrEqual(delta.baseCount - 1);
+        // No message more was left out than needed: one more shown would have been over the budget.
+        expect(bytesOf(whole.slice(start - 1))).toBeGreaterThan(budget);
         // Within the budget, or no more than what the call added and the response before it.
         expect(bytesOf(messages)).toBeLessThanOrEqual(Math.max(budget, bytesOf(whole.slice(delta.baseCount - 1))));
       }

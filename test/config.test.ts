@@ -82,6 +82,12 @@ describe('configuration', () => {
     expect(load).toThrow(/SKILLFLOW_USER_DAILY_TOKENS="lots"/);
   });
 
+  it("bounds how much of a model call's conversation the codec shows whole", () => {
+    expect(loadConfig({}).codec.conversationBytes).toBe(65_536);
+    expect(loadConfig({ SKILLFLOW_CODEC_CONVERSATION_BYTES: '1048576' }).codec.conversationBytes).toBe(1_048_576);
+    expect(() => loadConfig({ SKILLFLOW_CODEC_CONVERSATION_BYTES: '100' })).toThrow(/SKILLFLOW_CODEC_CONVERSATION_BYTES="100" is not a whole number from 1024 to 67108864/);
+  });
+
   it('turns SKILLFLOW_AUTH=off into an explicit opt-out and trims a base URL', () => {
     const config = loadConfig({ SKILLFLOW_AUTH: 'off', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9999/' });
     expect(config.authEnabled).toBe(false);

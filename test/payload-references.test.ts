@@ -59,6 +59,7 @@ describe('conversationViewStart', () => {
     ['never later than the message before those the call added', [10, 10, 10, 10], 2, 15, 1],
     ['added messages larger than the budget are still shown whole, with the response before them', [10, 10, 100, 100], 2, 50, 1],
     ['a call that added the first message', [100, 10], 0, 20, 0],
+    ['a base of one message: shown whole', [100, 10, 10], 1, 20, 0],
     ['a message that alone exceeds the budget stops the window there', [10, 100, 10, 10], 4, 50, 2],
     ['a base count past the end', [10, 10], 5, 5, 2],
   ])('%s', (_name, sizes, addedFrom, budget, expected) => {
