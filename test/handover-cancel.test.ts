@@ -1,12 +1,10 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { separatePatches } from '../core/policy';
 import type { TurnEvent } from '../core/events';
 import { turnEventsQuery } from '../workflows/definitions';
-import { bundledSkillsDir, testDeps } from './support/deps';
+import { skillsWithChecker } from './support/checker-skill';
+import { testDeps } from './support/deps';
 import { toolUse } from './support/fake-anthropic';
 import { frozenWorkflowBundle } from './support/frozen-bundle';
 import { patchesIn, useHandoverStack } from './support/handover';
@@ -23,7 +21,7 @@ const askConfirm = () => toolUse('request_human_approval', { checkpoint: 'confir
 
 describe('handing a turn that shows a skill run\'s checkpoint from the code before cancel-ends-at-skill-return to the current code', () => {
   const stack = useHandoverStack('handover-cancel');
-  const skillsDir = withChecker();
+  const skillsDir = skillsWithChecker('sf-handover-cancel-skills-');
 
   it('a turn cancelled on the old code replays as it ran; one cancelled after the deploy goes from waiting to cancelled', async () => {
     const { env, fake, api, taskQueue } = stack;
@@ -68,16 +66,4 @@ const eventsOf = (handle: WorkflowHandle) => handle.query(turnEventsQuery, 0) as
 function statusesAfterWaiting(events: TurnEvent[]): string[] {
   const statuses = events.flatMap((event) => (event.type === 'status' ? [event.status as string] : []));
   return statuses.slice(statuses.indexOf('waiting'));
-}
-
-/** The bundled skills and `checker`, a skill with a declared checkpoint to invoke as a skill run. */
-function withChecker(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-handover-cancel-skills-'));
-  fs.cpSync(bundledSkillsDir, dir, { recursive: true });
-  fs.mkdirSync(path.join(dir, 'checker'));
-  const about = 'Has a human confirm a claim. Use when a claim needs a person to vouch for it.';
-  fs.writeFileSync(path.join(dir, 'checker', 'SKILL.md'), `---\nname: checker\ndescription: ${about}\n---\n\n# Checker\n\nAsk the human to confirm the claim with checkpoint confirm.\n`);
-  const params = '    params:\n      claim: { type: string, description: The claim to confirm. }\n';
-  fs.writeFileSync(path.join(dir, 'checker', 'skillflow.yaml'), `parameters:\n  claim: { type: string, description: The claim to check. }\ncheckpoints:\n  confirm:\n    kind: approval\n${params}`);
-  return dir;
 }

@@ -1,7 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { TurnInput, TurnState } from '../core/turn';
@@ -9,7 +6,7 @@ import { turnEventsQuery, turnStateQuery } from '../workflows/definitions';
 import { searchAttributeNameOf } from '../core/search-attributes';
 import { searchAttributes } from '../workflows/search-attributes';
 import type { turnWorkflow } from '../workflows/turn';
-import { bundledSkillsDir } from './support/deps';
+import { skillsWithChecker } from './support/checker-skill';
 import { examDecision, examMessage, examModel, examModelCalls, examSkill } from './support/exam-script';
 import { text, toolUse, type ScriptedMessage } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
@@ -26,7 +23,7 @@ const questions = 2;
  * where the turn waits (a model call, a checkpoint, its end) its search attributes say what its state says.
  */
 describe('a turn upserts its search attributes once per workflow task', () => {
-  const harness = useWorkerHarness('upserts', { skillsDir: withChecker });
+  const harness = useWorkerHarness('upserts', { skillsDir: () => skillsWithChecker('sf-upserts-skills-') });
 
   it(`an exam of ${questions} questions: two patch markers, at most one upsert per workflow task, the attributes its state shows at every wait`, async () => {
     const { env, fake, taskQueue } = harness;
@@ -175,18 +172,6 @@ describe('a turn upserts its search attributes once per workflow task', () => {
     expect((await handle.describe()).searchAttributes).toMatchObject({ SkillflowStatus: ['cancelled'] });
   });
 });
-
-/** The bundled skills and `checker`, a skill with a declared checkpoint to invoke as a skill run. */
-function withChecker(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-upserts-skills-'));
-  fs.cpSync(bundledSkillsDir, dir, { recursive: true });
-  fs.mkdirSync(path.join(dir, 'checker'));
-  const about = 'Has a human confirm a claim. Use when a claim needs a person to vouch for it.';
-  fs.writeFileSync(path.join(dir, 'checker', 'SKILL.md'), `---\nname: checker\ndescription: ${about}\n---\n\n# Checker\n\nAsk the human to confirm the claim with checkpoint confirm.\n`);
-  const params = '    params:\n      claim: { type: string, description: The claim to confirm. }\n';
-  fs.writeFileSync(path.join(dir, 'checker', 'skillflow.yaml'), `parameters:\n  claim: { type: string, description: The claim to check. }\ncheckpoints:\n  confirm:\n    kind: approval\n${params}`);
-  return dir;
-}
 
 interface Observation {
   at: string;
