@@ -117,4 +117,38 @@ describe('catch-up reads of feeds opened together', () => {
       await Promise.all([first, second].map((handle) => handle.terminate('test over').catch(() => undefined)));
     }
   });
+  it('a feed waiting for a place still describes its turn: it ends when the turn closes, without its read', async () => {
+    const taskQueue = env.newTaskQueue('catch-up-closed');
+    await env.startWorker(taskQueue, testDeps(fake.url), (turnId, event) => live.publish(turnId, event));
+    fake.enqueue(ask(), ask());
+    const [first, second] = await Promise.all([startTurn(env.client, taskQueue, 'holds the place'), startTurn(env.client, taskQueue, 'closes while queued')]);
+    for (const handle of [first, second]) await eventually(async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name, (name) => name === 'one');
+    const feeds = new TurnFeeds(api.client, live, { ...quiet, describeEveryMs: 200, catchUpReads: 1 });
+    let ended = false;
+    let caughtUpFirst = false;
+    let release!: () => void;
+    const watched = [];
+    try {
+      // The first feed's read is held on its way back: it keeps the only place for the whole test.
+      api.queryDelay.until = new Promise<void>((resolve) => (release = resolve));
+      const answered = new Promise<void>((resolve) => (api.queryDelay.onAnswer = resolve));
+      watched.push(feeds.watch(first.workflowId, 0, { onEvent() {}, onDelta() {}, onCaughtUp: () => (caughtUpFirst = true), onEnd() {} }));
+      await answered;
+      // Only that answer is held: the closed turn's log can be read once its feed finds the turn closed.
+      api.queryDelay.until = undefined;
+      api.queryDelay.onAnswer = undefined;
+      watched.push(feeds.watch(second.workflowId, 0, { onEvent() {}, onDelta() {}, onCaughtUp() {}, onEnd: () => (ended = true) }));
+      await second.terminate('closed while its feed waits for a place');
+      await eventually(async () => ended, (done) => done, 10_000);
+      // Ended by describing the closed turn (its log read then), while the other feed still held the place.
+      expect([reads(first.workflowId), caughtUpFirst]).toEqual([1, false]);
+    } finally {
+      api.queryDelay.until = undefined;
+      api.queryDelay.onAnswer = undefined;
+      release?.();
+      for (const feed of watched) feed.stop();
+      feeds.close();
+      await first.terminate('test over').catch(() => undefined);
+    }
+  });
 });

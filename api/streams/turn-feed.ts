@@ -210,13 +210,47 @@ export class TurnFeed {
   }
 
   /**
+   * A place for a read of a feed that has not caught up yet. While it waits (behind others' reads, each up to a query's
+   * deadline), the turn is described every `describeEveryMs`, as during a pause after a failed read, so a turn that
+   * closes ends the feed (`over`) without waiting for the place; the place, if it comes later, is given back.
+   */
+  private async catchUpPlace(): Promise<{ release: (() => void) | undefined; over: boolean }> {
+    const place = this.catchUpSlot();
+    let release: (() => void) | undefined;
+    void place.then((given) => {
+      release = given;
+      this.rouse();
+    });
+    const giveBack = () => void place.then((given) => given());
+    let describeAt = Date.now() + this.settings.describeEveryMs;
+    for (;;) {
+      if (release) return { release, over: false };
+      if (this.stopped) {
+        giveBack();
+        return { release: undefined, over: true };
+      }
+      const now = Date.now();
+      if (now < describeAt) {
+        await this.sleep(describeAt - now);
+        continue;
+      }
+      describeAt = now + this.settings.describeEveryMs;
+      if (await this.endIfClosed(false)) {
+        giveBack();
+        return { release: undefined, over: true };
+      }
+    }
+  }
+
+  /**
    * The read wanted now; after a failed one, whether the turn closed, then a pause that grows with the failures in a
    * row, up to `maxRetryMs` (core/read-backoff.ts). True when the feed is over.
    */
   private async readStep(): Promise<boolean> {
     // Until the feed caught up, each read waits for a place: feeds opened together do not all query the worker at once.
-    const release = this.caughtUp ? undefined : await this.catchUpSlot();
-    if (this.stopped) {
+    const place = this.caughtUp ? { release: undefined, over: false } : await this.catchUpPlace();
+    const { release } = place;
+    if (place.over || this.stopped) {
       release?.();
       return true;
     }
