@@ -222,7 +222,8 @@ export class TurnRun {
   /**
    * This run was asked to cancel (its workflow was cancelled; a skill run's also when its turn was) and runs the code of
    * separatePatches.cancelEndsAtSkillReturn. Read, and its marker recorded, only once a cancel was requested: a run
-   * whose history was made before the change has no marker there and replays as it ran.
+   * whose history was made before the change has no marker there and replays as it ran. It may record a marker, so it
+   * is for the workflow's own code and signal handlers only, never a query handler or an update validator.
    */
   cancelRequested(): boolean {
     return CancellationScope.current().consideredCancelled && patched(separatePatches.cancelEndsAtSkillReturn);
