@@ -33,18 +33,24 @@ describe('catch-up reads of feeds opened together', () => {
 
   const ask = () => ({ content: [toolUse('request_human_approval', { checkpoint: 'one', summary: 'one', kind: 'approval' })] });
   const reads = (turnId: string) => api.queriesOf.get(`${turnEventsQuery.name} ${turnId}`) ?? 0;
+
+  /** Turns started on a worker of their own, each once it waits at its checkpoint `one`. */
+  async function turnsAtCheckpoint(queue: string, messages: string[]) {
+    const taskQueue = env.newTaskQueue(queue);
+    await env.startWorker(taskQueue, testDeps(fake.url), (turnId, event) => live.publish(turnId, event));
+    fake.enqueue(...messages.map(ask));
+    const handles = await Promise.all(messages.map((message) => startTurn(env.client, taskQueue, message)));
+    for (const handle of handles) await eventually(async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name, (name) => name === 'one');
+    return handles;
+  }
   // No poll, no silent read, no describe within the test: only the catch-up read makes a feed query.
   const quiet = { minPollMs: 60_000, maxPollMs: 60_000, silentReadMs: 60_000, describeEveryMs: 60_000 };
 
   it('go a bounded number at once, every open feed catches up, and one stopped while it waits makes no read', async () => {
-    const taskQueue = env.newTaskQueue('catch-up-many');
-    await env.startWorker(taskQueue, testDeps(fake.url), (turnId, event) => live.publish(turnId, event));
     const turns = 12;
     const atOnce = 3;
     const stopping = 4;
-    fake.enqueue(...Array.from({ length: turns }, ask));
-    const handles = await Promise.all(Array.from({ length: turns }, (_, at) => startTurn(env.client, taskQueue, `catch up ${at}`)));
-    for (const handle of handles) await eventually(async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name, (name) => name === 'one');
+    const handles = await turnsAtCheckpoint('catch-up-many', Array.from({ length: turns }, (_, at) => `catch up ${at}`));
     const feeds = new TurnFeeds(api.client, live, { ...quiet, catchUpReads: atOnce });
     const caughtUp = new Set<string>();
     const load = { now: 0, max: 0 };
@@ -75,11 +81,7 @@ describe('catch-up reads of feeds opened together', () => {
   });
 
   it('a feed alone reads at once; one opened while the only place is taken reads when it is free', async () => {
-    const taskQueue = env.newTaskQueue('catch-up-alone');
-    await env.startWorker(taskQueue, testDeps(fake.url), (turnId, event) => live.publish(turnId, event));
-    fake.enqueue(ask(), ask());
-    const [first, second] = await Promise.all([startTurn(env.client, taskQueue, 'catch up first'), startTurn(env.client, taskQueue, 'catch up second')]);
-    for (const handle of [first, second]) await eventually(async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name, (name) => name === 'one');
+    const [first, second] = await turnsAtCheckpoint('catch-up-alone', ['catch up first', 'catch up second']);
     const feeds = new TurnFeeds(api.client, live, { ...quiet, catchUpReads: 1 });
     const caughtUp = new Set<string>();
     const watcher = (turnId: string) => ({ onEvent() {}, onDelta() {}, onCaughtUp: () => caughtUp.add(turnId), onEnd() {} });
@@ -117,12 +119,9 @@ describe('catch-up reads of feeds opened together', () => {
       await Promise.all([first, second].map((handle) => handle.terminate('test over').catch(() => undefined)));
     }
   });
+
   it('a feed waiting for a place still describes its turn: it ends when the turn closes, without its read', async () => {
-    const taskQueue = env.newTaskQueue('catch-up-closed');
-    await env.startWorker(taskQueue, testDeps(fake.url), (turnId, event) => live.publish(turnId, event));
-    fake.enqueue(ask(), ask());
-    const [first, second] = await Promise.all([startTurn(env.client, taskQueue, 'holds the place'), startTurn(env.client, taskQueue, 'closes while queued')]);
-    for (const handle of [first, second]) await eventually(async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name, (name) => name === 'one');
+    const [first, second] = await turnsAtCheckpoint('catch-up-closed', ['holds the place', 'closes while queued']);
     const feeds = new TurnFeeds(api.client, live, { ...quiet, describeEveryMs: 200, catchUpReads: 1 });
     let ended = false;
     let caughtUpFirst = false;
