@@ -117,9 +117,10 @@ export async function viewOf(client: Client, turnId: string, description: Workfl
 }
 
 /**
- * A running turn's state without loading its worker when it can: the state its worker last published, when it agrees
- * with `description`'s search attributes (core/turn-snapshot.ts); else (none kept, or it lags or leads them) the
- * `turnState` query, once. Undefined when that fails too (no worker answering). `description` is of `handle`'s turn.
+ * A running turn's state without loading its worker when it can: the state its worker last published, when it is of
+ * `description`'s run and agrees with its search attributes (core/turn-snapshot.ts); else (none kept, it lags or leads
+ * them, or it is of a run since reset) the `turnState` query, once. Undefined when that fails too (no worker
+ * answering). `description` is of `handle`'s turn.
  */
 export async function runningTurnState(
   client: Client,
@@ -134,7 +135,7 @@ export async function runningTurnState(
 
 function positionOf(description: WorkflowExecutionDescription): DescribedPosition {
   const attribute = (key: (typeof searchAttributes)[keyof typeof searchAttributes]) => (description.typedSearchAttributes.get(key) as string | undefined) ?? null;
-  return { status: attribute(searchAttributes.status), checkpoint: attribute(searchAttributes.checkpoint), skill: attribute(searchAttributes.skill), step: attribute(searchAttributes.step) };
+  return { runId: description.runId, status: attribute(searchAttributes.status), checkpoint: attribute(searchAttributes.checkpoint), skill: attribute(searchAttributes.skill), step: attribute(searchAttributes.step) };
 }
 
 function fromState(state: TurnState) {

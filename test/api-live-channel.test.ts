@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import Redis from 'ioredis';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +28,8 @@ const snapshot = (offset: number, status: TurnStatus = 'running', output?: strin
   offset,
   state: { turnId: 'turn-x', sessionId: 's', userId: 'u', status, usage: zeroUsage(), modelCalls: 0, pendingCheckpoint: null, skill: null, step: null, remaining: [], createdAt: '', updatedAt: '', ...(output ? { output } : {}) },
 });
+/** A snapshot of the turn's workflow run `runId` (a reset turn goes on in a new run, its log from the reset point). */
+const ofRun = (runId: string, offset: number, output: string): TurnSnapshot => ({ ...snapshot(offset, 'waiting', output), runId });
 
 /** A delta's text, `log@N` for a log hint, `event@N` for a pushed log event. */
 const label = (event: LiveEvent): string =>
@@ -62,6 +65,13 @@ describe('live channel', () => {
       expect(await channel.latestState('turn-x')).toMatchObject({ offset: 3, state: { status: 'waiting', output: 'b' } });
       channel.publishState('turn-x', snapshot(4, 'completed'));
       expect(await channel.latestState('turn-x')).toBeUndefined();
+      // A turn reset in Temporal: its new run writes its log again from an earlier offset.
+      channel.publishState('turn-y', ofRun('run-1', 9, 'run 1'));
+      channel.publishState('turn-y', ofRun('run-2', 4, 'run 2'));
+      expect(await channel.latestState('turn-y')).toEqual(ofRun('run-2', 4, 'run 2'));
+      channel.publishState('turn-y', ofRun('run-2', 3, 'run 2, older'));
+      channel.publishState('turn-y', snapshot(3, 'waiting', 'no run named: by its offset'));
+      expect((await channel.latestState('turn-y'))?.state.output).toBe('run 2');
       const few = new LatestStates(2);
       for (const turn of ['a', 'b', 'c']) few.put(turn, snapshot(1));
       expect([few.get('a'), few.get('b')?.offset, few.get('c')?.offset]).toEqual([undefined, 1, 1]);
@@ -300,6 +310,45 @@ describe('live channel', () => {
         expect(await other.latestState('turn-x')).toBeUndefined();
       } finally {
         await Promise.all([api.close(), worker.close(), other.close()]);
+      }
+    });
+
+    it('replaces a turn\'s state with another run\'s at any offset (a reset turn), and reads and orders states that name no run', async () => {
+      const prefix = uniqueRedisPrefix('state-runs');
+      const api = new RedisChannel(testRedisUrl(), { prefix });
+      const worker = new RedisChannel(testRedisUrl(), { prefix });
+      const raw = new Redis(testRedisUrl());
+      let marks = 0;
+      /** Writes a mark after what the worker published, and waits for it: Redis ran the worker's writes before it. */
+      const settled = async () => {
+        const mark = `mark ${(marks += 1)}`;
+        worker.publishState('turn-mark', snapshot(marks, 'running', mark));
+        await eventually(() => api.latestState('turn-mark'), (kept) => kept?.state.output === mark, 5_000);
+      };
+      const kept = () => api.latestState('turn-x');
+      try {
+        // Until the worker's connection is up, states are dropped (never queued).
+        await eventually(async () => (worker.publishState('turn-mark', snapshot(0)), api.latestState('turn-mark')), Boolean);
+        // As workers wrote it before snapshots named their run.
+        await raw.set(`${prefix}state:turn-x`, JSON.stringify(snapshot(10, 'waiting', 'no run')), 'EX', 600);
+        expect(await kept()).toEqual(snapshot(10, 'waiting', 'no run'));
+        worker.publishState('turn-x', ofRun('run-1', 9, 'run 1, older'));
+        await settled();
+        expect((await kept())?.state.output).toBe('no run');
+        worker.publishState('turn-x', ofRun('run-1', 10, 'run 1'));
+        await settled();
+        expect(await kept()).toEqual(ofRun('run-1', 10, 'run 1'));
+
+        worker.publishState('turn-x', ofRun('run-2', 3, 'run 2'));
+        await settled();
+        expect(await kept()).toEqual(ofRun('run-2', 3, 'run 2'));
+        worker.publishState('turn-x', ofRun('run-2', 2, 'run 2, older'));
+        worker.publishState('turn-x', snapshot(2, 'waiting', 'no run, older'));
+        await settled();
+        expect(await kept()).toEqual(ofRun('run-2', 3, 'run 2'));
+      } finally {
+        raw.disconnect();
+        await Promise.all([api.close(), worker.close()]);
       }
     });
 

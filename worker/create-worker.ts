@@ -30,7 +30,8 @@ export interface CreateWorkerOptions {
 }
 
 /**
- * The live sinks. They run once the activation is done, so `state` is the turn's state as the activation left it;
+ * The live sinks. They run once the activation is done, so `state` is the turn's state as the activation left it; its
+ * snapshot names the run (a reset turn's new run writes its log from the reset point again, core/turn-snapshot.ts).
  * `logAppended` serves workflow code of older bundles and histories.
  */
 function liveSinks({ publishLive: publish, publishState }: CreateWorkerOptions): InjectedSinks<TurnSinks> {
@@ -42,9 +43,9 @@ function liveSinks({ publishLive: publish, publishState }: CreateWorkerOptions):
         callDuringReplay: false,
       },
       eventLogged: {
-        fn: (_info, turnId, event, state) => {
+        fn: (info, turnId, event, state) => {
           publish?.(turnId, { type: 'log.event', event });
-          latestState(turnId, { offset: event.offset, state });
+          latestState(turnId, { offset: event.offset, runId: info.runId, state });
         },
         callDuringReplay: false,
       },

@@ -45,8 +45,9 @@ export interface LiveChannel {
    */
   subscribed(turnId: string): Promise<void>;
   /**
-   * Keeps the turn's latest state (a snapshot with the log offset it was taken at; a snapshot older than the one kept
-   * is ignored), for readers that do not follow the turn. Never blocks or throws.
+   * Keeps the turn's latest state (a snapshot with the log offset and the run it was taken at; a snapshot of the same
+   * run at an older offset than the one kept is ignored: core/turn-snapshot.ts `supersedes`), for readers that do not
+   * follow the turn. Never blocks or throws.
    */
   publishState(turnId: string, snapshot: TurnSnapshot): void;
   /** The latest state kept for the turn, or undefined (none, expired, or the store behind it unreachable). */
@@ -79,7 +80,14 @@ export function isTurnSnapshot(value: unknown): value is TurnSnapshot {
   if (!value || typeof value !== 'object') return false;
   const snapshot = value as Record<string, unknown>;
   const state = snapshot.state as Record<string, unknown> | undefined;
-  return isOffset(snapshot.offset) && !!state && typeof state === 'object' && typeof state.status === 'string' && typeof state.turnId === 'string';
+  return (
+    isOffset(snapshot.offset) &&
+    (snapshot.runId === undefined || typeof snapshot.runId === 'string') &&
+    !!state &&
+    typeof state === 'object' &&
+    typeof state.status === 'string' &&
+    typeof state.turnId === 'string'
+  );
 }
 
 function isLoggedTurnEvent(value: unknown): value is TurnEvent {

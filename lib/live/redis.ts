@@ -7,12 +7,19 @@ import { InProcessChannel } from './in-process';
 /** How long Redis keeps a turn's state after its last write: a GET after that asks the workflow. */
 export const stateTtlSeconds = 24 * 3600;
 
-/** Sets KEYS[1] to ARGV[2] unless it holds a snapshot of a later offset than ARGV[1]; expires in ARGV[3] s. */
+/**
+ * Sets KEYS[1] to ARGV[2] unless it holds a snapshot of the same run as ARGV[4] at a later offset than ARGV[1]; expires
+ * in ARGV[3] s. core/turn-snapshot.ts `supersedes` in Lua: an empty ARGV[4], or a kept snapshot that names no run
+ * (written before snapshots named it), leaves offsets alone to decide. It reads what publishState writes: the offset
+ * first, then the run id (Temporal's run ids need no escaping in JSON).
+ */
 const setNewerState = `
 local kept = redis.call('GET', KEYS[1])
 if kept then
   local offset = tonumber(string.match(kept, '^{"offset":(%d+)'))
-  if offset and offset > tonumber(ARGV[1]) then return 0 end
+  local run = string.match(kept, '^{"offset":%d+,"runId":"([^"]*)"')
+  local otherRun = run and ARGV[4] ~= '' and run ~= ARGV[4]
+  if offset and offset > tonumber(ARGV[1]) and not otherRun then return 0 end
 end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
 return 1`;
@@ -30,7 +37,7 @@ export interface RedisChannelOptions {
  * (the event is dropped); the subscriber connection opens on the first subscription (ioredis reconnects it), and after
  * a reconnect subscribes every followed turn again and, once Redis confirmed, tells `onResubscribed` listeners which
  * (events published while it was away are lost). A turn's latest state is a key (`<prefix>state:<turnId>`), written
- * only when it is not older than the one there, and expiring a day after its last write.
+ * only when it is not older than the one there (or is of another run), and expiring a day after its last write.
  */
 export class RedisChannel implements LiveChannel {
   private readonly local = new InProcessChannel();
@@ -62,8 +69,8 @@ export class RedisChannel implements LiveChannel {
   }
 
   publishState(turnId: string, snapshot: TurnSnapshot): void {
-    const json = JSON.stringify({ offset: snapshot.offset, state: snapshot.state });
-    this.publisher.eval(setNewerState, 1, this.stateKey(turnId), snapshot.offset, json, stateTtlSeconds).catch(() => undefined);
+    const json = JSON.stringify({ offset: snapshot.offset, runId: snapshot.runId, state: snapshot.state });
+    this.publisher.eval(setNewerState, 1, this.stateKey(turnId), snapshot.offset, json, stateTtlSeconds, snapshot.runId ?? '').catch(() => undefined);
   }
 
   async latestState(turnId: string): Promise<TurnSnapshot | undefined> {
