@@ -305,6 +305,10 @@ describe('live channel', () => {
           return api.latestState('turn-x');
         }, (kept) => kept?.offset === 10);
         worker.publishState('turn-x', snapshot(9, 'running', 'nine'));
+        // A mark written after it on the same connection: once it is there, Redis has run the older write.
+        worker.publishState('turn-mark', snapshot(1, 'running', 'after nine'));
+        await eventually(() => api.latestState('turn-mark'), (kept) => kept?.state.output === 'after nine');
+        expect((await api.latestState('turn-x'))?.state.output).toBe('ten');
         worker.publishState('turn-x', snapshot(10, 'running', 'ten again'));
         await eventually(() => api.latestState('turn-x'), (kept) => kept?.state.output === 'ten again');
         expect(await other.latestState('turn-x')).toBeUndefined();
