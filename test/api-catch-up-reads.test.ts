@@ -82,7 +82,9 @@ describe('catch-up reads of feeds opened together', () => {
 
   it('a feed alone reads at once; one opened while the only place is taken reads when it is free', async () => {
     const [first, second] = await turnsAtCheckpoint('catch-up-alone', ['catch up first', 'catch up second']);
-    const feeds = new TurnFeeds(api.client, live, { ...quiet, catchUpReads: 1 });
+    // A feed waiting for a place describes its turn every describeEveryMs (and only then, before its read): the test
+    // sees it waiting by those describes.
+    const feeds = new TurnFeeds(api.client, live, { ...quiet, describeEveryMs: 100, catchUpReads: 1 });
     const caughtUp = new Set<string>();
     const watcher = (turnId: string) => ({ onEvent() {}, onDelta() {}, onCaughtUp: () => caughtUp.add(turnId), onEnd() {} });
     let release!: () => void;
@@ -101,10 +103,13 @@ describe('catch-up reads of feeds opened together', () => {
       if (!load) throw new Error('the first feed made no turnEvents query');
       load.max = load.now;
       watched.push(feeds.watch(second.workflowId, 0, watcher(second.workflowId)));
-      // The first read is held 500 ms more (a loaded worker), long enough for the second feed to query if it did not
-      // wait (its subscription holds at once on this channel): it waits for the place instead.
-      await new Promise<void>((resolve) => setTimeout(resolve, 500));
-      expect(reads(second.workflowId)).toBe(0);
+      // The first read stays held (a loaded worker) until the second feed has described its turn twice. A feed that did
+      // not wait for the place (its subscription holds at once on this channel) would describe once, just before its
+      // read, and query as that describe returns: it could not describe again before its read came back, held here.
+      // Two describes with no read show it waiting for the place instead.
+      const waiting = async () => ({ describes: api.describesOf.get(second.workflowId) ?? 0, reads: reads(second.workflowId) });
+      const seen = await eventually(waiting, (now) => now.describes >= 2 || now.reads > 0, 10_000);
+      expect({ waited: seen.describes >= 2, reads: seen.reads }).toEqual({ waited: true, reads: 0 });
       api.queryDelay.until = undefined;
       api.queryDelay.onAnswer = undefined;
       release();

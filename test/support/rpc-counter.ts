@@ -51,7 +51,8 @@ export interface QueryLoad {
 /**
  * A client on a connection of its own whose calls are counted in `calls`, its queries by query type (`turnState`,
  * `turnEvents`, `sessionState`) in `queries` and by type and workflow id (`turnEvents turn-...`) in `queriesOf`, and
- * those in flight at once by type in `load`; its query answers wait `queryDelay.ms`. Close `connection` when done.
+ * those in flight at once by type in `load`; its describes by workflow id, counted as they are made, in `describesOf`;
+ * its query answers wait `queryDelay.ms`. Close `connection` when done.
  */
 export async function countedClient(
   address: string,
@@ -62,12 +63,14 @@ export async function countedClient(
   queries: Map<string, number>;
   queriesOf: Map<string, number>;
   load: Map<string, QueryLoad>;
+  describesOf: Map<string, number>;
   queryDelay: QueryDelay;
 }> {
   const calls = new Map<string, number>();
   const queries = new Map<string, number>();
   const queriesOf = new Map<string, number>();
   const load = new Map<string, QueryLoad>();
+  const describesOf = new Map<string, number>();
   const queryDelay: QueryDelay = { ms: 0 };
   const connection = await Connection.connect({ address, interceptors: [countingInterceptor(calls), queryDelayInterceptor(queryDelay)] });
   const countQuery: WorkflowClientInterceptor = {
@@ -85,6 +88,19 @@ export async function countedClient(
         inFlight.now -= 1;
       }
     },
+    describe: (input, next) => {
+      describesOf.set(input.workflowExecution.workflowId, (describesOf.get(input.workflowExecution.workflowId) ?? 0) + 1);
+      return next(input);
+    },
   };
-  return { client: new Client({ connection, interceptors: { workflow: [countQuery] } }), connection, calls, queries, queriesOf, load, queryDelay };
+  return {
+    client: new Client({ connection, interceptors: { workflow: [countQuery] } }),
+    connection,
+    calls,
+    queries,
+    queriesOf,
+    load,
+    describesOf,
+    queryDelay,
+  };
 }
