@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { baselinePatch, separatePatches } from '../core/policy';
 import type { TurnInput, TurnState } from '../core/turn';
 import { turnEventsQuery, turnStateQuery } from '../workflows/definitions';
 import { searchAttributeNameOf } from '../core/search-attributes';
@@ -9,6 +10,7 @@ import type { turnWorkflow } from '../workflows/turn';
 import { skillsWithChecker } from './support/checker-skill';
 import { examDecision, examMessage, examModel, examModelCalls, examSkill } from './support/exam-script';
 import { text, toolUse, type ScriptedMessage } from './support/fake-anthropic';
+import { patchesIn } from './support/handover';
 import { useWorkerHarness } from './support/harness';
 import { fastSettings, nextCheckpoint } from './support/turns';
 
@@ -122,18 +124,25 @@ describe('a turn upserts its search attributes once per workflow task', () => {
     expect((await handle.query(turnStateQuery)).pendingCheckpoint).toBeNull();
     expect(ended.attributes).not.toHaveProperty('SkillflowCheckpoint');
     expect(ended.attributes).toMatchObject({ SkillflowStatus: ['cancelled'] });
-    // The run that waited records the patch (the baseline, the turn-start one, and this); the skill run, cancelled with
-    // its turn, ends showing no checkpoint either. A turn that showed the skill run's checkpoint records
-    // cancel-ends-at-skill-return instead: the skill run's return cleared the checkpoint before the turn ended.
+    // The run that waited records the patch (after the baseline and, for a turn, the turn-start one), and
+    // cancel-ends-tool-calls for the call the cancel cut; the skill run, cancelled with its turn, ends showing no
+    // checkpoint either. A turn that showed the skill run's checkpoint keeps showing it until it ends (it records
+    // cancel-ends-at-skill-return and cancel-keeps-mirrored-checkpoint when the skill run clears it).
     const skillRuns = (await handle.query(turnStateQuery)).skills ?? [];
     expect(skillRuns).toHaveLength(script.length - 1);
-    expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: 3, mostInOneTask: 1 });
+    const { endingClearsCheckpoint, cancelEndsAtSkillReturn, cancelKeepsCheckpoint, cancelEndsToolCalls } = separatePatches;
+    const turnStart = [baselinePatch, separatePatches.turnStartInOneActivity];
+    const ending = [cancelEndsToolCalls, endingClearsCheckpoint];
+    const turnPatches = skillRuns.length === 0 ? [...turnStart, ...ending] : [...turnStart, cancelEndsAtSkillReturn, cancelKeepsCheckpoint, ...ending];
+    expect(await patchesIn(handle)).toEqual(turnPatches);
+    expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: turnPatches.length, mostInOneTask: 1 });
     for (const { workflowId } of skillRuns) {
       const run = env.client.workflow.getHandle(workflowId);
       await run.result().catch(() => undefined);
       expect((await run.query(turnStateQuery)).pendingCheckpoint).toBeNull();
       expect((await observe(run, 'skill run ended')).attributes).not.toHaveProperty('SkillflowCheckpoint');
-      expect(await upsertCounts(run)).toMatchObject({ patchMarkers: 2, mostInOneTask: 1 });
+      expect(await patchesIn(run)).toEqual([baselinePatch, ...ending]);
+      expect(await upsertCounts(run)).toMatchObject({ patchMarkers: 3, mostInOneTask: 1 });
     }
   });
 

@@ -1,4 +1,5 @@
-import { CancellationScope, condition, getExternalWorkflowHandle, log } from '@temporalio/workflow';
+import { CancellationScope, condition, getExternalWorkflowHandle, log, patched } from '@temporalio/workflow';
+import { separatePatches } from '../core/policy';
 import type { PendingCheckpoint } from '../core/checkpoints';
 import type { TurnEventBody } from '../core/events';
 import type { SkillProgress } from '../core/skill-runs';
@@ -90,13 +91,16 @@ export function absorbProgress(run: TurnRun, progress: SkillProgress): void {
 
 /**
  * Mirrors the checkpoint a skill run waits at as this run's pending one (or clears it), with the status to match. A
- * run asked to cancel that clears it keeps its status until its ending publishes `cancelled` (it runs no more).
+ * run asked to cancel runs no more: it keeps its status, and the checkpoint it shows, until its ending publishes
+ * `cancelled` with none (runs of code before cancelKeepsCheckpoint cleared the checkpoint at once, showing `waiting`
+ * without one). The policy learns at once that the checkpoint is gone: an answer to it meanwhile is refused.
  */
 export function mirrorCheckpoint(run: TurnRun, pending: PendingCheckpoint | null, skillRun: string, checkpointCount: number): void {
   const changed = (run.state.pendingCheckpoint?.id ?? null) !== (pending?.id ?? null);
   if (!changed && checkpointCount <= run.policy.checkpointCount) return;
   run.decide({ type: 'checkpoint.delegated', checkpoint: pending, checkpointCount });
   if (!changed) return;
+  if (!pending && run.cancelRequested() && patched(separatePatches.cancelKeepsCheckpoint)) return;
   showPending(run, pending, skillRun);
   if (pending) run.setStatus('waiting');
   else if (!run.cancelRequested()) run.setStatus('running');

@@ -1,6 +1,6 @@
-import { isCancellation } from '@temporalio/workflow';
+import { isCancellation, patched } from '@temporalio/workflow';
 import type { ToolResultBlock, ToolUseBlock } from '../core/messages';
-import type { CheckpointPlan, End, Verdict } from '../core/policy';
+import { separatePatches, type CheckpointPlan, type End, type Verdict } from '../core/policy';
 import { askHuman } from './checkpoint-desk';
 import { publicError } from './internal-errors';
 import { toolError, type AnsweredCall, type ToolAnswer, type TurnTool } from './tool-types';
@@ -13,6 +13,8 @@ export interface DispatchResult {
 }
 
 const skipped = JSON.stringify({ skipped: 'turn cancelled' });
+/** The `tool.end` result of a call a cancel cut (the model never sees it: the run ends). */
+const cut = { cancelled: 'turn cancelled' };
 
 /**
  * Answers every tool call of a response, in order, as the policy rules: a refused call is an error result the model
@@ -32,16 +34,26 @@ export async function dispatchToolCalls(calls: ToolUseBlock[], tools: Map<string
     const origin = tool ? { source: tool.spec.source, ...(tool.spec.server ? { server: tool.spec.server } : {}) } : {};
     run.emit({ type: 'tool.start', name, args: call.input, callId: call.id, ...(skill ? { isSkill: true, depth: skill.depth, input: skill.input } : {}), ...origin });
     const verdict = run.decide({ type: 'tool.requested', at: Date.now(), call: { id: call.id, name: call.name, input: call.input } });
-    const { answer, ends } = verdict.kind === 'allow' && verdict.ask ? await askThenRun(run, verdict.ask, tool, call) : await answerOf(verdict, tool, call, run);
-    run.emit({
-      type: 'tool.end',
-      name,
-      result: answer.result ?? answer.content,
-      callId: call.id,
-      isError: answer.isError,
-      ...(skill ? { isSkill: true, depth: skill.depth } : {}),
-      ...origin,
-    });
+    const toolEnd = (answer: ToolAnswer) =>
+      run.emit({
+        type: 'tool.end',
+        name,
+        result: answer.result ?? answer.content,
+        callId: call.id,
+        isError: answer.isError,
+        ...(skill ? { isSkill: true, depth: skill.depth } : {}),
+        ...origin,
+      });
+    let answered: AnsweredCall;
+    try {
+      answered = verdict.kind === 'allow' && verdict.ask ? await askThenRun(run, verdict.ask, tool, call) : await answerOf(verdict, tool, call, run);
+    } catch (err) {
+      // The run was cancelled while it answered the call (a skill run, a checkpoint, an activity): the call ends too.
+      if (isCancellation(err) && patched(separatePatches.cancelEndsToolCalls)) toolEnd({ content: JSON.stringify(cut), isError: true, result: cut });
+      throw err;
+    }
+    const { answer, ends } = answered;
+    toolEnd(answer);
     results.push({ type: 'tool_result', tool_use_id: call.id, content: answer.content, ...(answer.isError ? { is_error: true } : {}) });
     end = ends;
   }

@@ -246,8 +246,8 @@ export class TurnRun {
     this.state.output = ending.output;
     this.state.error = ending.error;
     // An ended run waits for nobody, whatever checkpoint it was at (the UI's current details). A run cancelled while it
-    // waited at its own checkpoint left it in its state and SkillflowCheckpoint. (One shown for a skill run below is
-    // cleared when that run returns, cancelled too; `mirroring` is cleared here in case it did not return.)
+    // waited at its own checkpoint, or at one of a skill run below (cancelKeepsCheckpoint: kept until now, so `waiting`
+    // never shows without it), left it in its state and SkillflowCheckpoint; `mirroring` is cleared with it.
     setCurrentDetails('');
     if (this.state.pendingCheckpoint && patched(separatePatches.endingClearsCheckpoint)) showPending(this, null);
     this.setStatus(ending.status, ending.reason);

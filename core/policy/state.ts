@@ -116,15 +116,22 @@ export function newPolicyState(): PolicyState {
  *   carried plan's skills and its given skill in one activity (readTurnStart), so in one workflow task, instead of one
  *   activity each.
  * - endingClearsCheckpoint, read when a run (a turn or a skill run) ends with a checkpoint still pending, that is when it
- *   was cancelled while it waited at its own: the ending clears the checkpoint from its state and its
+ *   was cancelled while it waited at its own (or, with cancelKeepsCheckpoint, at a skill run's): the ending clears the checkpoint from its state and its
  *   SkillflowCheckpoint search attribute, which showed it waiting after it had ended.
  * - cancelEndsAtSkillReturn, read when a run (a turn or a skill run) that was asked to cancel sees a skill run it invoked
  *   clear its checkpoint or return: the run no longer shows `running` for it, and a returning skill run ends the run
  *   cancelled instead of leading to another model round (which published `running` and counted a model call before it
  *   was cancelled in turn).
+ * - cancelKeepsCheckpoint, read when a run asked to cancel sees the skill run whose checkpoint it shows clear it (that
+ *   run was cancelled with it): the run keeps showing the checkpoint, with its `waiting`, until its ending clears both
+ *   at once, instead of clearing the checkpoint at once and showing `waiting` with none until it ended.
+ * - cancelEndsToolCalls, read when a cancel cuts a tool call a run was answering (a skill run, a checkpoint, an
+ *   activity): the run logs the call's `tool.end`, a cancelled error, so every `tool.start` in its log has its end.
  */
 export const separatePatches = {
   turnStartInOneActivity: 'turn-start-in-one-activity',
   endingClearsCheckpoint: 'ending-clears-checkpoint',
   cancelEndsAtSkillReturn: 'cancel-ends-at-skill-return',
+  cancelKeepsCheckpoint: 'cancel-keeps-mirrored-checkpoint',
+  cancelEndsToolCalls: 'cancel-ends-tool-calls',
 } as const;
