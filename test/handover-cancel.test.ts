@@ -46,6 +46,9 @@ describe('handing a turn that shows a skill run\'s checkpoint from the code befo
     const history = await env.client.workflow.getHandle(cancelledOld).fetchHistory();
     const sinks = { live: { logAppended: { fn: () => undefined, callDuringReplay: false }, eventLogged: { fn: () => undefined, callDuringReplay: false } } };
     await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! }, sinks }, history, cancelledOld);
+    // Its log, read on the current code, is the one its clients read: the skill run's cut checkpoint call without a
+    // tool.end (cancel-ends-tool-calls is not in either history; the old turn answered its invoke_skill and went on).
+    expect(unendedCalls(await eventsOf(env.client.workflow.getHandle(cancelledOld)))).toEqual(['request_human_approval']);
 
     // The turn waiting since the old code, cancelled on the current code: no model call, waiting straight to cancelled.
     const handle = env.client.workflow.getHandle(waiting);
@@ -54,12 +57,20 @@ describe('handing a turn that shows a skill run\'s checkpoint from the code befo
     // The old code started a second model call here (cancelled before it was scheduled): only the one that invoked the skill.
     expect((await handle.query(turnStateQuery)).modelCalls).toBe(1);
     expect(statusesAfterWaiting(await eventsOf(handle))).toEqual(['waiting', 'cancelled']);
-    expect(await patchesIn(handle)).toContain(separatePatches.cancelEndsAtSkillReturn);
+    expect(await patchesIn(handle)).toEqual(expect.arrayContaining([separatePatches.cancelEndsAtSkillReturn, separatePatches.cancelKeepsCheckpoint, separatePatches.cancelEndsToolCalls]));
+    // The calls the cancel cut end in its log, the skill run's (begun on the old code) included.
+    expect(unendedCalls(await eventsOf(handle))).toEqual([]);
     expect(fake.pending).toBe(0);
   }, 120_000);
 });
 
 const eventsOf = (handle: WorkflowHandle) => handle.query(turnEventsQuery, 0) as Promise<TurnEvent[]>;
+
+/** The names of the tool calls in the log with a tool.start and no tool.end. */
+function unendedCalls(events: TurnEvent[]): string[] {
+  const ended = new Set(events.flatMap((event) => (event.type === 'tool.end' ? [event.callId] : [])));
+  return events.flatMap((event) => (event.type === 'tool.start' && !ended.has(event.callId) ? [event.name] : []));
+}
 
 /** The turn's status events from its first `waiting` on. */
 function statusesAfterWaiting(events: TurnEvent[]): string[] {
