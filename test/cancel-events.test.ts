@@ -76,10 +76,28 @@ describe('a turn cancelled while a skill run under it waits at its checkpoint', 
         const shown = await attributesAfterEachTask(run);
         expect({ run: run.workflowId, waitingForNothing: shown.filter(([status, checkpoint]) => status === 'waiting' && !checkpoint) }).toEqual({ run: run.workflowId, waitingForNothing: [] });
         expect(shown.at(-1)).toEqual(['cancelled', null]);
-      // Its history, with the cancel's patch markers, replays on the current code.
-      await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! }, sinks: quietSinks }, await run.fetchHistory(), run.workflowId);
+        // Its history, with the cancel's patch markers, replays on the current code.
+        await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! }, sinks: quietSinks }, await run.fetchHistory(), run.workflowId);
       }
     });
+  });
+
+  it('a turn cancelled at its own checkpoint ends that call too, and ends showing no checkpoint', async () => {
+    const { env, fake, taskQueue } = harness;
+    fake.enqueue({ content: [askConfirm] });
+    const handle = await startTurn(env.client, taskQueue, 'check x');
+    expect(await nextCheckpoint(handle)).toMatchObject({ name: 'confirm' });
+    await handle.cancel();
+    expect(await handle.result()).toMatchObject({ status: 'cancelled', reason: 'cancelled' });
+    const events = (await handle.query(turnEventsQuery, 0)) as TurnEvent[];
+    const starts = events.filter((event) => event.type === 'tool.start');
+    const ends = events.filter((event) => event.type === 'tool.end');
+    expect(starts.map((start) => [start.callId, start.name])).toEqual([[expect.any(String), 'request_human_approval']]);
+    expect(ends.map((end) => [end.callId, end.name, end.isError, end.result])).toEqual([[expect.any(String), 'request_human_approval', true, { cancelled: 'turn cancelled' }]]);
+    expect(events.slice(-2).map((event) => event.type)).toEqual(['status', 'cancelled']);
+    const shown = await attributesAfterEachTask(handle);
+    expect(shown.filter(([status, checkpoint]) => status === 'waiting' && !checkpoint)).toEqual([]);
+    expect(shown.at(-1)).toEqual(['cancelled', null]);
   });
 });
 
