@@ -1,4 +1,6 @@
 import type { PendingCheckpoint, StreamEvent } from '../lib/client';
+import { isCancelledCallResult } from '../core/events';
+import { humanApprovalToolName } from '../core/skills/tool-names';
 
 /** Turns a turn's events into compact terminal lines: the assistant's text as it streams, tools, steps, endings. */
 export class EventPrinter {
@@ -28,13 +30,17 @@ export class EventPrinter {
         else this.write(`${speaker}${event.text}\n`);
         return;
       case 'tool.start':
-        if (event.name === 'request_human_approval') return;
+        if (event.name === humanApprovalToolName) return;
         this.endLine();
         if (event.isSkill && event.name !== 'load_skill') this.write(`${'  '.repeat((event.depth ?? 1) - 1)}  - skill ${event.name} (depth ${event.depth})${compact(event.input)}\n`);
         else this.write(`${pad}  - ${event.name}${compact(event.args)}\n`);
         return;
       case 'tool.end':
-        if (event.isError) this.write(`${pad}  ! ${event.name} failed: ${truncate(typeof event.result === 'string' ? event.result : JSON.stringify(event.result), 120)}\n`);
+        if (!event.isError) return;
+        // A checkpoint's call prints nothing of its own (its checkpoint does); a cut one ends with the turn's `cancelled`.
+        if (isCancelledCallResult(event.result)) {
+          if (event.name !== humanApprovalToolName) this.write(`${pad}  ! ${event.name} cancelled\n`);
+        } else this.write(`${pad}  ! ${event.name} failed: ${truncate(typeof event.result === 'string' ? event.result : JSON.stringify(event.result), 120)}\n`);
         return;
       case 'step':
         this.endLine();

@@ -12,6 +12,14 @@ export type TerminalEvent = Extract<TurnEventBody, { type: 'done' | 'error' | 'c
 
 export const liveOnlyEventTypes: ReadonlySet<TurnEventBody['type']> = new Set(['message.delta', 'thinking.delta']);
 
+/** The result in the `tool.end` of a call a cancel cut: the run ends, so the model never sees it. */
+export const cancelledCallResult = { cancelled: 'turn cancelled' } as const;
+
+/** Whether a `tool.end` result is that of a call a cancel cut. */
+export function isCancelledCallResult(result: unknown): boolean {
+  return typeof result === 'object' && result !== null && (result as { cancelled?: unknown }).cancelled === cancelledCallResult.cancelled;
+}
+
 export function isTerminalEvent(event: { type: string }): boolean {
   return event.type === 'done' || event.type === 'error' || event.type === 'cancelled';
 }

@@ -32,6 +32,20 @@ describe('the CLI\'s event printer with skill runs', () => {
     );
   });
 
+  it('prints a call a cancel cut as cancelled, and nothing for a cut checkpoint call (the turn\'s end says it)', () => {
+    let out = '';
+    const printer = new EventPrinter((text) => (out += text));
+    const cut = { cancelled: 'turn cancelled' };
+    const events = [
+      { type: 'tool.start', name: 'checker', args: {}, callId: 't1', isSkill: true, depth: 1, input: { task: 'Check', params: {} } },
+      { type: 'tool.start', name: 'request_human_approval', args: {}, callId: 't2', depth: 1 },
+      { type: 'tool.end', name: 'request_human_approval', result: cut, callId: 't2', isError: true, depth: 1 },
+      { type: 'tool.end', name: 'checker', result: cut, callId: 't1', isError: true, isSkill: true, depth: 1 },
+    ] as unknown as StreamEvent[];
+    for (const event of events) printer.print(event);
+    expect(out).toBe(['  - skill checker (depth 1) {"task":"Check","params":{}}', '  ! checker cancelled', ''].join('\n'));
+  });
+
   it('says which skill run asked a checkpoint', () => {
     const checkpoint = { id: 'cp-3', name: 'confirm', kind: 'approval', summary: 'Confirm?', params: null, options: null, expiresAt: null, skill: 'checker', depth: 2 } as unknown as PendingCheckpoint;
     expect(describeCheckpoint(checkpoint)).toBe('? Confirm?\n  (approval confirm, cp-3, asked by skill checker at depth 2)\n');

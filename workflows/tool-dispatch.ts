@@ -1,4 +1,5 @@
 import { isCancellation, patched } from '@temporalio/workflow';
+import { cancelledCallResult } from '../core/events';
 import type { ToolResultBlock, ToolUseBlock } from '../core/messages';
 import { separatePatches, type CheckpointPlan, type End, type Verdict } from '../core/policy';
 import { askHuman } from './checkpoint-desk';
@@ -13,8 +14,6 @@ export interface DispatchResult {
 }
 
 const skipped = JSON.stringify({ skipped: 'turn cancelled' });
-/** The `tool.end` result of a call a cancel cut (the model never sees it: the run ends). */
-const cut = { cancelled: 'turn cancelled' };
 
 /**
  * Answers every tool call of a response, in order, as the policy rules: a refused call is an error result the model
@@ -49,7 +48,7 @@ export async function dispatchToolCalls(calls: ToolUseBlock[], tools: Map<string
       answered = verdict.kind === 'allow' && verdict.ask ? await askThenRun(run, verdict.ask, tool, call) : await answerOf(verdict, tool, call, run);
     } catch (err) {
       // The run was cancelled while it answered the call (a skill run, a checkpoint, an activity): the call ends too.
-      if (isCancellation(err) && patched(separatePatches.cancelEndsToolCalls)) toolEnd({ content: JSON.stringify(cut), isError: true, result: cut });
+      if (isCancellation(err) && patched(separatePatches.cancelEndsToolCalls)) toolEnd({ content: JSON.stringify(cancelledCallResult), isError: true, result: cancelledCallResult });
       throw err;
     }
     const { answer, ends } = answered;

@@ -66,7 +66,7 @@ export const turnEventSchemas = {
   }),
   'tool.end': event('tool.end', 'A tool call\'s result, as the model sees it; a skill text the model was given, by reference', {
     name: Type.String(),
-    result: Type.Unknown({ description: 'The result as the model sees it; for a successful load_skill or load_subskill, a SkillContentReference' }),
+    result: Type.Unknown({ description: 'The result as the model sees it; for a successful load_skill or load_subskill, a SkillContentReference; for a call a cancel cut (which the model never sees), {"cancelled": "turn cancelled"}' }),
     callId: Type.String(),
     isError: Type.Boolean(),
     ...skillCall,
