@@ -99,5 +99,11 @@ describe.each<[string, () => Promise<{ worker: LiveChannel; api: LiveChannel }>]
     const latest = await kept(turnId, 'cp-1');
     expect(latest!.offset).toBeLessThan(old!.offset);
     expect(latest!.runId).toBe(runId);
+
+    // A late write of the old run (its worker had not seen the reset) is kept, being another run's, but never shown:
+    // it agrees with the search attributes (waiting at `go`), and only its run tells it from the new run's.
+    live.worker.publishState(turnId, old!);
+    await kept(turnId, 'cp-2');
+    expect(await api.turn(turnId)).toMatchObject({ code: 200, body: { status: 'waiting', pendingCheckpoint: { id: 'cp-1', summary: 'after the reset' } } });
   });
 });

@@ -116,8 +116,8 @@ export function newPolicyState(): PolicyState {
  *   carried plan's skills and its given skill in one activity (readTurnStart), so in one workflow task, instead of one
  *   activity each.
  * - endingClearsCheckpoint, read when a run (a turn or a skill run) ends with a checkpoint still pending, that is when it
- *   was cancelled while it waited at its own (or, with cancelKeepsCheckpoint, at a skill run's): the ending clears the checkpoint from its state and its
- *   SkillflowCheckpoint search attribute, which showed it waiting after it had ended.
+ *   was cancelled while it waited at its own (or, with cancelKeepsCheckpoint, at a skill run's): the ending clears the
+ *   checkpoint from its state and its SkillflowCheckpoint search attribute, which showed it waiting after it had ended.
  * - cancelEndsAtSkillReturn, read when a run (a turn or a skill run) that was asked to cancel sees a skill run it invoked
  *   clear its checkpoint or return: the run no longer shows `running` for it, and a returning skill run ends the run
  *   cancelled instead of leading to another model round (which published `running` and counted a model call before it
