@@ -1324,6 +1324,13 @@ describe('skill runs and structured outputs, event by event', () => {
       state: { delegated: { id: 'cp-5' } },
     },
     { name: 'an answer to one of its earlier checkpoints: no longer pending', given: [turn(), delegated(), resolved('cp-5', { action: 'cancel' })], when: resolved('cp-5', { action: 'cancel' }), verdict: { kind: 'refuse', code: 'not_pending' } },
+    {
+      // A run asked to cancel keeps showing the checkpoint until it ends (cancel-keeps-mirrored-checkpoint): its policy does not.
+      name: 'a mirrored checkpoint its skill run cleared (cancelled with the turn): an answer to it is no longer pending',
+      given: [turn(), delegated(), { type: 'checkpoint.delegated', checkpoint: null, checkpointCount: 5 }],
+      when: resolved('cp-5', { action: 'choose', choice: 'b' }),
+      verdict: { kind: 'refuse', code: 'not_pending' },
+    },
     { name: 'a finished skill run leaves its numbering behind', given: [turn(), delegated('cp-7', 7)], when: invoked(9), verdict: { kind: 'allow' }, state: { delegated: null, checkpointCount: 9 } },
     { name: 'the next checkpoint of the turn is numbered after the skill run\'s', given: [turn(), invoked(9), round()], when: question('q'), verdict: { kind: 'allow', ask: { id: 'cp-10' } } },
   ];
