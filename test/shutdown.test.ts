@@ -64,6 +64,17 @@ describe('shutdown', () => {
     return { child, output: () => output, exited };
   }
 
+  /** `promise`, or an error naming `what` after 20 s. */
+  async function step<T>(promise: Promise<T>, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not settle within 20 s`)), 20_000)));
+    try {
+      return await Promise.race([promise, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async function firstRequest(): Promise<void> {
     const deadline = Date.now() + 20_000;
     while (fake.requests.length === 0) {
@@ -142,12 +153,13 @@ describe('shutdown', () => {
       await stream.waitFor((event) => event.type === 'status');
 
       const started = Date.now();
-      await app.close();
+      // Each step has a deadline of its own, so that a hang says which one it was (the test's 60 s names none).
+      await step(app.close(), 'app.close()');
       expect(Date.now() - started).toBeLessThan(3_000);
-      const response = await waiting;
+      const response = await step(waiting, 'the ?wait=true response');
       expect(response.status).toBe(202);
       expect(await response.json()).toMatchObject({ id: turnId, status: 'running' });
-      await stream.ended;
+      await step(stream.ended, 'the end of the SSE stream');
       expect(stream.comments).toContain('server shutting down');
       await expect(fetch(`${base}/healthz`)).rejects.toThrow();
       await env.client.workflow.getHandle(turnId).cancel();
