@@ -115,6 +115,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     closing.abort();
     context.streams.closeAll();
   });
+  // A response sent once the close began ends its connection: Node closes only the connections idle when the close
+  // starts, and one kept alive after it would hold the close for Fastify's keepAliveTimeout (72 s).
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing.signal.aborted) void reply.header('connection', 'close');
+  });
   // Before auth, so an upgrade refused with 401 or 404 still has its socket closed by the plugin.
   await app.register(websocket, { options: { maxPayload: config.bodyLimitBytes } });
   await installCors(app, config);

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -163,6 +164,44 @@ describe('shutdown', () => {
       expect(stream.comments).toContain('server shutting down');
       await expect(fetch(`${base}/healthz`)).rejects.toThrow();
       await env.client.workflow.getHandle(turnId).cancel();
+    });
+
+    it('close ends the keep-alive connection of a response sent while it closes, instead of waiting for its idle timeout', async () => {
+      // A request still answering when the close begins (as a ?wait=true waiter is, when the close's abort finds it
+      // reading the turn): Node closes the connections idle at that moment only, and Fastify keeps an idle one 72 s.
+      let entered!: () => void;
+      const inHandler = new Promise<void>((resolve) => (entered = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const late = await buildTestApp(env.client, taskQueue(), {}, { live: new InProcessChannel() });
+      late.app.get('/test/answer-late', async () => {
+        entered();
+        await released;
+        return { answered: true };
+      });
+      // After the app's own preClose hooks: the close has begun when this runs.
+      let closeBegan!: () => void;
+      const closeBegins = new Promise<void>((resolve) => (closeBegan = resolve));
+      late.app.addHook('preClose', async () => closeBegan());
+      await late.app.listen({ port: 0, host: '127.0.0.1' });
+      const agent = new http.Agent({ keepAlive: true });
+      try {
+        const response = new Promise<http.IncomingMessage>((resolve, reject) => {
+          const request = http.get({ host: '127.0.0.1', port: (late.app.server.address() as AddressInfo).port, path: '/test/answer-late', agent, headers: authHeaders() }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res));
+          });
+          request.on('error', reject);
+        });
+        await step(inHandler, 'the request reaching its handler');
+        const closed = late.app.close();
+        await step(closeBegins, 'the close to begin');
+        release();
+        expect((await step(response, 'the response')).headers.connection).toBe('close');
+        await step(closed, 'app.close()');
+      } finally {
+        agent.destroy();
+      }
     });
   });
 });
