@@ -1,9 +1,13 @@
+import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import zlib from 'node:zlib';
 import { evaluateExpression, formatNumber } from '../core/tools/expression';
 import { builtinTools } from '../lib/tools/builtin';
 import type { HttpFetchOptions } from '../lib/tools/builtin/http-fetch';
+import { isPublicAddress } from '../lib/tools/host-patterns';
 import { ToolRegistry } from '../lib/tools/registry';
 
 /** The built-in tools, without Temporal: calculator's parser, and http_fetch against a local server. */
@@ -56,15 +60,32 @@ describe('calculator', () => {
   });
 });
 
+/** Resolves when `promise` does, or rejects with `what` after `ms`: a test's own deadline. */
+const within = <T>(promise: Promise<T>, ms: number, what: string) =>
+  new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what} after ${ms} ms`)), ms);
+    void promise.then(resolve, reject).finally(() => clearTimeout(timer));
+  });
+
+const tlsFixture = (name: string) => fs.readFileSync(path.join(__dirname, 'fixtures', 'tls', name), 'utf8');
+
 describe('http_fetch', () => {
   let server: http.Server;
   let port: number;
   let hits = 0;
+  /** Per path: resolves when the server saw that response's connection close. */
+  const closed = new Map<string, Promise<void>>();
   beforeAll(async () => {
     server = http.createServer((request, response) => {
       hits++;
       const url = request.url ?? '/';
-      if (url === '/page') response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('Exchange rate: 1 EUR = 1.08 USD');
+      closed.set(url, new Promise((resolve) => response.once('close', () => resolve())));
+      if (url === '/hop-streaming') {
+        // A redirect whose body goes on for as long as the connection stays open.
+        response.writeHead(302, { location: '/page', 'content-type': 'text/plain' });
+        const writing = setInterval(() => response.write('x'.repeat(1024)), 5);
+        response.once('close', () => clearInterval(writing));
+      } else if (url === '/page') response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('Exchange rate: 1 EUR = 1.08 USD');
       else if (url === '/big') response.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(5000));
       else if (url === '/gzip') response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(zlib.gzipSync(JSON.stringify({ a: 'y'.repeat(100_000) })));
       else if (url === '/image') response.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.alloc(10));
@@ -122,9 +143,9 @@ describe('http_fetch', () => {
   it('never reaches a private address through a listed name (DNS rebinding included), nor the wrong port', async () => {
     expect(await fetchWith({}, 'http://internal.example.com/admin')).toEqual({
       isError: true,
-      content: 'internal.example.com resolves to 127.0.0.1, which is not a public address; http_fetch does not reach private networks.',
+      content: 'internal.example.com resolves to an address that is not public; http_fetch does not reach private networks.',
     });
-    expect(await fetchWith({}, at('/inside'))).toMatchObject({ isError: true, content: expect.stringContaining('internal.example.com resolves to 127.0.0.1') });
+    expect(await fetchWith({}, at('/inside'))).toMatchObject({ isError: true, content: expect.stringContaining('internal.example.com resolves to an address that is not public') });
     // A name that resolves to a public address and then to a private one is connected to the checked address only.
     let lookups = 0;
     const rebinding = async () => (lookups++ === 0 ? ['93.184.216.34'] : ['127.0.0.1']);
@@ -142,5 +163,77 @@ describe('http_fetch', () => {
 
   it('gives up at its time limit', async () => {
     expect(await fetchWith({ timeoutMs: 300 }, at('/hang'))).toEqual({ isError: true, content: `http_fetch gave up on ${at('/hang')} after 300 ms.` });
+  });
+
+  it('does not tell the model which private address a listed name resolves to', async () => {
+    const result = await fetchWith({ resolve: async () => ['93.184.216.34', '10.20.30.40'] }, 'http://internal.example.com/admin');
+    expect(result).toEqual({ isError: true, content: 'internal.example.com resolves to an address that is not public; http_fetch does not reach private networks.' });
+    expect(result.content).not.toContain('10.20.30.40');
+  });
+
+  it("closes a redirect's connection instead of reading its body", async () => {
+    // The call's time limit, which closes whatever connection is still open, is far off.
+    expect((await fetchWith({ timeoutMs: 30_000 }, at('/hop-streaming'))).content).toContain('Exchange rate');
+    await within(closed.get('/hop-streaming')!, 3_000, "the redirect's connection was still open");
+  });
+});
+
+describe('http_fetch over https', () => {
+  let plain: http.Server;
+  let secure: https.Server;
+  const portOf = (server: http.Server) => (server.address() as AddressInfo).port;
+  beforeAll(async () => {
+    plain = http.createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('plain text'));
+    secure = https.createServer({ cert: tlsFixture('loopback-cert.pem'), key: tlsFixture('loopback-key.pem') }, (request, response) => {
+      if (request.url === '/page') response.writeHead(200, { 'content-type': 'text/plain' }).end('secure text');
+      else if (request.url === '/hop') response.writeHead(302, { location: '/page' }).end();
+      else response.writeHead(302, { location: `http://127.0.0.1:${portOf(plain)}/page` }).end();
+    });
+    await Promise.all([plain, secure].map((server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))));
+  });
+  afterAll(async () => {
+    for (const server of [plain, secure]) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  const fetchSecure = (pathname: string) => {
+    const hosts = [`127.0.0.1:${portOf(plain)}`, `127.0.0.1:${portOf(secure)}`];
+    const registry = new ToolRegistry(builtinTools({ hosts, maxBytes: 1024, timeoutMs: 2000, ca: tlsFixture('loopback-cert.pem') }));
+    return registry.run({ name: 'http_fetch', input: { url: `https://127.0.0.1:${portOf(secure)}${pathname}` }, callId: 'f1' }, context());
+  };
+
+  it('follows redirects from https to https, never from https to http, even on the list', async () => {
+    expect((await fetchSecure('/hop')).content).toContain('secure text');
+    expect(await fetchSecure('/down')).toEqual({
+      isError: true,
+      content: `https://127.0.0.1:${portOf(secure)}/down redirects to http://127.0.0.1:${portOf(plain)}/page: http_fetch does not follow a redirect from https to http.`,
+    });
+  });
+});
+
+describe("isPublicAddress: http_fetch's address rules", () => {
+  it.each([
+    ['93.184.216.34', true],
+    ['127.0.0.1', false],
+    ['10.1.2.3', false],
+    ['2606:2800:220:1:248:1893:25c8:1946', true],
+    ['::1', false],
+    ['fe80::1', false],
+    // IPv4-mapped (::ffff:0:0/96), in both notations: the IPv4 address decides.
+    ['::ffff:93.184.216.34', true],
+    ['::ffff:127.0.0.1', false],
+    ['::ffff:7f00:1', false],
+    ['::ffff:a01:203', false],
+    // IPv4-translated (::ffff:0:0:0/96), which a translator turns into the IPv4 address it carries.
+    ['::ffff:0:127.0.0.1', false],
+    ['::ffff:0:7f00:1', false],
+    ['::ffff:0:a9fe:a9fe', false],
+    // A zone index names an interface of this host: never public.
+    ['::ffff:127.0.0.1%1', false],
+    ['2606:2800:220:1:248:1893:25c8:1946%eth0', false],
+  ])('%s: %s', (address, expected) => {
+    expect(isPublicAddress(address)).toBe(expected);
   });
 });

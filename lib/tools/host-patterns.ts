@@ -51,7 +51,7 @@ for (const [network, prefix] of [
   ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const) nonPublic6.addSubnet(network, prefix, 'ipv6');
 
-/** The IPv4 address an IPv6 address carries (mapped, NAT64, 6to4), if any. */
+/** The IPv4 address an IPv6 address carries (mapped, translated, NAT64, 6to4), if any. */
 function embeddedIPv4(address: string): string | null {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped) return mapped[1];
@@ -59,6 +59,7 @@ function embeddedIPv4(address: string): string | null {
   if (!groups) return null;
   const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
   if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) return v4(groups[6], groups[7]);
+  if (groups.slice(0, 4).every((g) => g === 0) && groups[4] === 0xffff && groups[5] === 0) return v4(groups[6], groups[7]);
   if (groups[0] === 0x64 && groups[1] === 0xff9b) return v4(groups[6], groups[7]);
   if (groups[0] === 0x2002) return v4(groups[1], groups[2]);
   return null;
@@ -81,10 +82,12 @@ function expandIPv6(address: string): number[] | null {
 
 /** Whether an address is on the public internet: not loopback, private, link-local, CGNAT, multicast, reserved... */
 export function isPublicAddress(address: string): boolean {
+  // A zone index (fe80::1%eth0) names an interface of this host.
+  if (address.includes('%')) return false;
   const family = net.isIP(address);
   if (family === 4) return !nonPublic4.check(address, 'ipv4');
   if (family !== 6) return false;
-  // Mapped (::ffff:a.b.c.d), NAT64 and 6to4 addresses reach the IPv4 address they carry.
+  // Mapped (::ffff:a.b.c.d), translated (::ffff:0:a.b.c.d), NAT64 and 6to4 addresses reach the IPv4 address they carry.
   const v4 = embeddedIPv4(address);
   if (v4 !== null) return isPublicAddress(v4);
   return !nonPublic6.check(address, 'ipv6');

@@ -14,6 +14,8 @@ export interface HttpFetchOptions {
   timeoutMs: number;
   /** How names are resolved (tests); default: the system resolver. */
   resolve?: (host: string) => Promise<string[]>;
+  /** The certificates TLS trusts instead of the system's (tests). */
+  ca?: string;
 }
 
 const maxRedirects = 5;
@@ -25,8 +27,8 @@ const systemResolve = async (host: string) => (await dns.lookup(host, { all: tru
  * http_fetch: GET a text page from an allow-listed host. Safe by default: the list is empty until an operator fills it;
  * only http(s) on the listed host and port; every address a listed name resolves to must be public, and the request
  * connects to exactly the address that was checked (no second lookup a DNS rebinding could answer differently);
- * redirects are followed only onto the list (each hop checked the same way, at most 5); only text is returned,
- * at most `maxBytes` of it (decompressed), within `timeoutMs` for the whole call.
+ * redirects are followed only onto the list and never from https to http (each hop checked the same way, at most 5);
+ * only text is returned, at most `maxBytes` of it (decompressed), within `timeoutMs` for the whole call.
  */
 export function createHttpFetch(options: HttpFetchOptions): RegisteredTool {
   const patterns = options.hosts.map((entry) => parseHostPattern(entry)).filter((pattern): pattern is HostPattern => pattern !== null);
@@ -58,12 +60,15 @@ async function fetchText(start: string, patterns: HostPattern[], options: HttpFe
   let url = parseUrl(start);
   for (let hop = 0; ; hop++) {
     const address = await checkedAddress(url, patterns, options);
-    const response = await get(url, address, signal);
+    const response = await get(url, address, signal, options.ca);
     const location = response.headers.location;
     if (response.statusCode && response.statusCode >= 300 && response.statusCode < 400 && location) {
-      response.resume();
+      // Its body is not read: closing the connection keeps a server from holding it open past the call.
+      response.destroy();
       if (hop >= maxRedirects) throw new ToolError(`${start} redirects more than ${maxRedirects} times.`);
-      url = parseUrl(new URL(location, url).toString(), `${url} redirects to`);
+      const next = parseUrl(new URL(location, url).toString(), `${url} redirects to`);
+      if (url.protocol === 'https:' && next.protocol === 'http:') throw new ToolError(`${url.href} redirects to ${next.href}: http_fetch does not follow a redirect from https to http.`);
+      url = next;
       continue;
     }
     return describe(url, response, await readText(response, options.maxBytes, signal));
@@ -103,12 +108,13 @@ async function checkedAddress(url: URL, patterns: HostPattern[], options: HttpFe
   }
   const blocked = addresses.find((address) => !isPublicAddress(address));
   if (addresses.length === 0 || blocked !== undefined) {
-    throw new ToolError(`${host} resolves to ${blocked ?? 'no address'}, which is not a public address; http_fetch does not reach private networks.`);
+    // Which private address it is stays with the operator: the model is not told what is inside the network.
+    throw new ToolError(`${host} resolves to ${blocked === undefined ? 'no address' : 'an address that is not public'}; http_fetch does not reach private networks.`);
   }
   return addresses[0];
 }
 
-function get(url: URL, address: string, signal: AbortSignal): Promise<http.IncomingMessage> {
+function get(url: URL, address: string, signal: AbortSignal, ca: string | undefined): Promise<http.IncomingMessage> {
   const family = net.isIP(address);
   // Connect to the checked address whatever the name resolves to now; TLS still verifies the certificate for the name.
   const lookup: LookupFunction = (_host, lookupOptions, callback) => {
@@ -117,7 +123,7 @@ function get(url: URL, address: string, signal: AbortSignal): Promise<http.Incom
   };
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
-    const request = client.get(url, { lookup, signal, headers: { 'user-agent': 'skillflow-http-fetch/1', accept: 'text/*, application/json, application/xml;q=0.9, */*;q=0.1', 'accept-encoding': 'gzip, deflate, br' } }, resolve);
+    const request = client.get(url, { lookup, signal, ...(ca === undefined ? {} : { ca }), headers: { 'user-agent': 'skillflow-http-fetch/1', accept: 'text/*, application/json, application/xml;q=0.9, */*;q=0.1', 'accept-encoding': 'gzip, deflate, br' } }, resolve);
     request.on('error', (err) => reject(signal.aborted ? signal.reason ?? err : new ToolError(`${url.href} could not be fetched: ${(err as NodeJS.ErrnoException).code ?? err.message}.`)));
   });
 }
@@ -126,13 +132,13 @@ async function readText(response: http.IncomingMessage, maxBytes: number, signal
   const type = (response.headers['content-type'] ?? 'text/plain').toLowerCase();
   const mime = type.split(';')[0].trim();
   if (!textTypes.test(mime)) {
-    response.resume();
+    response.destroy();
     throw new ToolError(`The response is ${mime}, not text; http_fetch returns text only.`);
   }
   const encoding = (response.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
   const decoders: Record<string, () => NodeJS.ReadWriteStream> = { gzip: zlib.createGunzip, 'x-gzip': zlib.createGunzip, deflate: zlib.createInflate, br: zlib.createBrotliDecompress };
   if (encoding !== 'identity' && !decoders[encoding]) {
-    response.resume();
+    response.destroy();
     throw new ToolError(`The response is encoded as ${encoding}, which http_fetch does not decode.`);
   }
   const body: NodeJS.ReadableStream = encoding === 'identity' ? response : response.pipe(decoders[encoding]());
