@@ -1,4 +1,4 @@
-import { isCategoryName, isServerName, isToolName } from './names';
+import { isCategoryName, isToolName } from './names';
 import type { ToolSpec } from './types';
 
 /**
@@ -18,17 +18,18 @@ export function parseGrant(word: string): Grant | null {
     return isCategoryName(category) ? { kind: 'category', category } : null;
   }
   if (word.startsWith(serverGrantPrefix)) {
+    // The server's name as the MCP configuration writes it (`mcp:GitHub`, `mcp:my_server`).
     const server = word.slice(serverGrantPrefix.length);
-    return isServerName(server) ? { kind: 'server', server } : null;
+    return server.trim() === server && server !== '' ? { kind: 'server', server } : null;
   }
   return isToolName(word) ? { kind: 'tool', name: word } : null;
 }
 
 /** A grant as a regular expression source (skillflow.yaml's JSON Schema); parseGrant is the rule. */
-export const grantPattern = '^([A-Za-z0-9_-]{1,64}|category:[a-z][a-z0-9_-]{0,31}|mcp:[a-z0-9]+(-[a-z0-9]+)*)$';
+export const grantPattern = '^([A-Za-z0-9_-]{1,64}|category:[a-z][a-z0-9_-]{0,31}|mcp:\\S(.*\\S)?)$';
 
 /** What a grant in words should look like, for error messages and docs. */
-export const grantSyntax = 'a tool name (letters, digits, _ and -), category:NAME or mcp:SERVER';
+export const grantSyntax = 'a tool name (letters, digits, _ and -), category:NAME or mcp:SERVER (the server\'s name as the MCP configuration writes it)';
 
 /** The words of an `allowed-tools` string (space-separated, as the spec writes it). */
 export function allowedToolsWords(allowedTools: string | null | undefined): string[] {

@@ -1,20 +1,23 @@
 import http from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 
 /**
- * A small MCP server for the tests, on either transport: `stdio`, or `http PORT` (streamable HTTP, stateless, at /mcp;
- * prints `listening PORT` once it listens). Tools: echo (read-only), slow (waits), record (not idempotent: answers with
- * the idempotency key it was given), and dotted.name (a name that needs namespacing).
+ * A small MCP server for the tests, on any transport: `stdio`, or `http PORT [TOKEN]` (streamable HTTP, stateless, at
+ * /mcp; and the older HTTP+SSE transport at /sse, posting to /messages; prints `listening PORT` once it listens; with a
+ * TOKEN, a request without `Authorization: Bearer TOKEN` gets 401). Tools: echo (read-only; its answer starts with the
+ * environment's MCP_TEST_ECHO_PREFIX), slow (waits), record (not idempotent: answers with the idempotency key it was
+ * given), and dotted.name (a name that needs namespacing).
  */
 function createServer(): McpServer {
   const server = new McpServer({ name: 'skillflow-test', version: '1.0.0' });
   server.registerTool(
     'echo',
     { description: 'Echo the text back.', inputSchema: { text: z.string().max(100) }, annotations: { readOnlyHint: true } },
-    async ({ text }) => ({ content: [{ type: 'text', text: `echo: ${text}` }] }),
+    async ({ text }) => ({ content: [{ type: 'text', text: `${process.env.MCP_TEST_ECHO_PREFIX ?? ''}echo: ${text}` }] }),
   );
   server.registerTool(
     'slow',
@@ -41,12 +44,31 @@ function createServer(): McpServer {
 }
 
 async function main(): Promise<void> {
-  const [mode, port] = process.argv.slice(2);
+  const [mode, port, token] = process.argv.slice(2);
   if (mode === 'stdio') {
     await createServer().connect(new StdioServerTransport());
     return;
   }
+  const sseSessions = new Map<string, SSEServerTransport>();
   const serve = async (request: http.IncomingMessage, response: http.ServerResponse) => {
+    if (token && request.headers.authorization !== `Bearer ${token}`) {
+      response.writeHead(401).end();
+      return;
+    }
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    if (url.pathname === '/sse' && request.method === 'GET') {
+      const transport = new SSEServerTransport('/messages', response);
+      sseSessions.set(transport.sessionId, transport);
+      response.on('close', () => sseSessions.delete(transport.sessionId));
+      await createServer().connect(transport);
+      return;
+    }
+    if (url.pathname === '/messages' && request.method === 'POST') {
+      const session = sseSessions.get(url.searchParams.get('sessionId') ?? '');
+      if (session) await session.handlePostMessage(request, response);
+      else response.writeHead(404).end();
+      return;
+    }
     if (request.url !== '/mcp') {
       response.writeHead(404).end();
       return;

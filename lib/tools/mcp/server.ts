@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -56,6 +57,7 @@ export class McpServerConnection {
     if (config.transport === 'stdio') {
       return new StdioClientTransport({ command: config.command, args: config.args, env: { ...getDefaultEnvironment(), ...config.env }, ...(config.cwd ? { cwd: config.cwd } : {}), stderr: 'ignore' });
     }
+    if (config.transport === 'sse') return new SSEClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
     return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
   }
 
