@@ -4,6 +4,11 @@ import { SkillflowApiError, SkillflowClient } from '../lib/client';
 
 type Env = Record<string, string | undefined>;
 
+/** A connection setting the CLI cannot use, with what to write instead. */
+export class ConnectionSettingError extends Error {
+  override name = 'ConnectionSettingError';
+}
+
 export interface Connection {
   client: SkillflowClient;
   url: string;
@@ -15,7 +20,7 @@ export interface Connection {
  * else the key `npm start` generated into the data dir ($SKILLFLOW_DATA_DIR/api-key).
  */
 export function connect(env: Env, cwd: string): Connection {
-  const url = env.SKILLFLOW_URL?.trim() || `http://127.0.0.1:${env.PORT?.trim() || '3000'}`;
+  const url = apiUrl(env);
   let apiKey = env.SKILLFLOW_API_KEY?.trim() || undefined;
   let keySource = 'SKILLFLOW_API_KEY';
   if (!apiKey) {
@@ -24,6 +29,22 @@ export function connect(env: Env, cwd: string): Connection {
     if (fs.existsSync(file)) apiKey = fs.readFileSync(file, 'utf8').trim();
   }
   return { client: new SkillflowClient({ baseUrl: url, apiKey }), url, keySource };
+}
+
+/** SKILLFLOW_URL as an http(s) URL; a value without its scheme (`localhost:3000`) is refused with the fix. */
+function apiUrl(env: Env): string {
+  const configured = env.SKILLFLOW_URL?.trim();
+  if (!configured) return `http://127.0.0.1:${env.PORT?.trim() || '3000'}`;
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(configured);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed && (parsed.protocol === 'http:' || parsed.protocol === 'https:')) return configured;
+  throw new ConnectionSettingError(
+    `SKILLFLOW_URL=${JSON.stringify(configured)} is not an http(s) URL. Write it with its scheme, for example SKILLFLOW_URL=http://${configured.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '')}.`,
+  );
 }
 
 /** What to tell a user about an API error they can act on. */

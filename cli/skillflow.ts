@@ -5,6 +5,7 @@ import { sidecarJsonSchema } from '../core/skills/sidecar-schema';
 import { environmentWithDotEnv } from '../lib/config';
 import { validateSkillLibrary, type LibraryReport } from '../lib/skills';
 import { chat } from './chat';
+import { ConnectionSettingError } from './connect';
 import { answer, inbox } from './inbox';
 import type { CliIo } from './io';
 import { showRun } from './runs';
@@ -128,25 +129,31 @@ ${usage}`);
 ${help[command] ?? usage}`);
     return 2;
   };
-  switch (command) {
-    case 'chat':
-      return rest.length > 0 ? wrong(`chat takes no arguments, got "${rest.join(' ')}"`) : chat({ session: values.session, skill: values.skill, json }, io);
-    case 'inbox': {
-      const limit = values.limit === undefined ? undefined : Number(values.limit);
-      if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 100)) return wrong('--limit must be a whole number from 1 to 100');
-      return rest.length > 0 ? wrong(`inbox takes no arguments, got "${rest.join(' ')}"`) : inbox({ user: values.user, skill: values.skill, limit, json }, io);
+  try {
+    switch (command) {
+      case 'chat':
+        return rest.length > 0 ? wrong(`chat takes no arguments, got "${rest.join(' ')}"`) : await chat({ session: values.session, skill: values.skill, json }, io);
+      case 'inbox': {
+        const limit = values.limit === undefined ? undefined : Number(values.limit);
+        if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 100)) return wrong('--limit must be a whole number from 1 to 100');
+        return rest.length > 0 ? wrong(`inbox takes no arguments, got "${rest.join(' ')}"`) : await inbox({ user: values.user, skill: values.skill, limit, json }, io);
+      }
+      case 'answer':
+        if (rest.length !== 2) return wrong('answer needs TURN and CHECKPOINT');
+        return await answer(rest[0], rest[1], { approve: values.approve === true, cancel: values.cancel === true, modify: values.modify, choose: values.choose, answer: values.answer, json }, io);
+      case 'runs':
+        if (rest[0] !== 'show' || rest.length !== 2) return wrong('use: skillflow runs show TURN');
+        return await showRun(rest[1], { json }, io);
+      case 'skills':
+        return await skills(rest, { json, strict: values.strict === true }, io, wrong);
+      default:
+        io.stderr(`${argv.length === 0 ? '' : `skillflow: unknown command "${argv.join(' ')}"\n\n`}${usage}`);
+        return 2;
     }
-    case 'answer':
-      if (rest.length !== 2) return wrong('answer needs TURN and CHECKPOINT');
-      return answer(rest[0], rest[1], { approve: values.approve === true, cancel: values.cancel === true, modify: values.modify, choose: values.choose, answer: values.answer, json }, io);
-    case 'runs':
-      if (rest[0] !== 'show' || rest.length !== 2) return wrong('use: skillflow runs show TURN');
-      return showRun(rest[1], { json }, io);
-    case 'skills':
-      return skills(rest, { json, strict: values.strict === true }, io, wrong);
-    default:
-      io.stderr(`${argv.length === 0 ? '' : `skillflow: unknown command "${argv.join(' ')}"\n\n`}${usage}`);
-      return 2;
+  } catch (err) {
+    if (!(err instanceof ConnectionSettingError)) throw err;
+    io.stderr(`skillflow: ${err.message}\n`);
+    return 2;
   }
 }
 
