@@ -120,8 +120,24 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
 const keyword = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
 
-/** Registers missing search attributes and sets the namespace's retention; idempotent, for any server. */
-export async function ensureNamespaceSetup(connection: Connection, namespace: string, retentionDays: number): Promise<void> {
+/** What ensureNamespaceSetup found and did, for `npm start` to say. */
+export interface NamespaceSetup {
+  /** Search attributes skillflow needs that were missing, now registered. */
+  addedSearchAttributes: string[];
+  /** The namespace's retention in days before, and after (equal when kept or already right). */
+  retentionDays: { before: number; after: number };
+}
+
+/**
+ * Registers the search attributes skillflow needs (it cannot show runs without them) and, with `retention: 'apply'`,
+ * sets the namespace's retention; `'keep'` leaves a server's retention as its operator set it. Idempotent.
+ */
+export async function ensureNamespaceSetup(
+  connection: Connection,
+  namespace: string,
+  retentionDays: number,
+  retention: 'apply' | 'keep',
+): Promise<NamespaceSetup> {
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
   const missing = searchAttributeNames.filter((name) => !(name in (existing.customAttributes ?? {})));
   if (missing.length > 0) {
@@ -131,12 +147,29 @@ export async function ensureNamespaceSetup(connection: Connection, namespace: st
     });
   }
   const described = await connection.workflowService.describeNamespace({ namespace });
-  const currentSeconds = Number(described.config?.workflowExecutionRetentionTtl?.seconds ?? 0);
-  const wantedSeconds = retentionDays * 86_400;
-  if (currentSeconds !== wantedSeconds) {
+  const before = Number(described.config?.workflowExecutionRetentionTtl?.seconds ?? 0) / 86_400;
+  if (retention === 'apply' && before !== retentionDays) {
     await connection.workflowService.updateNamespace({
       namespace,
-      config: { workflowExecutionRetentionTtl: msToTs(wantedSeconds * 1000) },
+      config: { workflowExecutionRetentionTtl: msToTs(retentionDays * 86_400_000) },
     });
+    return { addedSearchAttributes: missing, retentionDays: { before, after: retentionDays } };
   }
+  return { addedSearchAttributes: missing, retentionDays: { before, after: before } };
+}
+
+/** What `npm start` did, or left alone, on a Temporal server it did not start: nothing changes there unsaid. */
+export function foreignServerChanges(setup: NamespaceSetup, address: string, namespace: string, retentionDays: number): string[] {
+  const lines: string[] = [];
+  const where = `namespace ${namespace} at ${address}`;
+  if (setup.addedSearchAttributes.length > 0) {
+    lines.push(`Registered the search attributes skillflow needs on ${where}: ${setup.addedSearchAttributes.join(', ')} (Keyword).`);
+  }
+  if (setup.retentionDays.before !== retentionDays) {
+    lines.push(
+      `Left the retention of ${where} at ${setup.retentionDays.before} days (SKILLFLOW_RETENTION_DAYS=${retentionDays} applies to the dev server npm start runs). ` +
+        `To change it: temporal operator namespace update --namespace ${namespace} --retention ${retentionDays * 24}h`,
+    );
+  }
+  return lines;
 }

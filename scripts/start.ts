@@ -4,7 +4,7 @@ import { Connection } from '@temporalio/client';
 import type { ChildProcess } from 'node:child_process';
 import { uiEndpointOf, uiTokenOf } from '../lib/codec/access';
 import { ConfigError, loadConfig } from '../lib/config';
-import { ensureNamespaceSetup, startDevServer, temporalAnswers, type DevServer } from '../lib/dev-server';
+import { ensureNamespaceSetup, foreignServerChanges, startDevServer, temporalAnswers, type DevServer } from '../lib/dev-server';
 import { spawnLabelled, stopProcess } from '../lib/processes';
 import { obtainTemporalCli, userCacheDir, TemporalCliError } from '../lib/temporal-cli';
 import { workerReadyMarker } from '../worker/ready';
@@ -51,8 +51,9 @@ async function main(): Promise<void> {
     uiUrl = server.uiUrl;
   }
   const connection = await Connection.connect({ address: config.temporalAddress });
-  await ensureNamespaceSetup(connection, config.temporalNamespace, config.retentionDays);
+  const setup = await ensureNamespaceSetup(connection, config.temporalNamespace, config.retentionDays, server ? 'apply' : 'keep');
   await connection.close();
+  if (!server) for (const line of foreignServerChanges(setup, config.temporalAddress, config.temporalNamespace, config.retentionDays)) say(line);
 
   const env = { ...process.env, SKILLFLOW_DATA_DIR: config.dataDir };
   const node = (entry: string) => ['--import', 'tsx', entry];
