@@ -16,6 +16,14 @@ describe('the documents', () => {
     expect(markers).toEqual([]);
   });
 
+  it.each(documents)('%s speaks to its readers, not of the design documents (no "seed 002")', (document) => {
+    const mentions = read(document)
+      .split('\n')
+      .map((line, i) => ({ line: i + 1, text: line }))
+      .filter(({ text }) => /\bseeds? \d{3}\b/i.test(text));
+    expect(mentions).toEqual([]);
+  });
+
   it("operators.md's patch table lists every patch a run of this code records, and no other", () => {
     const lines = read('docs/operators.md').split('\n');
     const header = lines.findIndex((line) => line.startsWith('| patch id |'));
