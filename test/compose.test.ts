@@ -3,6 +3,8 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { SearchAttributeType } from '@temporalio/common';
 import { loadConfig } from '../lib/config';
+import { pinnedCliVersion } from '../lib/temporal-cli';
+import { pinnedServerVersion } from '../lib/temporal-server';
 import { searchAttributeNames, searchAttributes } from '../workflows/search-attributes';
 
 /**
@@ -102,6 +104,14 @@ describe('docker-compose.yml services', () => {
     expect(service('postgres').image).toMatch(/^postgres:16(\.\d+)?$/);
     expect(service('redis').image).toMatch(/^redis:7(\.\d+)*(-alpine)?$/);
     expect(service('temporal-ui').image).toMatch(/^temporalio\/ui:2\.\d+\.\d+$/);
+  });
+
+  test('the Temporal server is the release the topology suite builds and the tested CLI embeds, named in docs/deployment.md', () => {
+    const built = pinnedServerVersion.replace(/^v/, '');
+    expect(service('temporal').image).toBe(`temporalio/server:${built}`);
+    const deployment = fs.readFileSync(path.join(root, 'docs', 'deployment.md'), 'utf8');
+    expect(deployment).toContain(`server \`${built}\``);
+    expect(deployment).toContain(`Temporal CLI ${pinnedCliVersion}`);
   });
 
   test('admin-tools jobs use the admin-tools release that matches the server version', () => {
