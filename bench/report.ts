@@ -163,11 +163,13 @@ export function markdownSection(
   ].join('\n');
 }
 
-const header = '# Benchmarks\n\nWritten by `npm run bench` (bench/run.ts); each run appends a dated section.\n';
+const currentFigures = '## Current figures';
 
-export function appendToDocs(section: string): string {
-  const file = path.resolve(__dirname, '..', 'docs', 'benchmarks.md');
-  const existing = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : header;
-  fs.writeFileSync(file, `${existing.trimEnd()}\n\n${section}`);
+/** Replaces the current figures at the end of docs/benchmarks.md with this run's (earlier runs stay in git history). */
+export function writeCurrentFigures(section: string, file = path.resolve(__dirname, '..', 'docs', 'benchmarks.md')): string {
+  const existing = fs.readFileSync(file, 'utf8');
+  const at = existing.indexOf(`\n${currentFigures}\n`);
+  const method = at === -1 ? existing.trimEnd() : existing.slice(0, at).trimEnd();
+  fs.writeFileSync(file, `${method}\n\n${currentFigures}\n\n${section.trimEnd()}\n`);
   return file;
 }

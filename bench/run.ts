@@ -34,14 +34,14 @@
  * (5), BENCH_WORKER_EXAMS (5; 0 skips the comparison), BENCH_WATCH_TURNS (3; 0 skips the watchers measurement),
  * BENCH_WATCHERS (100), the scale sizes above (0 skips a part; BENCH_WORKER_NODE_OPTIONS: NODE_OPTIONS of their worker;
  * BENCH_WORKER_NODE_ARGS: Node's arguments for it, e.g. --cpu-prof, which Node 20 refuses in NODE_OPTIONS), BENCH_TIMEOUT_MS (900000: abort, clean up and exit 1),
- * BENCH_WRITE=0 to skip appending to docs/benchmarks.md. Exits 0 when every turn completed with the expected number of
+ * BENCH_WRITE=0 to leave docs/benchmarks.md's current figures as they are. Exits 0 when every turn completed with the expected number of
  * model calls and three workers missed no transcript and kept the history per round within 10% of one worker's.
  */
 import { setMaxListeners } from 'node:events';
 import { sessionWorkflowId } from '../core/turn';
 import { BenchClient } from './client';
 import { describeHistory, summarizeHistory } from './history';
-import { allTables, appendToDocs, describeMachine, markdownSection } from './report';
+import { allTables, describeMachine, markdownSection, writeCurrentFigures } from './report';
 import { measureRounds, roundsTable, type RoundsResult } from './rounds';
 import { measureScale, scaleSettings, type ScaleResult } from './scale';
 import { runScenario, type ScenarioResult, type ScenarioSpec } from './scenario';
@@ -174,7 +174,7 @@ async function main(): Promise<number> {
     if (scaleSection) console.log(scaleSection);
     const rateLimited = client.statuses.get(429) ?? 0;
     if (rateLimited > 0) log(`the API answered 429 (rate limited) ${rateLimited} times with its default limits`);
-    if (process.env.BENCH_WRITE !== '0') log(`appended to ${appendToDocs(markdownSection(machine, { chunkDelayMs, baselineTurns, examBaselineTurns, concurrency }, results, client.statuses, histories) + roundsSection + watchersSection + workersSection + scaleSection)}`);
+    if (process.env.BENCH_WRITE !== '0') log(`wrote the current figures of ${writeCurrentFigures(markdownSection(machine, { chunkDelayMs, baselineTurns, examBaselineTurns, concurrency }, results, client.statuses, histories) + roundsSection + watchersSection + workersSection + scaleSection)}`);
     const failed = results.filter((r) => r.errors > 0 || r.modelCalls !== r.expectedModelCalls);
     for (const r of failed) log(`FAILED ${r.name}: ${r.errors} errors, ${r.modelCalls}/${r.expectedModelCalls} model calls; ${r.errorSamples.join(' | ')}`);
     const [one, three] = workers;
