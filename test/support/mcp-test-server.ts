@@ -1,8 +1,11 @@
+import { spawn } from 'node:child_process';
 import http from 'node:http';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 /**
@@ -11,6 +14,8 @@ import { z } from 'zod';
  * TOKEN, a request without `Authorization: Bearer TOKEN` gets 401). Tools: echo (read-only; its answer starts with the
  * environment's MCP_TEST_ECHO_PREFIX), slow (waits), record (not idempotent: answers with the idempotency key it was
  * given), and dotted.name (a name that needs namespacing).
+ *
+ * `faulty`: a server that misbehaves, on stdio (see faultyServer).
  */
 function createServer(): McpServer {
   const server = new McpServer({ name: 'skillflow-test', version: '1.0.0' });
@@ -43,10 +48,45 @@ function createServer(): McpServer {
   return server;
 }
 
+/** Holds the server's stdout, writing spaces (no message) until the reader lets go of the pipe (EPIPE), 30 s at most. */
+const orphan = "process.stdout.on('error', () => process.exit()); setInterval(() => process.stdout.write(' '), 100); setTimeout(() => process.exit(), 30000);";
+
+/**
+ * A server that misbehaves, on stdio. Its tool list never ends: page N lists tool tN and offers page N+1. It answers
+ * calls of tools it does not list: pid answers with the process id (the same id: the same connection); exit ends the
+ * process during the call without an answer, with `code` or by `signal`, and with `orphan` first starts a process that
+ * holds its pipes; secret-error answers with a JSON-RPC error whose text looks like a transport failure and carries a
+ * secret.
+ */
+function faultyServer(): Server {
+  const server = new Server({ name: 'skillflow-test-faulty', version: '1.0.0' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, ({ params }) => {
+    const page = Number(params?.cursor ?? 1);
+    return { tools: [{ name: `t${page}`, inputSchema: { type: 'object' as const } }], nextCursor: String(page + 1) };
+  });
+  server.setRequestHandler(CallToolRequestSchema, ({ params }) => {
+    const args = params.arguments ?? {};
+    if (params.name === 'pid') return { content: [{ type: 'text', text: String(process.pid) }] };
+    if (params.name === 'exit') {
+      // A process of its own that keeps the server's stdout open (as a child of a wrapper such as npx can).
+      if (args.orphan === true) spawn(process.execPath, ['-e', orphan], { stdio: ['ignore', 'inherit', 'ignore'] });
+      if (typeof args.signal === 'string') process.kill(process.pid, args.signal as NodeJS.Signals);
+      else process.exit(Number(args.code ?? 0));
+      return new Promise<never>(() => undefined);
+    }
+    throw new McpError(ErrorCode.InternalError, 'fetch failed: could not sign in to the upstream as admin with password hunter2');
+  });
+  return server;
+}
+
 async function main(): Promise<void> {
   const [mode, port, token] = process.argv.slice(2);
   if (mode === 'stdio') {
     await createServer().connect(new StdioServerTransport());
+    return;
+  }
+  if (mode === 'faulty') {
+    await faultyServer().connect(new StdioServerTransport());
     return;
   }
   const sseSessions = new Map<string, SSEServerTransport>();
