@@ -5,6 +5,7 @@ import { CancelledFailure } from '@temporalio/common';
 import { withCacheBreakpoints } from '../core/cache-control';
 import type { ChatMessage, ContentBlock, TextBlock } from '../core/messages';
 import { ModelErrorType, type ModelRequest, type ModelResponse } from '../core/model';
+import { thinkingParamsFor } from '../core/thinking';
 import { replyMessageOf } from '../core/transcript';
 import { classifyModelError, modelFailure } from './model-errors';
 import type { SharedStore } from '../lib/store';
@@ -108,9 +109,15 @@ function toParams(request: ModelRequest & { messages: ChatMessage[]; system: Tex
     params.tools = request.tools;
     if (request.toolChoice) params.tool_choice = { type: request.toolChoice };
   }
-  if (request.thinkingBudgetTokens) {
-    params.thinking = { type: 'enabled', budget_tokens: request.thinkingBudgetTokens };
-  }
+  const thinking = request.thinking ?? (request.thinkingBudgetTokens ?? 0) > 0;
+  const { thinking: thinkingParam, output_config } = thinkingParamsFor(params.model, {
+    thinking,
+    ...(request.thinkingBudgetTokens ? { budgetTokens: request.thinkingBudgetTokens } : {}),
+    ...(request.effort ? { effort: request.effort } : {}),
+    maxTokens: params.max_tokens,
+  });
+  if (thinkingParam) params.thinking = thinkingParam;
+  if (output_config) params.output_config = output_config;
   return params;
 }
 

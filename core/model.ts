@@ -1,6 +1,7 @@
 import type { ChatMessage, ContentBlock, TextBlock, ToolDefinition } from './messages';
 import type { TranscriptDelta } from './transcript';
 import type { Usage } from './schemas/turn';
+import type { Effort } from './thinking';
 
 export type StopReason =
   | 'end_turn'
@@ -32,8 +33,12 @@ export interface ModelRequest {
   /** Overrides the worker's configured model. */
   model?: string;
   maxTokens?: number;
-  /** Extended thinking budget; absent means thinking is off. */
+  /** Whether to ask for thinking; absent: on when `thinkingBudgetTokens` is set (requests of older code). */
+  thinking?: boolean;
+  /** The budget for models that take only the budget form (core/thinking.ts). */
   thinkingBudgetTokens?: number;
+  /** `output_config.effort`, for models that take it: the active skill's, else the configured one. */
+  effort?: Effort;
   /** `none` lets the model see the tools (the history holds tool calls) but not call them. */
   toolChoice?: 'auto' | 'none';
 }

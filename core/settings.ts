@@ -1,4 +1,5 @@
 import { defaultHistoryWindowBytes } from './session-records';
+import type { Effort } from './thinking';
 
 /**
  * Knobs a turn runs with. They travel in the turn's input (set by whoever starts the session, from its validated
@@ -31,8 +32,15 @@ export interface TurnSettings {
   contextWindowTokens: number;
   /** Share of the window the conversation may use before settled rounds are compacted. */
   contextBudgetFraction: number;
-  /** Extended thinking budget in tokens; absent or 0 turns thinking off. */
+  /**
+   * Whether model calls ask for thinking (adaptive, or the budget form on models that take only it: core/thinking.ts).
+   * Absent in the settings of sessions created before it existed: on when `thinkingBudgetTokens` is set.
+   */
+  thinking?: boolean;
+  /** The thinking budget, in tokens, for models that take only the budget form; absent: half of the output limit. */
   thinkingBudgetTokens?: number;
+  /** `output_config.effort` unless the active skill names its own; absent: the model's default. */
+  effort?: Effort;
   /** How long a checkpoint waits for a human unless its skill says otherwise; null waits as long as the turn lives. */
   checkpointTtlMs: number | null;
   /** What happens when a checkpoint's time runs out, unless its skill says otherwise. */

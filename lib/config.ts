@@ -5,6 +5,7 @@ import { defaultConversationBytes } from '../core/payload-references';
 import { defaultHistoryWindowBytes, maxHistoryWindowBytes } from '../core/session-records';
 import { parseDuration } from '../core/skills/durations';
 import { closest } from '../core/skills/problems';
+import { efforts, type Effort } from '../core/thinking';
 import { grantSyntax, parseGrant } from '../core/tools/grants';
 import { parseHostPattern } from './tools/host-patterns';
 
@@ -56,7 +57,12 @@ export interface Config {
   maxContinuations: number;
   contextWindowTokens: number;
   contextBudgetFraction: number;
+  /** Whether model calls ask for thinking (SKILLFLOW_THINKING; on by default when a budget is set). */
+  thinking: boolean;
+  /** For models that take only the budget form (4.5 and older); 0: half of SKILLFLOW_MODEL_MAX_TOKENS. */
   thinkingBudgetTokens: number;
+  /** `output_config.effort` for models that take it, unless a skill names its own; unset: the model's default. */
+  effort?: Effort;
   /** How long a checkpoint waits unless its skill says otherwise; 0 waits until someone answers. */
   checkpointTtlMs: number;
   checkpointOnTimeout: 'cancel' | 'skip';
@@ -242,6 +248,13 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     problems.push(`${name}=${JSON.stringify(env[name])} must be one of ${allowed.join(', ')}.`);
     return fallback;
   };
+  /** A lowercase word from a list, or unset. */
+  const optionalOneOf = <T extends string>(name: string, allowed: readonly T[]): T | undefined => {
+    const value = optional(name)?.toLowerCase();
+    if (value === undefined || (allowed as readonly string[]).includes(value)) return value as T | undefined;
+    problems.push(`${name}=${JSON.stringify(env[name])} must be one of ${allowed.join(', ')}, or unset.`);
+    return undefined;
+  };
   const hostPort = (name: string, fallback: string) => {
     const value = text(name, fallback);
     if (!/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/.test(value)) {
@@ -285,7 +298,9 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     maxContinuations: integer('SKILLFLOW_MAX_CONTINUATIONS', 3, 0, 20),
     contextWindowTokens: integer('SKILLFLOW_CONTEXT_WINDOW_TOKENS', 200_000, 1_000, 10_000_000),
     contextBudgetFraction: fraction('SKILLFLOW_CONTEXT_BUDGET', 0.5),
+    thinking: false,
     thinkingBudgetTokens: integer('SKILLFLOW_THINKING_BUDGET_TOKENS', 0, 0, 1_000_000),
+    effort: optionalOneOf('SKILLFLOW_EFFORT', efforts),
     checkpointTtlMs: duration('SKILLFLOW_CHECKPOINT_TTL_MS', 0, 0, 365 * 24 * 3600_000),
     maxPlanViolations: integer('SKILLFLOW_MAX_PLAN_VIOLATIONS', 5, 1, 1000),
     maxSkillDepth: integer('SKILLFLOW_MAX_SKILL_DEPTH', 3, 1, 10),
@@ -343,6 +358,7 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
   };
   const uiOrigins = parseCorsOrigins(optional('SKILLFLOW_CODEC_UI_ORIGINS'), problems, 'SKILLFLOW_CODEC_UI_ORIGINS');
   config.codec.uiOrigins = uiOrigins.length > 0 ? uiOrigins : [`http://localhost:${config.temporalUiPort}`, `http://127.0.0.1:${config.temporalUiPort}`];
+  config.thinking = oneOf('SKILLFLOW_THINKING', ['ON', 'OFF'] as const, config.thinkingBudgetTokens > 0 ? 'ON' : 'OFF') === 'ON';
   if (config.thinkingBudgetTokens > 0 && (config.thinkingBudgetTokens < 1024 || config.thinkingBudgetTokens >= config.modelMaxTokens)) {
     problems.push(
       `SKILLFLOW_THINKING_BUDGET_TOKENS=${config.thinkingBudgetTokens} must be at least 1024 and below SKILLFLOW_MODEL_MAX_TOKENS (${config.modelMaxTokens}), or 0 to turn thinking off.`,

@@ -16,6 +16,8 @@ export function turnSettingsFrom(config: Config): TurnSettings {
     checkpointOnTimeout: config.checkpointOnTimeout,
     maxPlanViolations: config.maxPlanViolations,
     maxSkillDepth: config.maxSkillDepth,
+    thinking: config.thinking,
     ...(config.thinkingBudgetTokens > 0 ? { thinkingBudgetTokens: config.thinkingBudgetTokens } : {}),
+    ...(config.effort ? { effort: config.effort } : {}),
   };
 }

@@ -51,6 +51,18 @@ describe('configuration', () => {
     expect(loadConfig({ SKILLFLOW_THINKING_BUDGET_TOKENS: '4096' }).thinkingBudgetTokens).toBe(4096);
   });
 
+  it('reads thinking (on when only a budget is set) and effort, into the turn settings', () => {
+    expect(loadConfig({})).toMatchObject({ thinking: false, effort: undefined });
+    expect(loadConfig({ SKILLFLOW_THINKING_BUDGET_TOKENS: '4096' }).thinking).toBe(true);
+    expect(loadConfig({ SKILLFLOW_THINKING_BUDGET_TOKENS: '4096', SKILLFLOW_THINKING: 'off' }).thinking).toBe(false);
+    const config = loadConfig({ SKILLFLOW_THINKING: 'on', SKILLFLOW_EFFORT: 'High' });
+    expect(config).toMatchObject({ thinking: true, effort: 'high' });
+    expect(turnSettingsFrom(config)).toMatchObject({ thinking: true, effort: 'high' });
+    expect(turnSettingsFrom(loadConfig({}))).not.toHaveProperty('effort');
+    expect(() => loadConfig({ SKILLFLOW_THINKING: 'adaptive' })).toThrow(/SKILLFLOW_THINKING="adaptive" must be one of ON, OFF/);
+    expect(() => loadConfig({ SKILLFLOW_EFFORT: 'extreme' })).toThrow(/SKILLFLOW_EFFORT="extreme" must be one of low, medium, high, xhigh, max, or unset/);
+  });
+
   it('refuses SKILLFLOW_AUTH=off on a non-loopback HOST unless SKILLFLOW_UNAUTHENTICATED_NETWORK=allow says so', () => {
     for (const host of ['0.0.0.0', '::', '192.168.1.10', 'api.example.com']) {
       expect(() => loadConfig({ SKILLFLOW_AUTH: 'off', HOST: host })).toThrow(/SKILLFLOW_AUTH=off with HOST=.* would let anyone who can reach this address act as an operator/);

@@ -1,3 +1,4 @@
+import Anthropic from '@anthropic-ai/sdk';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -56,6 +57,44 @@ async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure>
   return err;
 }
 
+describe('thinking and effort, in the form each model takes', () => {
+  const thinkingOf = (body: { thinking?: unknown; output_config?: unknown }) => ({
+    ...(body.thinking !== undefined ? { thinking: body.thinking } : {}),
+    ...(body.output_config !== undefined ? { output_config: body.output_config } : {}),
+  });
+
+  it.each<[string, Partial<ModelRequest>, { thinking?: unknown; output_config?: unknown }]>([
+    // A turn of older code, or SKILLFLOW_THINKING_BUDGET_TOKENS alone, on the default model: the budget form is refused.
+    ['claude-sonnet-5-5', { thinkingBudgetTokens: 2048, maxTokens: 4096 }, { thinking: { type: 'adaptive' } }],
+    ['claude-opus-4-7', { thinking: true, effort: 'high' }, { thinking: { type: 'adaptive' }, output_config: { effort: 'high' } }],
+    ['claude-sonnet-5-5', { thinking: false, effort: 'low' }, { output_config: { effort: 'low' } }],
+    ['claude-sonnet-4-6', { thinking: true, thinkingBudgetTokens: 2048, maxTokens: 4096, effort: 'max' }, { thinking: { type: 'adaptive' }, output_config: { effort: 'max' } }],
+    // 4.5 and older take only the budget form, and no effort here.
+    ['claude-sonnet-4-5-20250929', { thinking: true, thinkingBudgetTokens: 2048, maxTokens: 4096, effort: 'high' }, { thinking: { type: 'enabled', budget_tokens: 2048 } }],
+    ['claude-haiku-4-5', { thinking: true, maxTokens: 4096 }, { thinking: { type: 'enabled', budget_tokens: 2048 } }],
+    ['claude-3-7-sonnet-20250219', { thinking: true, maxTokens: 1024 }, {}],
+    ['claude-opus-4-1', { thinking: false, thinkingBudgetTokens: 2048, maxTokens: 4096 }, {}],
+  ])('%s with %j sends %j, which the API takes', async (model, settings, sent) => {
+    fake.enqueue({ content: [text('ok')] });
+    await expect(setup().run({ ...request, model, ...settings })).resolves.toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
+    expect(thinkingOf(fake.requests[0].body)).toStrictEqual(sent);
+  });
+
+  it('the fake refuses, as the API does, the budget form on models from 4.7 on and adaptive thinking on 4.5 and older', async () => {
+    const client = new Anthropic({ apiKey: 'sk-test-key', baseURL: fake.url, maxRetries: 0 });
+    const ask = (model: string, thinking: Anthropic.ThinkingConfigParam) => client.messages.create({ model, max_tokens: 4096, messages: [{ role: 'user', content: 'Hi' }], thinking });
+    await expect(ask('claude-sonnet-5-5', { type: 'enabled', budget_tokens: 2048 })).rejects.toMatchObject({ status: 400, error: { error: { message: expect.stringContaining('thinking.type.enabled is not supported') } } });
+    await expect(ask('claude-opus-4-7', { type: 'enabled', budget_tokens: 2048 })).rejects.toMatchObject({ status: 400 });
+    await expect(ask('claude-sonnet-4-5', { type: 'adaptive' })).rejects.toMatchObject({ status: 400 });
+    await expect(ask('claude-sonnet-4-5', { type: 'enabled', budget_tokens: 4096 })).rejects.toMatchObject({ status: 400 });
+    const failure = await failureOf(setup().run({ ...request, model: 'claude-sonnet-5-5', effort: 'extreme' as never }));
+    expect(failure.type).toBe('ModelInvalidRequest');
+    fake.enqueue({ content: [text('ok')] }, { content: [text('ok')] });
+    await expect(ask('claude-sonnet-4-6', { type: 'enabled', budget_tokens: 2048 })).resolves.toMatchObject({ content: [{ text: 'ok' }] });
+    await expect(ask('claude-sonnet-4-6', { type: 'adaptive' })).resolves.toMatchObject({ content: [{ text: 'ok' }] });
+  });
+});
+
 describe('callModel answers', () => {
   it('maps a plain text answer to plain JSON and sends the request as configured', async () => {
     fake.enqueue({
@@ -91,10 +130,10 @@ describe('callModel answers', () => {
   it('passes model, max tokens, tools and thinking budget from the request', async () => {
     fake.enqueue({ content: [text('ok')] });
     const tools: ToolDefinition[] = [{ name: 'lookup', description: 'Looks things up.', input_schema: { type: 'object', properties: {} } }];
-    await setup().run({ ...request, model: 'claude-other', maxTokens: 4096, tools, thinkingBudgetTokens: 2048 });
+    await setup().run({ ...request, model: 'claude-sonnet-4-5', maxTokens: 4096, tools, thinkingBudgetTokens: 2048 });
 
     const { body } = fake.requests[0];
-    expect(body.model).toBe('claude-other');
+    expect(body.model).toBe('claude-sonnet-4-5');
     expect(body.max_tokens).toBe(4096);
     expect(body.tools).toStrictEqual(tools);
     expect(body.thinking).toStrictEqual({ type: 'enabled', budget_tokens: 2048 });

@@ -2,6 +2,7 @@ import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporali
 import type { Activities } from '../activities';
 import type { ChatMessage, TextBlock, ToolDefinition } from '../core/messages';
 import { nonRetryableModelErrors, type ModelRequest, type ModelResponse } from '../core/model';
+import type { Effort } from '../core/thinking';
 import { digestOf, digestOfJson, elideRepeated, transcriptMissType, type TranscriptDelta } from '../core/transcript';
 import type { TurnRun } from './turn-run';
 
@@ -39,7 +40,9 @@ export async function callModel(run: TurnRun, options: ModelCallOptions): Promis
     tools: options.tools,
     model: settings.model,
     maxTokens: settings.maxTokens,
+    ...(settings.thinking !== undefined ? { thinking: settings.thinking } : {}),
     thinkingBudgetTokens: settings.thinkingBudgetTokens,
+    effort: activeSkillEffort(run) ?? settings.effort,
     toolChoice: options.toolChoice,
   };
   run.state.modelCalls++;
@@ -59,6 +62,12 @@ export async function callModel(run: TurnRun, options: ModelCallOptions): Promis
   run.addUsage(response.usage);
   calibrate(run, base, messages, response);
   return response;
+}
+
+/** The effort the active skill names (its `metadata.effort`), if any. */
+function activeSkillEffort(run: TurnRun): Effort | undefined {
+  const active = run.policy.active?.name;
+  return (active === undefined ? undefined : run.pinned.loaded[active]?.manifest.effort) ?? undefined;
 }
 
 const promptDigestCache = new WeakMap<object, string>();

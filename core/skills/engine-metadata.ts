@@ -1,3 +1,4 @@
+import { efforts, isEffort, type Effort } from '../thinking';
 import { PlanSyntaxError } from './errors';
 import { isSkillName } from './names';
 import { planSpecOf } from './plan-parser';
@@ -6,7 +7,7 @@ import { sidecarKeys } from './sidecar';
 import type { PlanSpec } from './types';
 
 /** Engine data kept as strings under the spec's `metadata`, so other runtimes still accept the frontmatter. */
-export const engineMetadataKeys = ['plan', 'category', 'tags', 'version', 'enabled'] as const;
+export const engineMetadataKeys = ['plan', 'category', 'tags', 'version', 'enabled', 'effort'] as const;
 
 export interface EngineMetadata {
   plan: PlanSpec | null;
@@ -14,6 +15,7 @@ export interface EngineMetadata {
   tags: string[];
   version: string | null;
   enabled: boolean;
+  effort: Effort | null;
 }
 
 /**
@@ -54,7 +56,12 @@ export function checkEngineMetadata(metadata: Record<string, string>, subskills:
   if (enabledText !== 'true' && enabledText !== 'false') {
     warn('enabled', `enabled is "${enabledText}", so skillflow keeps the skill enabled`, 'write "true" or "false" (quoted).');
   }
-  return { plan, category, tags, version, enabled: enabledText !== 'false' };
+  const effortText = metadata.effort?.trim().toLowerCase();
+  const effort = isEffort(effortText) ? effortText : null;
+  if (effortText !== undefined && effort === null) {
+    warn('effort', `effort "${metadata.effort}" is not an effort level, so the configured effort applies`, `write one of ${efforts.join(', ')}.`);
+  }
+  return { plan, category, tags, version, enabled: enabledText !== 'false', effort };
 }
 
 /** The plan, or null with a warning: a plan skillflow cannot read is not enforced, and the author must hear it. */

@@ -26,9 +26,11 @@ export function buildManifest(facts: SkillFolderFacts, problems: ProblemList): S
   checkAgainstPlan(sidecar, metadata.plan, planWritten, facts, problems);
   if (spec === null || problems.hasErrors) return null;
   const planCheckpoints = metadata.plan?.checkpoints ?? [];
+  const { effort, ...engine } = metadata;
   return {
     ...spec,
-    ...metadata,
+    ...engine,
+    ...(effort ? { effort } : {}),
     ...sidecar,
     checkpoints: sidecar.checkpoints.map((checkpoint) => ({ ...checkpoint, inPlan: planCheckpoints.includes(checkpoint.name) })),
     subskills: facts.subskills,

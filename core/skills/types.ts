@@ -1,3 +1,4 @@
+import type { Effort } from '../thinking';
 /**
  * The skill library as plain JSON: what the registry reads at start-up (manifests), what a turn pins when it loads
  * a skill (snapshots), and what validation reports (problems). Everything here crosses workflow and activity
@@ -110,6 +111,8 @@ export interface SkillManifest {
   tags: string[];
   version: string | null;
   enabled: boolean;
+  /** `metadata.effort`: the model's effort while the skill is active; absent: the configured one. */
+  effort?: Effort;
   plan: PlanSpec | null;
   parameters: FieldSpec[];
   output: FieldSpec[];

@@ -149,6 +149,8 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     requests.push(request);
     if (!request.apiKey) return sendError(res, 401, 'authentication_error', 'x-api-key header is required');
     if (!request.anthropicVersion) return sendError(res, 400, 'invalid_request_error', 'anthropic-version: header is required');
+    const refused = refusalOf(body);
+    if (refused) return sendError(res, 400, 'invalid_request_error', refused);
 
     const script = queue.shift() ?? (handler ? await handler(body, request) : undefined);
     request.reply = script;
@@ -193,6 +195,46 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
         for (const socket of sockets) socket.destroy();
       }),
   };
+}
+
+/**
+ * What each documented model takes of thinking (Anthropic's thinking and adaptive-thinking pages, REFERENCE.md section
+ * 8): from 4.7 on only `{type: "adaptive"}`, the budget form refused; the 4.6 models both; 4.5 and older only the
+ * budget form. Ids by their documented prefixes; a model not listed (the tests' `claude-test`) is not checked.
+ */
+const documentedThinking: Array<[prefix: string, takes: 'adaptive' | 'both' | 'budget']> = [
+  ['claude-opus-5', 'adaptive'], ['claude-sonnet-5', 'adaptive'], ['claude-haiku-5', 'adaptive'], ['claude-mythos', 'adaptive'],
+  ['claude-fable', 'adaptive'], ['claude-opus-4-8', 'adaptive'], ['claude-opus-4-7', 'adaptive'],
+  ['claude-opus-4-6', 'both'], ['claude-sonnet-4-6', 'both'],
+  ['claude-opus-4-5', 'budget'], ['claude-sonnet-4-5', 'budget'], ['claude-haiku-4-5', 'budget'], ['claude-opus-4-1', 'budget'],
+  ['claude-opus-4-0', 'budget'], ['claude-sonnet-4-0', 'budget'], ['claude-opus-4-2025', 'budget'], ['claude-sonnet-4-2025', 'budget'],
+  ['claude-3-7-sonnet', 'budget'],
+];
+const documentedEfforts = ['low', 'medium', 'high', 'xhigh', 'max'];
+
+/** The 400 message the API answers a request shape with, as documented; null for a request it takes. */
+function refusalOf(body: MessagesRequestBody): string | null {
+  const takes = documentedThinking.find(([prefix]) => body.model.startsWith(prefix))?.[1];
+  const thinking = body.thinking as { type?: unknown; budget_tokens?: unknown } | undefined;
+  if (thinking?.type === 'enabled') {
+    if (takes === 'adaptive') return `thinking.type.enabled is not supported for this model. Use thinking.type.adaptive and output_config.effort to control thinking behavior.`;
+    const budget = thinking.budget_tokens;
+    if (typeof budget !== 'number' || !Number.isInteger(budget) || budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+    if (budget >= body.max_tokens) return '`max_tokens` must be greater than `thinking.budget_tokens`.';
+  } else if (thinking?.type === 'adaptive') {
+    if (takes === 'budget') return `thinking.type.adaptive is not supported for this model. Use thinking.type.enabled with budget_tokens.`;
+  } else if (thinking !== undefined && thinking.type !== 'disabled') {
+    return `thinking.type: Input tag ${JSON.stringify(thinking.type)} found using 'type' does not match any of the expected tags: 'adaptive', 'disabled', 'enabled'`;
+  }
+  const forced = (body.tool_choice as { type?: string } | undefined)?.type;
+  if ((thinking?.type === 'enabled' || thinking?.type === 'adaptive') && (forced === 'any' || forced === 'tool')) {
+    return 'Thinking may not be enabled when tool_choice forces tool use.';
+  }
+  const effort = (body.output_config as { effort?: unknown } | undefined)?.effort;
+  if (effort !== undefined && effort !== null && !documentedEfforts.includes(effort as string)) {
+    return `output_config.effort: Input should be ${documentedEfforts.map((level) => `'${level}'`).join(', ')}`;
+  }
+  return null;
 }
 
 type SseEvent = { event: string; data: Record<string, unknown> };
