@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { ToolCatalog, ToolRunInput, ToolRunResult } from '../core/tools';
+import { deadlineSignal } from '../lib/deadline-signal';
 import type { ToolRegistry } from '../lib/tools/registry';
 
 export interface ToolActivityDeps {
@@ -26,14 +27,11 @@ export function createToolActivities(deps: ToolActivityDeps) {
       const context = Context.current();
       const heartbeatMs = registry.get(input.name)?.spec.activity?.heartbeatMs ?? null;
       const beating = heartbeatMs ? setInterval(() => context.heartbeat(), Math.max(100, Math.floor(heartbeatMs / 3))) : undefined;
-      const timeUp = AbortSignal.timeout(context.info.startToCloseTimeoutMs);
+      const timeUp = deadlineSignal(context.info.startToCloseTimeoutMs, [context.cancellationSignal]);
       try {
-        return await registry.run(input, {
-          attempt: context.info.attempt,
-          signal: AbortSignal.any([context.cancellationSignal, timeUp]),
-          heartbeat: (details) => context.heartbeat(details),
-        });
+        return await registry.run(input, { attempt: context.info.attempt, signal: timeUp.signal, heartbeat: (details) => context.heartbeat(details) });
       } finally {
+        timeUp.clear();
         clearInterval(beating);
       }
     },

@@ -9,6 +9,8 @@ import { builtinTools } from '../lib/tools/builtin';
 import type { HttpFetchOptions } from '../lib/tools/builtin/http-fetch';
 import { isPublicAddress } from '../lib/tools/host-patterns';
 import { ToolRegistry } from '../lib/tools/registry';
+import { runWithBudget } from './support/budgeted-worker';
+import type { HttpFetchCalls, SettledCall } from './support/http-fetch-calls';
 
 /** The built-in tools, without Temporal: calculator's parser, and http_fetch against a local server. */
 
@@ -69,6 +71,15 @@ const within = <T>(promise: Promise<T>, ms: number, what: string) =>
 
 const tlsFixture = (name: string) => fs.readFileSync(path.join(__dirname, 'fixtures', 'tls', name), 'utf8');
 
+/** The first bytes of a text in each encoding http_fetch decodes: a body that then stops. */
+const stalledText = 'A body that stops after its first bytes. '.repeat(50);
+const stalledStarts: Record<string, Buffer> = {
+  gzip: zlib.gzipSync(stalledText).subarray(0, 12),
+  deflate: zlib.deflateSync(stalledText).subarray(0, 12),
+  br: zlib.brotliCompressSync(stalledText).subarray(0, 12),
+  identity: Buffer.from(stalledText.slice(0, 12)),
+};
+
 describe('http_fetch', () => {
   let server: http.Server;
   let port: number;
@@ -80,7 +91,10 @@ describe('http_fetch', () => {
       hits++;
       const url = request.url ?? '/';
       closed.set(url, new Promise((resolve) => response.once('close', () => resolve())));
-      if (url === '/hop-streaming') {
+      const stalled = /^\/stall\/(\w+)$/.exec(url)?.[1];
+      if (stalled !== undefined) {
+        response.writeHead(200, { 'content-type': 'text/plain', ...(stalled === 'identity' ? {} : { 'content-encoding': stalled }) }).write(stalledStarts[stalled]);
+      } else if (url === '/hop-streaming') {
         // A redirect whose body goes on for as long as the connection stays open.
         response.writeHead(302, { location: '/page', 'content-type': 'text/plain' });
         const writing = setInterval(() => response.write('x'.repeat(1024)), 5);
@@ -175,6 +189,16 @@ describe('http_fetch', () => {
     // The call's time limit, which closes whatever connection is still open, is far off.
     expect((await fetchWith({ timeoutMs: 30_000 }, at('/hop-streaming'))).content).toContain('Exchange rate');
     await within(closed.get('/hop-streaming')!, 3_000, "the redirect's connection was still open");
+  });
+
+  it('ends at its limit when the body stops, in every encoding, while garbage is collected', async () => {
+    const encodings = Object.keys(stalledStarts);
+    const urls = encodings.map((encoding) => at(`/stall/${encoding}`));
+    const calls: HttpFetchCalls = { options: { hosts: [`127.0.0.1:${port}`], maxBytes: 1024, timeoutMs: 300 }, urls, collectGarbageEveryMs: 20 };
+    const { value } = await runWithBudget<SettledCall[]>(path.join(__dirname, 'support', 'http-fetch-calls.ts'), calls, 5_000);
+    expect(value).toEqual(urls.map((url) => ({ url, result: { isError: true, content: `http_fetch gave up on ${url} after 300 ms.` } })));
+    // The calls closed their connections: a stalled server holds nothing of the worker's.
+    await within(Promise.all(encodings.map((encoding) => closed.get(`/stall/${encoding}`))), 5_000, 'the stalled connections were not all closed');
   });
 });
 

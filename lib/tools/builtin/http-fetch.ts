@@ -3,7 +3,9 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import net from 'node:net';
+import { addAbortSignal, pipeline, type Readable, type Transform } from 'node:stream';
 import zlib from 'node:zlib';
+import { deadlineSignal } from '../../deadline-signal';
 import { defineTool, ToolError, Type, type RegisteredTool, type ToolOutput } from '../define-tool';
 import { isPublicAddress, matchHost, parseHostPattern, type HostPattern } from '../host-patterns';
 
@@ -28,7 +30,8 @@ const systemResolve = async (host: string) => (await dns.lookup(host, { all: tru
  * only http(s) on the listed host and port; every address a listed name resolves to must be public, and the request
  * connects to exactly the address that was checked (no second lookup a DNS rebinding could answer differently);
  * redirects are followed only onto the list and never from https to http (each hop checked the same way, at most 5);
- * only text is returned, at most `maxBytes` of it (decompressed), within `timeoutMs` for the whole call.
+ * only text is returned, at most `maxBytes` of it (decompressed), within `timeoutMs` for the whole call whatever the
+ * server sends or withholds.
  */
 export function createHttpFetch(options: HttpFetchOptions): RegisteredTool {
   const patterns = options.hosts.map((entry) => parseHostPattern(entry)).filter((pattern): pattern is HostPattern => pattern !== null);
@@ -44,13 +47,15 @@ export function createHttpFetch(options: HttpFetchOptions): RegisteredTool {
     timeout: options.timeoutMs + 5_000,
     retry: { maximumAttempts: 2 },
     async run({ url }, context) {
-      const abort = AbortSignal.any([context.signal, AbortSignal.timeout(options.timeoutMs)]);
+      const deadline = deadlineSignal(options.timeoutMs, [context.signal]);
       try {
-        return await fetchText(url, patterns, options, abort);
+        return await fetchText(url, patterns, options, deadline.signal);
       } catch (err) {
         if (err instanceof ToolError) throw err;
-        if (abort.aborted && !context.signal.aborted) throw new ToolError(`http_fetch gave up on ${url} after ${options.timeoutMs} ms.`);
+        if (deadline.signal.aborted && !context.signal.aborted) throw new ToolError(`http_fetch gave up on ${url} after ${options.timeoutMs} ms.`);
         throw err;
+      } finally {
+        deadline.clear();
       }
     },
   });
@@ -136,18 +141,20 @@ async function readText(response: http.IncomingMessage, maxBytes: number, signal
     throw new ToolError(`The response is ${mime}, not text; http_fetch returns text only.`);
   }
   const encoding = (response.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
-  const decoders: Record<string, () => NodeJS.ReadWriteStream> = { gzip: zlib.createGunzip, 'x-gzip': zlib.createGunzip, deflate: zlib.createInflate, br: zlib.createBrotliDecompress };
+  const decoders: Record<string, () => Transform> = { gzip: zlib.createGunzip, 'x-gzip': zlib.createGunzip, deflate: zlib.createInflate, br: zlib.createBrotliDecompress };
   if (encoding !== 'identity' && !decoders[encoding]) {
     response.destroy();
     throw new ToolError(`The response is encoded as ${encoding}, which http_fetch does not decode.`);
   }
-  const body: NodeJS.ReadableStream = encoding === 'identity' ? response : response.pipe(decoders[encoding]());
+  // pipeline, not pipe: either stream's end or destruction ends the other. The signal destroys the body the moment it
+  // aborts, so a body that stops sending ends the read at the deadline, not at its next chunk.
+  const decoded: Readable = encoding === 'identity' ? response : pipeline(response, decoders[encoding](), () => undefined);
+  const body = addAbortSignal(signal, decoded);
   const chunks: Buffer[] = [];
   let size = 0;
   let truncated = false;
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
-      if (signal.aborted) break;
       const room = maxBytes - size;
       chunks.push(chunk.subarray(0, room));
       size += Math.min(room, chunk.length);
