@@ -12,7 +12,7 @@ import { installAuth } from './auth';
 import type { ApiContext, SkillCatalogSource } from './context';
 import { PageCursors } from './cursors';
 import { installErrorHandling } from './errors';
-import { createRateLimits, installAddressLimits, installCors, installKeyLimit } from './limits';
+import { createRateLimits, failedAuthLimit, installAddressLimits, installCors, installUserLimit } from './limits';
 import { requestForLog } from './log-redaction';
 import { MemoryQuotaStore, RedisQuotaStore } from './quota-store';
 import { Quotas } from './quotas';
@@ -67,6 +67,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Stream tokens (`?token=`) are credentials: the request line is logged with them redacted.
     ...(options.logger ? { loggerInstance: options.logger.child({}, { serializers: { req: requestForLog } }) } : { logger: false }),
     logController: new LogController({ disableRequestLogging: !config.logRequests, requestIdLogLabel: 'requestId' }),
+    // The client's address (per-address limits, logs) comes from X-Forwarded-For only when the peer is a listed proxy.
+    trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     genReqId: (request) => requestIdOf(request.headers[requestIdHeader]),
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
@@ -124,8 +126,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(websocket, { options: { maxPayload: config.bodyLimitBytes } });
   await installCors(app, config);
   installAddressLimits(app, limits);
-  installAuth(app, options.apiKeys, config.authEnabled, context.tokens);
-  installKeyLimit(app, limits);
+  installAuth(app, options.apiKeys, config.authEnabled, context.tokens, failedAuthLimit(limits));
+  installUserLimit(app, limits);
 
   await app.register(swagger, {
     openapi: {

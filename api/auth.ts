@@ -9,8 +9,6 @@ import type { StreamTokens } from './stream-tokens';
 export interface Caller {
   id: string;
   operator: boolean;
-  /** What rate limits count against: a fingerprint of the API key, or the user of a stream token. */
-  keyId?: string;
   /** Set when the caller came with a stream token (`?token=`) rather than an API key. */
   token?: { scope: 'read' | 'write'; expiresAt: number };
 }
@@ -27,7 +25,7 @@ declare module 'fastify' {
   }
 }
 
-const localCaller: Caller = { id: 'local', operator: true, keyId: 'local' };
+const localCaller: Caller = { id: 'local', operator: true };
 
 /**
  * The keys the API accepts: SKILLFLOW_API_KEYS, else one generated on first start and kept in the data dir, so the
@@ -61,7 +59,10 @@ export function isPublicRoute(request: FastifyRequest): boolean {
   return route === undefined || request.routeOptions.config?.public === true || route.startsWith('/docs');
 }
 
-export function installAuth(app: FastifyInstance, keys: ApiKey[], enabled: boolean, tokens: StreamTokens): void {
+/** What a failed authentication answers instead of `refusal` (api/limits.ts counts failures per address). */
+export type FailedAuthentication = (request: FastifyRequest, refusal: HttpError) => Promise<HttpError>;
+
+export function installAuth(app: FastifyInstance, keys: ApiKey[], enabled: boolean, tokens: StreamTokens, failed: FailedAuthentication): void {
   app.decorateRequest('caller', null as unknown as Caller);
   app.addHook('onRequest', async (request: FastifyRequest) => {
     if (!enabled) {
@@ -70,17 +71,24 @@ export function installAuth(app: FastifyInstance, keys: ApiKey[], enabled: boole
     }
     // CORS preflights carry no credentials; @fastify/cors answers them.
     if (request.method === 'OPTIONS' || isPublicRoute(request)) return;
-    const header = request.headers.authorization;
-    const token = (request.query as { token?: unknown } | undefined)?.token;
-    if (!header && typeof token === 'string' && request.routeOptions.config?.streamToken) {
-      request.caller = tokens.verify(token, (request.params as { id?: string }).id ?? '');
-      return;
+    try {
+      request.caller = authenticate(request, keys, tokens);
+    } catch (err) {
+      throw err instanceof HttpError && err.statusCode === 401 ? await failed(request, err) : err;
     }
-    // The scheme is case-insensitive (RFC 9110 section 11.1): "bearer", "BEARER" and "Bearer" alike.
-    const given = header ? /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header)?.[1] : undefined;
-    if (!given) throw new HttpError(401, 'unauthorized', 'Send your API key as "Authorization: Bearer <key>".');
-    const key = keys.find((candidate) => matches(candidate.key, given));
-    if (!key) throw new HttpError(401, 'unauthorized', 'That API key is not valid.');
-    request.caller = { id: key.user, operator: key.operator, keyId: fingerprint(key.key) };
   });
+}
+
+function authenticate(request: FastifyRequest, keys: ApiKey[], tokens: StreamTokens): Caller {
+  const header = request.headers.authorization;
+  const token = (request.query as { token?: unknown } | undefined)?.token;
+  if (!header && typeof token === 'string' && request.routeOptions.config?.streamToken) {
+    return tokens.verify(token, (request.params as { id?: string }).id ?? '');
+  }
+  // The scheme is case-insensitive (RFC 9110 section 11.1): "bearer", "BEARER" and "Bearer" alike.
+  const given = header ? /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header)?.[1] : undefined;
+  if (!given) throw new HttpError(401, 'unauthorized', 'Send your API key as "Authorization: Bearer <key>".');
+  const key = keys.find((candidate) => matches(candidate.key, given));
+  if (!key) throw new HttpError(401, 'unauthorized', 'That API key is not valid.');
+  return { id: key.user, operator: key.operator };
 }

@@ -2,9 +2,10 @@ import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type Redis from 'ioredis';
 import type { Config } from '../lib/config';
-import { isPublicRoute } from './auth';
+import { addressBucketOf } from '../lib/client-addresses';
+import { isPublicRoute, type Caller, type FailedAuthentication } from './auth';
 import { HttpError } from './errors';
-import { MemoryWindowStore, RateLimiter, RedisWindowStore, type RateDecision, type WindowStore } from './rate-limits';
+import { MemoryWindowStore, RateLimiter, RedisWindowStore, type RateDecision, type WindowStore } from '../lib/rate-limits';
 
 /** CORS must answer before auth does, so a browser can read the 401; register it first. */
 export async function installCors(app: FastifyInstance, config: Pick<Config, 'corsOrigins'>): Promise<void> {
@@ -20,9 +21,9 @@ export async function installCors(app: FastifyInstance, config: Pick<Config, 'co
 
 /** The API's rate limits; null where the setting turns one off. */
 export interface RateLimits {
-  /** Requests (and WebSocket frames) per API key or stream-token user. */
-  perKey: RateLimiter | null;
-  /** Failed authentications per client address. */
+  /** Requests (and WebSocket frames) per user: every API key and stream token of the user counts in one budget. */
+  perUser: RateLimiter | null;
+  /** Failed authentications per client address (an IPv6 address by its /64). */
   failedAuth: RateLimiter | null;
   /** Readiness probes per client address: each one asks Temporal. */
   readiness: RateLimiter | null;
@@ -40,13 +41,13 @@ export function createRateLimits(
   const store: WindowStore = redis ? new RedisWindowStore(redis, `${config.redisPrefix}rate:`) : new MemoryWindowStore();
   const limiter = (max: number) => (max > 0 ? new RateLimiter(store, max, windowMs, onStoreError) : null);
   return {
-    perKey: limiter(config.rateLimitPerMinute),
+    perUser: limiter(config.rateLimitPerMinute),
     failedAuth: limiter(config.addressRateLimitPerMinute),
     readiness: limiter(config.addressRateLimitPerMinute),
   };
 }
 
-export const keyBucket = (keyId: string) => `key:${keyId}`;
+export const userBucket = (caller: Pick<Caller, 'id'>) => `user:${caller.id}`;
 
 /** 429 `rate_limited` with `retry-after` (seconds), as every limit answers. */
 export function rateLimited(decision: RateDecision, what: string): HttpError {
@@ -54,42 +55,41 @@ export function rateLimited(decision: RateDecision, what: string): HttpError {
   return new HttpError(429, 'rate_limited', `Too many requests: at most ${decision.limit} a minute ${what}. Retry in ${seconds} s.`, seconds);
 }
 
-/**
- * Before auth: an address that failed to authenticate too often is refused (429) before its key is even looked at,
- * and readiness probes are counted per address. Every 401 counts against the address.
- */
+/** Before auth: readiness probes are counted per client address. */
 export function installAddressLimits(app: FastifyInstance, limits: RateLimits): void {
-  const { failedAuth, readiness } = limits;
+  const { readiness } = limits;
+  if (!readiness) return;
   app.addHook('onRequest', async (request: FastifyRequest) => {
-    if (request.method === 'OPTIONS') return;
-    if (isPublicRoute(request)) {
-      if (readiness && costlyPublicRoutes.has(request.routeOptions.url ?? '')) {
-        const decision = await readiness.take(`ready:${request.ip}`);
-        if (!decision.allowed) throw rateLimited(decision, 'per address');
-      }
-      return;
-    }
-    if (!failedAuth) return;
-    const decision = await failedAuth.check(`auth:${request.ip}`);
-    if (!decision.allowed) throw rateLimited(decision, 'failed authentications per address');
+    if (request.method === 'OPTIONS' || !isPublicRoute(request) || !costlyPublicRoutes.has(request.routeOptions.url ?? '')) return;
+    const decision = await readiness.take(`ready:${addressBucketOf(request.ip)}`);
+    if (!decision.allowed) throw rateLimited(decision, 'per address');
   });
-  if (failedAuth) {
-    app.addHook('onResponse', async (request, reply) => {
-      if (reply.statusCode === 401) await failedAuth.take(`auth:${request.ip}`);
-    });
-  }
 }
 
-/** After auth: every request counts against its API key (or stream-token user). */
-export function installKeyLimit(app: FastifyInstance, limits: RateLimits): void {
-  const { perKey } = limits;
-  if (!perKey) return;
+/**
+ * What a failed authentication answers: its 401, counted against the client's address; beyond the limit a 429. Only
+ * failures are counted and refused: a request with a valid key or token is never refused for its address, so one
+ * client guessing behind a shared address (a proxy, a NAT) does not lock out the others.
+ */
+export function failedAuthLimit(limits: RateLimits): FailedAuthentication {
+  const { failedAuth } = limits;
+  return async (request, refusal) => {
+    if (!failedAuth) return refusal;
+    const decision = await failedAuth.take(`auth:${addressBucketOf(request.ip)}`);
+    return decision.allowed ? refusal : rateLimited(decision, 'failed authentications per address (requests with a valid key are not refused)');
+  };
+}
+
+/** After auth: every request counts against its user, whichever of the user's keys or stream tokens it came with. */
+export function installUserLimit(app: FastifyInstance, limits: RateLimits): void {
+  const { perUser } = limits;
+  if (!perUser) return;
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.method === 'OPTIONS' || isPublicRoute(request) || !request.caller?.keyId) return;
-    const decision = await perKey.take(keyBucket(request.caller.keyId));
+    if (request.method === 'OPTIONS' || isPublicRoute(request) || !request.caller) return;
+    const decision = await perUser.take(userBucket(request.caller));
     void reply.header('x-ratelimit-limit', String(decision.limit));
     void reply.header('x-ratelimit-remaining', String(decision.remaining));
     void reply.header('x-ratelimit-reset', String(Math.ceil(decision.resetInMs / 1000)));
-    if (!decision.allowed) throw rateLimited(decision, 'per API key');
+    if (!decision.allowed) throw rateLimited(decision, 'per user');
   });
 }

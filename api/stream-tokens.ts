@@ -63,7 +63,6 @@ export class StreamTokens {
     return {
       id: claims.u,
       operator: claims.o === true,
-      keyId: `token:${claims.u}`,
       token: { scope: claims.s === 'w' ? 'write' : 'read', expiresAt: claims.e },
     };
   }

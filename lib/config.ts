@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { defaultConversationBytes } from '../core/payload-references';
@@ -82,11 +83,13 @@ export interface Config {
   requestTimeoutMs: number;
   /** How long `POST /v1/sessions/:id/turns?wait=true` holds the request before answering 202. */
   waitTimeoutMs: number;
-  /** Requests per minute per API key (WebSocket frames included); 0 turns rate limiting off. */
+  /** Requests per minute per user, every key and stream token of the user together (WebSocket frames included); 0 turns rate limiting off. */
   rateLimitPerMinute: number;
-  /** Per client address and minute: failed authentications and readiness probes (429 beyond); 0 turns it off. */
+  /** Per client address (an IPv6 address by its /64) and minute: failed authentications and readiness probes (429 beyond); 0 turns it off. */
   addressRateLimitPerMinute: number;
-  /** Open SSE and WebSocket streams per API key (or stream token user), and per API process; 429 beyond. */
+  /** Proxies whose X-Forwarded-For names the client (addresses and CIDR ranges); empty: the peer is the client. */
+  trustedProxies: string[];
+  /** Open SSE and WebSocket streams per user (API keys and stream tokens alike), and per API process; 429 beyond. */
   maxStreamsPerKey: number;
   maxStreams: number;
   /** A session nobody used for this long is closed and removed; 0 keeps sessions until they are deleted. */
@@ -315,6 +318,7 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     waitTimeoutMs: duration('SKILLFLOW_WAIT_TIMEOUT_MS', 60_000, 100, 3_600_000),
     rateLimitPerMinute: integer('SKILLFLOW_RATE_LIMIT', 60_000, 0, 100_000_000),
     addressRateLimitPerMinute: integer('SKILLFLOW_ADDRESS_RATE_LIMIT', 120, 0, 100_000_000),
+    trustedProxies: addressRanges(optional('SKILLFLOW_TRUSTED_PROXIES'), problems),
     maxStreamsPerKey: integer('SKILLFLOW_MAX_STREAMS_PER_KEY', 32, 1, 1_000_000),
     maxStreams: integer('SKILLFLOW_MAX_STREAMS', 1000, 1, 1_000_000),
     sessionIdleMs: duration('SKILLFLOW_SESSION_IDLE_MS', 30 * 24 * 3600_000, 0, 10 * 365 * 24 * 3600_000),
@@ -440,6 +444,24 @@ function parseCorsOrigins(raw: string | undefined, problems: string[], name = 'S
     }
   }
   return origins;
+}
+
+/** `10.0.0.0/8, 192.0.2.7, fd00::/8`: addresses and CIDR ranges, separated by commas or spaces. */
+function addressRanges(raw: string | undefined, problems: string[]): string[] {
+  const entries = (raw ?? '').split(/[\s,]+/).filter(Boolean);
+  for (const entry of entries) {
+    const [address, bits, ...rest] = entry.split('/');
+    const family = net.isIP(address);
+    const width = family === 4 ? 32 : 128;
+    const validBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= width);
+    if (family === 0 || !validBits || rest.length > 0) {
+      problems.push(
+        `SKILLFLOW_TRUSTED_PROXIES entry ${JSON.stringify(entry)} must be an IP address or a CIDR range (10.0.0.0/8, fd00::/8) of the proxies ` +
+          'in front of the API; unset it when clients connect to the API directly.',
+      );
+    }
+  }
+  return [...new Set(entries)];
 }
 
 /** 127.0.0.0/8, ::1 and localhost: addresses only this machine can reach. */

@@ -57,21 +57,7 @@ describe('API hardening', () => {
     });
   });
 
-  describe('failed logins and readiness, per address', () => {
-    it('an address that failed to authenticate too often gets 429, even with a valid key; other addresses do not', async () => {
-      const app = await appWith({ SKILLFLOW_ADDRESS_RATE_LIMIT: '3' });
-      const attempt = (key: string, remoteAddress = '192.0.2.7') =>
-        app.inject({ method: 'GET', url: '/v1/sessions', remoteAddress, headers: { authorization: `Bearer ${key}` } });
-      for (let i = 0; i < 3; i += 1) expect((await attempt(`wrong-key-${i}-0123456789`)).statusCode).toBe(401);
-      const locked = await attempt(aliceKey);
-      expect([locked.statusCode, locked.json().error.code]).toEqual([429, 'rate_limited']);
-      expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
-      expect((await attempt('wrong-key-again-0123456789')).statusCode).toBe(429);
-      expect((await attempt(aliceKey, '192.0.2.8')).statusCode).toBe(200);
-      // Successful requests never count.
-      for (let i = 0; i < 5; i += 1) expect((await attempt(aliceKey, '192.0.2.9')).statusCode).toBe(200);
-    });
-
+  describe('readiness, per address', () => {
     it('readiness probes are limited per address (each one asks Temporal); liveness is not', async () => {
       const app = await appWith({ SKILLFLOW_ADDRESS_RATE_LIMIT: '3' });
       const probe = (url: string, remoteAddress = '192.0.2.10') => app.inject({ method: 'GET', url, remoteAddress });
@@ -84,7 +70,7 @@ describe('API hardening', () => {
     });
   });
 
-  describe('with Redis, several API processes share one budget per key', () => {
+  describe('with Redis, several API processes share one budget per user', () => {
     const prefix = uniqueRedisPrefix('hardening-limits');
     const redis = new Redis(testRedisUrl(), { lazyConnect: true, maxRetriesPerRequest: 1 });
     beforeAll(() => requireRedis());
@@ -119,7 +105,7 @@ describe('API hardening', () => {
   });
 
   describe('streams', () => {
-    it('WebSocket frames count against the key\'s rate limit, invalid ones too', async () => {
+    it('WebSocket frames count against the user\'s rate limit, invalid ones too', async () => {
       const { turnId, finish } = await waitingTurn(await appWith({}));
       const limited = await appWith({ SKILLFLOW_RATE_LIMIT: '6' });
       const urls = await listening(limited);

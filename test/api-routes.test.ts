@@ -423,7 +423,7 @@ describe('API routes', () => {
       expect(Date.now() - started).toBeLessThan(15_000);
     });
 
-    it('rate limit per key: 429 with retry-after in the error shape; other keys are unaffected', async () => {
+    it('rate limit per user: 429 with retry-after in the error shape; other users are unaffected', async () => {
       const limited = await appWith({ SKILLFLOW_RATE_LIMIT: '3' });
       for (let i = 0; i < 3; i += 1) expect((await inject(limited, 'GET', '/v1/turns/turn-0123456789abcdef0123-1')).statusCode).toBe(404);
       const refused = await inject(limited, 'GET', '/v1/turns/turn-0123456789abcdef0123-1');

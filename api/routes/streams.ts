@@ -10,8 +10,8 @@ import { SseResponse } from '../streams/sse';
 import { runWsSession } from '../streams/ws-session';
 import { describeVisibleTurn } from '../turn-view';
 
-/** Streams are capped per API key, or per user for stream tokens. */
-const streamKeyOf = (caller: Caller) => caller.keyId ?? caller.id;
+/** Streams are capped per user, whichever of the user's keys or stream tokens opened them. */
+const streamKeyOf = (caller: Caller) => caller.id;
 
 /** A lease taken for an upgrade that never completes is given back. */
 function leaseUntilAttached(lease: StreamLease): StreamLease {

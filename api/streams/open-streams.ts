@@ -14,7 +14,7 @@ export interface StreamLease {
 }
 
 /**
- * Every open SSE and WebSocket stream of this process: capped per API key (or stream-token user) and in total, so
+ * Every open SSE and WebSocket stream of this process: capped per user (API keys and stream tokens alike) and in total, so
  * one client cannot hold hundreds of idle streams (each a socket and, per turn, a feed), and closed cleanly at shutdown.
  */
 export class OpenStreams {
@@ -28,7 +28,7 @@ export class OpenStreams {
   lease(key: string): StreamLease {
     const held = this.perKey.get(key) ?? 0;
     if (held >= this.caps.perKey) {
-      throw tooMany(`At most ${this.caps.perKey} streams may be open per API key; close one first.`);
+      throw tooMany(`At most ${this.caps.perKey} streams may be open per user; close one first.`);
     }
     if (this.leased >= this.caps.total) throw tooMany(`This API process has its maximum of ${this.caps.total} open streams; try again shortly.`);
     this.perKey.set(key, held + 1);

@@ -2,7 +2,7 @@ import type { WebSocket } from 'ws';
 import type { Caller } from '../auth';
 import type { ApiContext } from '../context';
 import { errorReply, HttpError } from '../errors';
-import { keyBucket, rateLimited } from '../limits';
+import { rateLimited, userBucket } from '../limits';
 import { answerCheckpoint, cancelTurn } from '../turn-actions';
 import { TurnFollower } from './follow-turn';
 import { maxBufferedStreamBytes, type StreamLease } from './open-streams';
@@ -25,7 +25,7 @@ export const maxPendingRequests = 8;
 /**
  * One client on a turn's WebSocket: the turn's events as `event` frames (like SSE), and checkpoint decisions and
  * cancels from the client, each answered by an `ack` or an `error` with the HTTP route's status and code. Every frame
- * the client sends counts against its API key's rate limit, like a request. A socket opened with a stream token may
+ * the client sends counts against its user's rate limit, like a request. A socket opened with a stream token may
  * answer and cancel only with a `write` token, and closes (1008) when the token expires. The socket closes (1000)
  * after the terminal event and any requests still being answered.
  */
@@ -87,12 +87,12 @@ export function runWsSession({ context, caller, turnId, after, socket, lease, on
     return { type: 'ack', requestId: frame.requestId, ...accepted };
   };
 
-  /** The frame's charge against the key's rate limit; null when it is within the limit (or there is none). */
+  /** The frame's charge against the user's rate limit; null when it is within the limit (or there is none). */
   const overLimit = async (): Promise<HttpError | null> => {
-    const limiter = context.limits.perKey;
-    if (!limiter || !caller.keyId) return null;
-    const decision = await limiter.take(keyBucket(caller.keyId));
-    return decision.allowed ? null : rateLimited(decision, 'per API key (WebSocket frames count as requests)');
+    const limiter = context.limits.perUser;
+    if (!limiter) return null;
+    const decision = await limiter.take(userBucket(caller));
+    return decision.allowed ? null : rateLimited(decision, 'per user (WebSocket frames count as requests)');
   };
 
   const receive = async (data: string, isBinary: boolean): Promise<void> => {
