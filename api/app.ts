@@ -13,6 +13,7 @@ import type { ApiContext, SkillCatalogSource } from './context';
 import { PageCursors } from './cursors';
 import { installErrorHandling } from './errors';
 import { createRateLimits, failedAuthLimit, installAddressLimits, installCors, installUserLimit } from './limits';
+import { installLocalOnly } from './local-only';
 import { requestForLog } from './log-redaction';
 import { MemoryQuotaStore, RedisQuotaStore } from './quota-store';
 import { Quotas } from './quotas';
@@ -125,6 +126,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Before auth, so an upgrade refused with 401 or 404 still has its socket closed by the plugin.
   await app.register(websocket, { options: { maxPayload: config.bodyLimitBytes } });
   await installCors(app, config);
+  installLocalOnly(app, config);
   installAddressLimits(app, limits);
   installAuth(app, options.apiKeys, config.authEnabled, context.tokens, failedAuthLimit(limits));
   installUserLimit(app, limits);

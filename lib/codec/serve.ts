@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import type { Config } from '../config';
+import { isLoopbackHost, type Config } from '../config';
+import { localOnlyOf } from '../local-only';
 import { SkillStore } from '../skills/skill-store';
 import { createSharedStore } from '../store';
 import { codecAccessOf, uiEndpointOf } from './access';
@@ -32,6 +33,7 @@ export async function serveCodec(config: Config, log: (line: string) => void, po
     uiOrigins: config.codec.uiOrigins,
     maxBodyBytes: config.codec.maxBodyBytes,
     log,
+    localOnly: config.authEnabled ? undefined : localOnlyOf('the codec', 'SKILLFLOW_CODEC_UI_ORIGINS', config.codec.uiOrigins, isLoopbackHost(config.codec.host)),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { checkLocalRequest, type LocalOnly } from '../local-only';
 import { checkAccess, routeOf, type CodecAccess } from './access';
 import { decodePayloads, type CodecSources, type JsonPayload } from './decode';
 
@@ -11,6 +12,8 @@ export interface CodecServerOptions {
   uiOrigins: string[];
   maxBodyBytes: number;
   log: (line: string) => void;
+  /** With auth off: the Host and Origin a request must have (lib/local-only.ts); unset, none is checked. */
+  localOnly?: LocalOnly;
 }
 
 class CodecError extends Error {
@@ -48,6 +51,10 @@ export function createCodecServer(options: CodecServerOptions): http.Server {
 async function handle(request: http.IncomingMessage, response: http.ServerResponse, options: CodecServerOptions): Promise<void> {
   const { pathname } = new URL(request.url ?? '/', 'http://codec');
   const origin = request.headers.origin;
+  if (options.localOnly) {
+    const verdict = checkLocalRequest(options.localOnly, { host: request.headers.host, origin, port: request.socket.localPort });
+    if (!verdict.allowed) throw new CodecError(403, verdict.code, verdict.message);
+  }
   const corsAllowed = origin !== undefined && (options.uiOrigins.includes('*') || options.uiOrigins.includes(origin));
   if (corsAllowed) {
     response.setHeader('Access-Control-Allow-Origin', origin);
