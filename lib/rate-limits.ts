@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { ExpiringEntries } from './expiring-entries';
 
 /** How many hits a key has in its current window, and when that window ends. */
 export interface WindowCount {
@@ -25,7 +26,7 @@ export interface RateDecision {
  * through: the limits protect capacity, they are not an access control.
  */
 export class RateLimiter {
-  private readonly blockedUntil = new Map<string, number>();
+  private readonly blocked = new ExpiringEntries<null>();
 
   constructor(
     private readonly store: WindowStore,
@@ -45,12 +46,9 @@ export class RateLimiter {
   }
 
   private async decide(key: string, count: boolean): Promise<RateDecision> {
-    const blocked = this.blockedUntil.get(key);
     const now = Date.now();
-    if (blocked !== undefined) {
-      if (blocked > now) return { allowed: false, limit: this.max, remaining: 0, resetInMs: blocked - now };
-      this.blockedUntil.delete(key);
-    }
+    const blocked = this.blocked.get(key, now);
+    if (blocked !== undefined) return { allowed: false, limit: this.max, remaining: 0, resetInMs: blocked.expiresAt - now };
     let window: WindowCount;
     try {
       window = count ? await this.store.hit(key, this.windowMs) : await this.store.peek(key);
@@ -59,44 +57,38 @@ export class RateLimiter {
       return { allowed: true, limit: this.max, remaining: this.max, resetInMs: this.windowMs };
     }
     const allowed = count ? window.count <= this.max : window.count < this.max;
-    if (!allowed) this.rememberBlocked(key, now + window.resetInMs);
+    if (!allowed) this.rememberBlocked(key, now + window.resetInMs, now);
     return { allowed, limit: this.max, remaining: Math.max(0, this.max - window.count), resetInMs: window.resetInMs };
   }
 
-  private rememberBlocked(key: string, until: number): void {
-    if (this.blockedUntil.size >= 10_000) {
-      const now = Date.now();
-      for (const [other, end] of this.blockedUntil) if (end <= now) this.blockedUntil.delete(other);
-      if (this.blockedUntil.size >= 10_000) return;
-    }
-    this.blockedUntil.set(key, until);
+  /** At most `maxBlocked` keys are refused locally; beyond them the store answers, as it would anyway. */
+  private rememberBlocked(key: string, until: number, now: number): void {
+    this.blocked.dropExpired(now);
+    if (this.blocked.size < maxBlocked) this.blocked.set(key, null, until);
   }
 }
 
-/** Counters of this process; expired windows are dropped as the map grows. */
+const maxBlocked = 10_000;
+
+/** Counters of this process; expired windows are dropped as new ones start, oldest first, without scanning the table. */
 export class MemoryWindowStore implements WindowStore {
-  private readonly windows = new Map<string, { count: number; resetAt: number }>();
+  private readonly windows = new ExpiringEntries<{ count: number }>();
 
   async hit(key: string, windowMs: number): Promise<WindowCount> {
     const now = Date.now();
-    let window = this.windows.get(key);
-    if (!window || window.resetAt <= now) {
-      if (!window && this.windows.size >= 50_000) this.prune(now);
-      window = { count: 0, resetAt: now + windowMs };
-      this.windows.set(key, window);
+    let window = this.windows.get(key, now);
+    if (!window) {
+      this.windows.dropExpired(now);
+      window = this.windows.set(key, { count: 0 }, now + windowMs);
     }
-    window.count += 1;
-    return { count: window.count, resetInMs: window.resetAt - now };
+    window.value.count += 1;
+    return { count: window.value.count, resetInMs: window.expiresAt - now };
   }
 
   async peek(key: string): Promise<WindowCount> {
     const now = Date.now();
-    const window = this.windows.get(key);
-    return !window || window.resetAt <= now ? { count: 0, resetInMs: 0 } : { count: window.count, resetInMs: window.resetAt - now };
-  }
-
-  private prune(now: number): void {
-    for (const [key, window] of this.windows) if (window.resetAt <= now) this.windows.delete(key);
+    const window = this.windows.get(key, now);
+    return window ? { count: window.value.count, resetInMs: window.expiresAt - now } : { count: 0, resetInMs: 0 };
   }
 }
 
