@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { StreamTokens } from '../api/stream-tokens';
+import { serveCodec } from '../lib/codec/serve';
 import { loadConfig } from '../lib/config';
 import { aliceKey, bobKey, buildTestApp } from './support/api';
 
@@ -107,3 +111,42 @@ describe('requests, per user', () => {
     expect((await listSkills(direct, bobKey, from)).statusCode).toBe(200);
   });
 });
+
+describe('the codec', () => {
+  it("refuses failed authentications beyond the limit per address, never a valid key, and names no key's user", async () => {
+    const operatorKey = 'codec-limits-operator-key-0123456789';
+    const userKey = 'codec-limits-user-key-0123456789abc';
+    const config = loadConfig({
+      SKILLFLOW_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'sf-codec-limits-')),
+      SKILLFLOW_API_KEYS: `${operatorKey}=ops:operator,${userKey}=alice`,
+      SKILLFLOW_CODEC_UI_TOKEN: 'codec-limits-ui-token-0123456789abcdefgh',
+      SKILLFLOW_ADDRESS_RATE_LIMIT: '3',
+    });
+    const codec = await serveCodec(config, () => undefined, 0);
+    try {
+      const decode = async (pathname: string, key?: string) => {
+        const response = await fetch(`${codec.url}${pathname}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+          body: '{"payloads": []}',
+        });
+        return { status: response.status, retryAfter: response.headers.get('retry-after'), body: (await response.json()) as { error?: { code: string; message: string } } };
+      };
+      const forbidden = await decode('/decode', userKey);
+      expect([forbidden.status, forbidden.body.error?.code]).toEqual([403, 'forbidden']);
+      expect(forbidden.body.error?.message).not.toContain('alice');
+      expect((await Promise.all([0, 1, 2].map((i) => decode('/decode', wrongKey(i))))).map((answer) => answer.status)).toEqual([401, 401, 401]);
+      const limited = await decode('/decode', wrongKey(3));
+      expect([limited.status, limited.body.error?.code]).toEqual([429, 'rate_limited']);
+      expect(Number(limited.retryAfter)).toBeGreaterThan(0);
+      expect(limited.body.error?.message).toContain('SKILLFLOW_ADDRESS_RATE_LIMIT');
+      expect((await decode(`/ui/${'x'.repeat(40)}/decode`)).status).toBe(429);
+      // A valid key, or the UI's endpoint, from the same address: still served.
+      expect((await decode('/decode', operatorKey)).status).toBe(200);
+      expect((await decode(new URL(codec.uiEndpoint).pathname + '/decode')).status).toBe(200);
+    } finally {
+      await codec.close();
+    }
+  });
+});
+

@@ -196,7 +196,7 @@ describe('the codec', () => {
     for (const key of ['TEMPORAL_NAMESPACE', 'SKILLFLOW_DATA_DIR', 'SKILLFLOW_STORE_URL', 'SKILLFLOW_STORE_RETENTION_HOURS']) {
       expect({ key, codec: env('codec')[key] }).toEqual({ key, codec: env('worker')[key] });
     }
-    for (const key of ['SKILLFLOW_SECRETS_DIR', 'SKILLFLOW_API_KEYS', 'SKILLFLOW_AUTH', 'SKILLFLOW_UNAUTHENTICATED_NETWORK']) {
+    for (const key of ['SKILLFLOW_SECRETS_DIR', 'SKILLFLOW_API_KEYS', 'SKILLFLOW_AUTH', 'SKILLFLOW_UNAUTHENTICATED_NETWORK', 'SKILLFLOW_ADDRESS_RATE_LIMIT']) {
       expect({ key, codec: env('codec')[key] }).toEqual({ key, codec: env('api')[key] });
     }
     expect(codec().volumes).toEqual(['skillflow-data:/data:ro', 'skillflow-api-secrets:/secrets:ro']);

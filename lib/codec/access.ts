@@ -47,7 +47,7 @@ export function checkAccess(access: CodecAccess, route: CodecRoute, authorizatio
   }
   const key = access.keys().find((candidate) => same(candidate.key, given));
   if (!key) return { allowed: false, status: 401, code: 'unauthorized', message: 'That API key is not valid.' };
-  if (!key.operator) return { allowed: false, status: 403, code: 'forbidden', message: `Only operators may decode payloads; the key of ${key.user} is not an operator's.` };
+  if (!key.operator) return { allowed: false, status: 403, code: 'forbidden', message: "Only operators may decode payloads, and that key is not an operator's." };
   return { allowed: true, caller: key.user };
 }
 

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { isLoopbackHost, type Config } from '../config';
 import { localOnlyOf } from '../local-only';
+import { MemoryWindowStore, RateLimiter } from '../rate-limits';
 import { SkillStore } from '../skills/skill-store';
 import { createSharedStore } from '../store';
 import { codecAccessOf, uiEndpointOf } from './access';
@@ -33,6 +34,7 @@ export async function serveCodec(config: Config, log: (line: string) => void, po
     uiOrigins: config.codec.uiOrigins,
     maxBodyBytes: config.codec.maxBodyBytes,
     log,
+    failedAuth: config.addressRateLimitPerMinute > 0 ? new RateLimiter(new MemoryWindowStore(), config.addressRateLimitPerMinute, 60_000) : undefined,
     localOnly: config.authEnabled ? undefined : localOnlyOf('the codec', 'SKILLFLOW_CODEC_UI_ORIGINS', config.codec.uiOrigins, isLoopbackHost(config.codec.host)),
   });
   await new Promise<void>((resolve, reject) => {

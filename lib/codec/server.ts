@@ -1,5 +1,7 @@
 import http from 'node:http';
+import { addressBucketOf } from '../client-addresses';
 import { checkLocalRequest, type LocalOnly } from '../local-only';
+import type { RateLimiter } from '../rate-limits';
 import { checkAccess, routeOf, type CodecAccess } from './access';
 import { decodePayloads, type CodecSources, type JsonPayload } from './decode';
 
@@ -14,6 +16,8 @@ export interface CodecServerOptions {
   log: (line: string) => void;
   /** With auth off: the Host and Origin a request must have (lib/local-only.ts); unset, none is checked. */
   localOnly?: LocalOnly;
+  /** Failed authentications per client address (SKILLFLOW_ADDRESS_RATE_LIMIT): beyond it a bad key or token gets 429 instead of 401. */
+  failedAuth?: RateLimiter;
 }
 
 class CodecError extends Error {
@@ -66,12 +70,25 @@ async function handle(request: http.IncomingMessage, response: http.ServerRespon
   if (request.method === 'OPTIONS') return preflight(request, response, origin, corsAllowed, options.uiOrigins);
   if (request.method !== 'POST') throw new CodecError(405, 'method_not_allowed', `Use POST for ${pathname}.`, { Allow: 'POST, OPTIONS' });
   const verdict = checkAccess(options.access, route, request.headers.authorization);
+  if (!verdict.allowed && verdict.status === 401) await countFailure(options.failedAuth, request.socket.remoteAddress ?? '');
   if (!verdict.allowed) throw new CodecError(verdict.status, verdict.code, verdict.message, verdict.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {});
   const payloads = payloadsOf(await readBody(request, options.maxBodyBytes));
   const namespace = request.headers['x-namespace'];
   const ours = namespace === undefined || namespace === '' || namespace === options.namespace;
   if (route.action === 'encode' || !ours) return reply(response, 200, { payloads });
   return reply(response, 200, { payloads: await decodePayloads(payloads, options.sources) });
+}
+
+/** Counts a failed authentication against the client's address; beyond the limit, refuses it with 429. */
+async function countFailure(limiter: RateLimiter | undefined, address: string): Promise<void> {
+  if (!limiter) return;
+  const decision = await limiter.take(`auth:${addressBucketOf(address)}`);
+  if (decision.allowed) return;
+  const seconds = Math.max(1, Math.ceil(decision.resetInMs / 1000));
+  const message =
+    `Too many failed authentications from your address: at most ${decision.limit} a minute (SKILLFLOW_ADDRESS_RATE_LIMIT); ` +
+    `requests with a valid key or UI token are still served. Retry in ${seconds} s.`;
+  throw new CodecError(429, 'rate_limited', message, { 'Retry-After': String(seconds) });
 }
 
 function preflight(request: http.IncomingMessage, response: http.ServerResponse, origin: string | undefined, allowed: boolean, origins: string[]): void {
