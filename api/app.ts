@@ -30,6 +30,7 @@ import { turnRoutes } from './routes/turns';
 import { sharedSchemas } from './schemas';
 import { StreamTokens } from './stream-tokens';
 import { OpenStreams } from './streams/open-streams';
+import { SharedStreamCounts } from './streams/shared-stream-counts';
 import type { TurnFeedSettings } from './streams/feed-settings';
 import { TurnFeeds } from './streams/turn-feeds';
 import { installHttpTracing } from './tracing';
@@ -89,6 +90,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const redis = options.redis ?? (config.redisUrl ? await connectApiRedis(config.redisUrl, log) : undefined);
   if (redis && !options.redis) app.addHook('onClose', async () => closeRedis(redis));
   const limits = createRateLimits(config, redis, () => undefined);
+  const sharedStreams = redis ? new SharedStreamCounts(redis, config.redisPrefix, () => undefined) : undefined;
+  if (sharedStreams) app.addHook('onClose', async () => sharedStreams.close());
   const quotaStore = redis ? new RedisQuotaStore(redis, config.redisPrefix) : new MemoryQuotaStore();
   const quotas = new Quotas(client, config, quotaStore, live);
   const sweeper = new SessionSweeper(client, config, quotaStore, quotas, log);
@@ -101,7 +104,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     feeds: new TurnFeeds(client, live, options.feedSettings, log),
     tokens: new StreamTokens(secret, config.streamTokenTtlMs),
     cursors: new PageCursors(secret),
-    streams: new OpenStreams({ perKey: config.maxStreamsPerKey, total: config.maxStreams }),
+    streams: new OpenStreams({ perUser: config.maxStreamsPerKey, total: config.maxStreams }, sharedStreams),
     limits,
     quotas,
     skills: options.skills,

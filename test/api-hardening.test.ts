@@ -122,7 +122,7 @@ describe('API hardening', () => {
       await finish();
     });
 
-    it('at most SKILLFLOW_MAX_STREAMS_PER_KEY streams per key: the next SSE or WebSocket gets 429 with retry-after', async () => {
+    it('at most SKILLFLOW_MAX_STREAMS_PER_KEY streams per user: the next SSE, WebSocket or stream-token stream gets 429 with retry-after', async () => {
       const app = await appWith({ SKILLFLOW_MAX_STREAMS_PER_KEY: '2', SKILLFLOW_MAX_STREAMS: '3' });
       const urls = await listening(app);
       const { turnId, finish } = await waitingTurn(app);
@@ -135,8 +135,12 @@ describe('API hardening', () => {
       expect(Number((third as { headers: http.IncomingHttpHeaders }).headers['retry-after'])).toBeGreaterThan(0);
       const socket = await WsClient.open(`${urls.ws}/v1/turns/${turnId}/ws`, authHeaders(aliceKey)).catch((err: { status: number }) => err);
       expect(socket).toMatchObject({ status: 429 });
+      // A stream token of the same user opens no stream beyond the user's cap.
+      const issued = await app.inject({ method: 'POST', url: '/v1/stream-tokens', headers: authHeaders(aliceKey), payload: { turnId } });
+      const byToken = await SseClient.open(`${urls.http}/v1/turns/${turnId}/events?token=${issued.json().token}`).catch((err: { status: number }) => err);
+      expect(byToken).toMatchObject({ status: 429 });
 
-      // Another key has its own allowance, up to the process's cap of 3.
+      // Another user has its own allowance, up to the process's cap of 3.
       const operators = await WsClient.open(`${urls.ws}/v1/turns/${turnId}/ws`, authHeaders(operatorKey));
       const overProcess = await sse(operatorKey).catch((err: { status: number; body: string }) => err);
       expect(overProcess).toMatchObject({ status: 429 });

@@ -81,7 +81,7 @@ export async function streamRoutes(app: FastifyInstance, context: ApiContext): P
     async (request, reply) => {
       const turnId = request.params.id;
       await describeVisibleTurn(client, request.caller, turnId);
-      const lease = streams.lease(streamKeyOf(request.caller));
+      const lease = await streams.lease(streamKeyOf(request.caller));
       const lastEventId = request.headers['last-event-id'];
       const after = lastEventId !== undefined ? Number(lastEventId) : (request.query.after ?? 0);
       const sse = new SseResponse(reply);
@@ -126,7 +126,7 @@ export async function streamRoutes(app: FastifyInstance, context: ApiContext): P
     preHandler: async (request) => {
       await describeVisibleTurn(client, request.caller, request.params.id);
       // Taken before the upgrade, so the socket beyond a cap is refused with a 429 the client can read.
-      if (request.ws) leases.set(request, leaseUntilAttached(streams.lease(streamKeyOf(request.caller))));
+      if (request.ws) leases.set(request, leaseUntilAttached(await streams.lease(streamKeyOf(request.caller))));
     },
     handler: async () => {
       throw new HttpError(426, 'upgrade_required', 'This route speaks WebSocket: connect with a WebSocket client.');

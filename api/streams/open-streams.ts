@@ -1,4 +1,5 @@
 import { HttpError } from '../errors';
+import type { SharedStreamCounts } from './shared-stream-counts';
 
 /** Above this many unsent bytes a stream's client is not reading: the stream ends rather than buffer without bound. */
 export const maxBufferedStreamBytes = 8 * 1024 * 1024;
@@ -14,24 +15,45 @@ export interface StreamLease {
 }
 
 /**
- * Every open SSE and WebSocket stream of this process: capped per user (API keys and stream tokens alike) and in total, so
- * one client cannot hold hundreds of idle streams (each a socket and, per turn, a feed), and closed cleanly at shutdown.
+ * Every open SSE and WebSocket stream of this process: capped per user (API keys and stream tokens alike; across the
+ * API processes too when they share Redis) and in total, so one client cannot hold hundreds of idle streams (each a
+ * socket and, per turn, a feed), and closed cleanly at shutdown.
  */
 export class OpenStreams {
   private readonly closers = new Set<() => void>();
-  private readonly perKey = new Map<string, number>();
+  private readonly perUser = new Map<string, number>();
   private leased = 0;
 
-  constructor(private readonly caps: { perKey: number; total: number } = { perKey: Infinity, total: Infinity }) {}
+  constructor(
+    private readonly caps: { perUser: number; total: number } = { perUser: Infinity, total: Infinity },
+    private readonly shared?: SharedStreamCounts,
+  ) {}
 
-  /** A lease on a stream for `key`, or a 429 `too_many_streams` (with `retryAfterSeconds`) beyond a cap. */
-  lease(key: string): StreamLease {
-    const held = this.perKey.get(key) ?? 0;
-    if (held >= this.caps.perKey) {
-      throw tooMany(`At most ${this.caps.perKey} streams may be open per user; close one first.`);
+  /** A lease on a stream for `user`, or a 429 `too_many_streams` (with `retryAfterSeconds`) beyond a cap. */
+  async lease(user: string): Promise<StreamLease> {
+    const local = this.leaseHere(user);
+    if (!this.shared) return local;
+    const place = await this.shared.take(user, this.caps.perUser);
+    if (!place.taken) {
+      local.release();
+      throw tooMany(`At most ${this.caps.perUser} streams may be open per user, across the API processes; close one first.`);
+    }
+    return {
+      attach: local.attach,
+      release: () => {
+        local.release();
+        place.giveBack();
+      },
+    };
+  }
+
+  private leaseHere(user: string): StreamLease {
+    const held = this.perUser.get(user) ?? 0;
+    if (held >= this.caps.perUser) {
+      throw tooMany(`At most ${this.caps.perUser} streams may be open per user; close one first.`);
     }
     if (this.leased >= this.caps.total) throw tooMany(`This API process has its maximum of ${this.caps.total} open streams; try again shortly.`);
-    this.perKey.set(key, held + 1);
+    this.perUser.set(user, held + 1);
     this.leased += 1;
     let released = false;
     let closer: (() => void) | undefined;
@@ -46,9 +68,9 @@ export class OpenStreams {
         released = true;
         if (closer) this.closers.delete(closer);
         this.leased -= 1;
-        const left = (this.perKey.get(key) ?? 1) - 1;
-        if (left > 0) this.perKey.set(key, left);
-        else this.perKey.delete(key);
+        const left = (this.perUser.get(user) ?? 1) - 1;
+        if (left > 0) this.perUser.set(user, left);
+        else this.perUser.delete(user);
       },
     };
   }
