@@ -1,3 +1,4 @@
+import { createBudgetActivities, type BudgetActivityDeps } from './budget';
 import { createModelActivities, type ModelDeps } from './model';
 import { createSkillActivities, type SkillActivityDeps } from './skills';
 import { createToolActivities, type ToolActivityDeps } from './tools';
@@ -7,6 +8,8 @@ export interface ActivityDeps {
   model: ModelDeps;
   skills: SkillActivityDeps;
   tools: ToolActivityDeps;
+  /** The token ledgers; absent: this worker's memory. */
+  budget?: BudgetActivityDeps;
 }
 
 /** Every activity the worker registers, built from its dependencies (no globals, so tests inject their own). */
@@ -18,6 +21,7 @@ export function createActivities(deps: ActivityDeps) {
     ...skills,
     ...tools,
     ...createTurnStartActivities(skills, tools),
+    ...createBudgetActivities(deps.budget),
   };
 }
 

@@ -52,9 +52,17 @@ export interface TurnSettings {
    * settings of sessions created before it existed: `defaultMaxSkillDepth`.
    */
   maxSkillDepth?: number;
+  /**
+   * invoke_skill calls one model response may make, and calls one turn may make at any depth (its skill runs'
+   * included). Absent in the settings of sessions created before they existed: the defaults below.
+   */
+  maxInvocationsPerResponse?: number;
+  maxInvocationsPerTurn?: number;
 }
 
 export const defaultMaxSkillDepth = 3;
+export const defaultMaxInvocationsPerResponse = 5;
+export const defaultMaxInvocationsPerTurn = 20;
 
 export const defaultTurnSettings: TurnSettings = {
   modelMaxAttempts: 6,
@@ -70,4 +78,6 @@ export const defaultTurnSettings: TurnSettings = {
   checkpointOnTimeout: 'cancel',
   maxPlanViolations: 5,
   maxSkillDepth: defaultMaxSkillDepth,
+  maxInvocationsPerResponse: defaultMaxInvocationsPerResponse,
+  maxInvocationsPerTurn: defaultMaxInvocationsPerTurn,
 };

@@ -36,6 +36,16 @@ export interface SkillRunInput {
   checkpointBase: number;
   /** The registered tools of its turn, as the turn read them when it started: a skill run keeps the same list. */
   tools: ToolCatalog;
+  /** What it may spend, from the run that invoked it (absent: invoked by code before spending bounds). */
+  allowance?: SkillRunAllowance;
+}
+
+/** What a skill run and the runs under it may spend of their turn's (core/policy spending bounds). */
+export interface SkillRunAllowance {
+  /** invoke_skill calls. */
+  invocations: number;
+  /** Model tokens (absent: no budget), and the UTC day (YYYY-MM-DD) of the user's ledger they are reserved in. */
+  tokens?: { left: number; day: string };
 }
 
 export interface SkillRunResult {

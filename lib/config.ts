@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { defaultConversationBytes } from '../core/payload-references';
 import { defaultHistoryWindowBytes, maxHistoryWindowBytes } from '../core/session-records';
+import { defaultMaxInvocationsPerResponse, defaultMaxInvocationsPerTurn } from '../core/settings';
 import { parseDuration } from '../core/skills/durations';
 import { closest } from '../core/skills/problems';
 import { efforts, type Effort } from '../core/thinking';
@@ -70,6 +71,10 @@ export interface Config {
   maxPlanViolations: number;
   /** How deep skill runs may nest (invoke_skill): 1 for a skill the turn invokes, +1 per nesting. */
   maxSkillDepth: number;
+  /** invoke_skill calls one model response may make. */
+  maxInvocationsPerResponse: number;
+  /** invoke_skill calls one turn may make, at any depth (its skill runs' included). */
+  maxInvocationsPerTurn: number;
   retentionDays: number;
   /** Bearer keys and who they belong to; empty with auth on means a key is generated at start-up. */
   apiKeys: ApiKey[];
@@ -307,6 +312,8 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     checkpointTtlMs: duration('SKILLFLOW_CHECKPOINT_TTL_MS', 0, 0, 365 * 24 * 3600_000),
     maxPlanViolations: integer('SKILLFLOW_MAX_PLAN_VIOLATIONS', 5, 1, 1000),
     maxSkillDepth: integer('SKILLFLOW_MAX_SKILL_DEPTH', 3, 1, 10),
+    maxInvocationsPerResponse: integer('SKILLFLOW_MAX_INVOCATIONS_PER_RESPONSE', defaultMaxInvocationsPerResponse, 1, 100),
+    maxInvocationsPerTurn: integer('SKILLFLOW_MAX_INVOCATIONS_PER_TURN', defaultMaxInvocationsPerTurn, 1, 10_000),
     checkpointOnTimeout: oneOf('SKILLFLOW_CHECKPOINT_ON_TIMEOUT', ['CANCEL', 'SKIP'] as const, 'CANCEL').toLowerCase() as 'cancel' | 'skip',
     retentionDays: integer('SKILLFLOW_RETENTION_DAYS', 30, 1, 3650),
     apiKeys: [],

@@ -17,6 +17,8 @@ export function turnSettingsFrom(config: Config): TurnSettings {
     maxPlanViolations: config.maxPlanViolations,
     maxSkillDepth: config.maxSkillDepth,
     thinking: config.thinking,
+    maxInvocationsPerResponse: config.maxInvocationsPerResponse,
+    maxInvocationsPerTurn: config.maxInvocationsPerTurn,
     ...(config.thinkingBudgetTokens > 0 ? { thinkingBudgetTokens: config.thinkingBudgetTokens } : {}),
     ...(config.effort ? { effort: config.effort } : {}),
   };

@@ -47,7 +47,7 @@ describe('handing turns in flight to the code with the tool registry', () => {
     const fresh = (await api.sendMessage(session, { message: 'What is 6 times 7?' })).body.id as string;
     expect(await api.finished(fresh)).toMatchObject({ status: 'completed', output: '42.' });
     const freshHandle = env.client.workflow.getHandle(fresh);
-    expect((await patchesIn(freshHandle)).sort()).toEqual([baselinePatch, separatePatches.turnStartInOneActivity].sort());
+    expect((await patchesIn(freshHandle)).sort()).toEqual([baselinePatch, separatePatches.spendingBounds, separatePatches.turnStartInOneActivity].sort());
     expect(await activityTypes(freshHandle)).toEqual(['readTurnStart', 'callModel', 'runTool', 'callModel']);
     expect(toolNames(fake.requests.at(-2)!.body)).toContain('calculator');
     expect(JSON.stringify(fake.requests.at(-1)!.body.messages)).toContain('6 * 7 = 42');

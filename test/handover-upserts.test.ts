@@ -57,7 +57,7 @@ describe('handing turns in flight to the code with batched search attributes and
     await api.answer(fresh, question.id, { action: 'answer', answer: 'Trees.' });
     expect(await api.finished(fresh)).toMatchObject({ status: 'completed', output: 'Trees, then.' });
     expect(await shownAttributes(freshHandle)).toEqual({ status: 'completed', checkpoint: undefined, step: undefined });
-    expect((await patchesIn(freshHandle)).sort()).toEqual([baselinePatch, separatePatches.turnStartInOneActivity].sort());
+    expect((await patchesIn(freshHandle)).sort()).toEqual([baselinePatch, separatePatches.spendingBounds, separatePatches.turnStartInOneActivity].sort());
     expect(Math.max(...(await upsertsPerTaskAfterDeploy(freshHandle)))).toBe(1);
     expect(fake.pending).toBe(0);
   }, 120_000);

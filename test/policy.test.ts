@@ -39,6 +39,7 @@ import {
 } from '../core/policy';
 import { planSpecOf, type CheckpointSpec, type FieldSpec, type SkillManifest, type SkillSnapshot } from '../core/skills';
 import type { ToolCatalog, ToolSpec } from '../core/tools';
+import type { Reservation } from '../core/budget';
 
 /**
  * The turn policy (core/policy) as a table: a state built from events, one more event, and the verdict and state it
@@ -46,7 +47,7 @@ import type { ToolCatalog, ToolSpec } from '../core/tools';
  */
 
 const t0 = 1_000_000;
-const settings: PolicySettings = { maxRounds: 5, maxPlanViolations: 3, checkpointTtlMs: null, checkpointOnTimeout: 'cancel', maxSkillDepth: 2 };
+const settings: PolicySettings = { maxRounds: 5, maxPlanViolations: 3, checkpointTtlMs: null, checkpointOnTimeout: 'cancel', maxSkillDepth: 2, maxInvocationsPerResponse: 2, maxInvocationsPerTurn: 3 };
 const field = (name: string, spec: Partial<FieldSpec> & Pick<FieldSpec, 'type'>): FieldSpec => ({ name, description: name, required: true, ...spec });
 const checkpoint = (name: string, spec: Partial<CheckpointSpec> = {}): CheckpointSpec => ({
   name,
@@ -1352,10 +1353,117 @@ describe('skill runs and structured outputs, event by event', () => {
   });
 
   it('settings of sessions created before the depth cap existed get its default; manifests of older code activate without outputs or children', () => {
-    const { maxSkillDepth: _dropped, ...older } = settings;
-    expect(policySettingsOf(older as PolicySettings).maxSkillDepth).toBe(3);
+    const { maxSkillDepth: _dropped, maxInvocationsPerResponse: _perResponse, maxInvocationsPerTurn: _perTurn, ...older } = settings;
+    expect(policySettingsOf(older as PolicySettings)).toMatchObject({ maxSkillDepth: 3, maxInvocationsPerResponse: 5, maxInvocationsPerTurn: 20 });
     const old = { ...snapshotOf(boss), manifest: { ...boss, output: undefined, children: undefined } as unknown as SkillManifest };
     const carry = { ...carryOf(apply([turn(), loaded(boss)]).state, {})!, snapshots: [old] };
     expect(apply([turn({ carry })]).state.active).toMatchObject({ name: 'boss', output: [], children: [] });
+  });
+});
+
+describe('spending bounds: the token budget handed down and reserved, invoke_skill calls capped (issue 24.6)', () => {
+  const boss = skill('boss', 'work', { children: ['helper'] });
+  const catalog = ['helper', 'boss'];
+  const turn = (extra: Partial<Extract<PolicyEvent, { type: 'turn.started' }>> = {}) => started({ catalog, ...extra });
+  const runOf = (manifest: SkillManifest, extra: Partial<Extract<PolicyEvent, { type: 'turn.started' }>> = {}, invocationsLeft?: number) =>
+    started({ catalog, invocation: { manifest, depth: 1, checkpointBase: 0, params: {}, ...(invocationsLeft !== undefined ? { invocationsLeft } : {}) }, ...extra });
+  const invoke = (tokens?: number): PolicyEvent => ({ type: 'tool.requested', at: t0, call: call('invoke_skill', { skill: 'helper', task: 't' }), ...(tokens !== undefined ? { tokens } : {}) });
+  const roundOf = (tokens: number, estimate?: number): PolicyEvent => ({ type: 'round.starting', at: t0, tokens, ...(estimate !== undefined ? { estimate } : {}) });
+  const reserved = (reservation: Reservation): PolicyEvent => ({ type: 'tokens.reserved', reservation });
+  const returned = (runs?: number): PolicyEvent => ({
+    type: 'tool.finished',
+    at: t0,
+    call: call('invoke_skill', { skill: 'helper' }),
+    outcome: { kind: 'skill.invoked', checkpointCount: 0, ...(runs !== undefined ? { runs } : {}) },
+  });
+  const unstarted = (input: unknown): PolicyEvent => ({ type: 'tool.finished', at: t0, call: call('invoke_skill', input), outcome: { kind: 'skill.unstarted' } });
+  const perResponse = 'At most 2 invoke_skill calls run per model response (SKILLFLOW_MAX_INVOCATIONS_PER_RESPONSE); helper was not invoked. Call it again in a later response if you still need it.';
+  const perTurn = "This turn has made its 3 invoke_skill calls, its skill runs' included (SKILLFLOW_MAX_INVOCATIONS_PER_TURN); helper was not invoked. Go on without it.";
+
+  const table: Case[] = [
+    // Reservations before each round of a run with a budget.
+    { name: 'a round reserves its estimate, within what the run has left', given: [turn({ tokenBudget: 1_000 })], when: roundOf(100, 300), verdict: { kind: 'allow', reserve: { tokens: 300, left: 900 } } },
+    { name: 'a round never reserves more than the run has left', given: [turn({ tokenBudget: 1_000 })], when: roundOf(400, 900), verdict: { kind: 'allow', reserve: { tokens: 600, left: 600 } } },
+    { name: 'a round without an estimate reserves a token', given: [turn({ tokenBudget: 1_000 })], when: roundOf(0), verdict: { kind: 'allow', reserve: { tokens: 1, left: 1_000 } } },
+    { name: 'a round inside a plan reserves too', given: [turn({ tokenBudget: 1_000 }), loaded(boss)], when: roundOf(0, 50), verdict: { kind: 'allow', reserve: { tokens: 50 } } },
+    { name: 'without a budget a round reserves nothing', given: [turn()], when: roundOf(100, 300), verdict: { kind: 'allow' }, without: ['reserve'] },
+    { name: 'a turn of older code reserves nothing', given: [turn({ rules: legacyRules, tokenBudget: 1_000 })], when: roundOf(100, 300), verdict: { kind: 'allow' }, without: ['reserve'] },
+    { name: 'a granted reservation lets the round go on', given: [turn({ tokenBudget: 1_000 }), roundOf(0, 10)], when: reserved({ granted: true, tokens: 10 }), verdict: { kind: 'allow' } },
+    {
+      name: "a refused reservation ends the turn before its model call: other turns used up the user's day",
+      given: [turn({ tokenBudget: 1_000 }), roundOf(0, 10)],
+      when: reserved({ granted: false, available: 0 }),
+      verdict: {
+        kind: 'end',
+        ending: {
+          status: 'failed',
+          reason: 'token_budget',
+          error: {
+            code: 'token_budget',
+            message:
+              "The user's daily token budget (SKILLFLOW_USER_DAILY_TOKENS) is used up, by this turn and the user's other turns running at the same time; the turn was stopped before its next model call. The budget renews at 00:00 UTC.",
+          },
+        },
+      },
+    },
+    {
+      name: 'a refused reservation keeps a turn\'s unfinished plan for the next turn',
+      given: [turn({ tokenBudget: 1_000 }), loaded(boss), roundOf(0, 10)],
+      when: reserved({ granted: false, available: -5 }),
+      verdict: { kind: 'end', ending: { reason: 'token_budget', error: { message: expect.stringMatching(/The plan is kept for the session's next turn\. Remaining: work\.$/) } } },
+    },
+    {
+      name: 'a refused reservation stops a skill run, whose plan is not carried',
+      given: [runOf(boss, { tokenBudget: 500 }), roundOf(0, 10)],
+      when: reserved({ granted: false, available: 0 }),
+      verdict: { kind: 'end', ending: { reason: 'token_budget', error: { message: expect.stringMatching(/by this skill run and .*; the skill run was stopped before its next model call\. The budget renews at 00:00 UTC\.$/) } } },
+    },
+    {
+      name: 'a skill run stops before its next round once its tokens reach what its invoker had left',
+      given: [runOf(boss, { tokenBudget: 500 }), roundOf(0, 10)],
+      when: roundOf(520),
+      verdict: {
+        kind: 'end',
+        ending: {
+          reason: 'token_budget',
+          error: {
+            message:
+              "The skill run used 520 model tokens, reaching the 500 its invoker had left of the user's daily budget when it started (SKILLFLOW_USER_DAILY_TOKENS); it was stopped before its next model call. The budget renews at 00:00 UTC.",
+          },
+        },
+      },
+    },
+
+    // invoke_skill calls: counted per response and per turn, with what the skill run may spend handed down.
+    { name: 'an invocation within the caps is counted and hands down what is left', given: [turn(), roundOf(0)], when: invoke(), verdict: { kind: 'allow', handDown: { invocations: 2, tokens: null } }, state: { invocations: { left: 2, inResponse: 1 } } },
+    { name: 'with a budget, the skill run gets the tokens the run has left', given: [turn({ tokenBudget: 1_000 }), roundOf(0)], when: invoke(350), verdict: { kind: 'allow', handDown: { invocations: 2, tokens: 650 } } },
+    { name: 'an invocation past the per-response cap is refused, not counted as a violation', given: [turn(), roundOf(0), invoke(), invoke()], when: invoke(), verdict: { kind: 'refuse', message: perResponse }, state: { violations: 0, invocations: { left: 1, inResponse: 2 } } },
+    { name: 'the next response may invoke again', given: [turn(), roundOf(0), invoke(), invoke(), roundOf(0)], when: invoke(), verdict: { kind: 'allow' }, state: { invocations: { left: 0, inResponse: 1 } } },
+    { name: 'an invocation past the per-turn cap is refused', given: [turn(), roundOf(0), invoke(), invoke(), roundOf(0), invoke(), roundOf(0)], when: invoke(), verdict: { kind: 'refuse', message: perTurn } },
+    { name: 'the runs a skill run started count against the turn', given: [turn(), roundOf(0), invoke()], when: returned(1), verdict: { kind: 'allow' }, state: { invocations: { left: 1 } } },
+    { name: 'a skill run that reports no runs counts as none', given: [turn(), roundOf(0), invoke()], when: returned(), verdict: { kind: 'allow' }, state: { invocations: { left: 2 } } },
+    { name: 'the count never goes below zero', given: [turn(), roundOf(0), invoke(), returned(9), roundOf(0)], when: invoke(), verdict: { kind: 'refuse', message: perTurn }, state: { invocations: { left: 0 } } },
+    { name: 'a skill run makes only the calls its invoker left it', given: [runOf(boss, {}, 0), roundOf(0)], when: invoke(), verdict: { kind: 'refuse', message: perTurn } },
+    { name: 'a skill run an older invoker started gets the per-turn cap', given: [runOf(boss), roundOf(0)], when: invoke(), verdict: { kind: 'allow', handDown: { invocations: 2 } } },
+    {
+      name: 'no skill run starts once the run has used its tokens',
+      given: [turn({ tokenBudget: 1_000 }), roundOf(0)],
+      when: invoke(1_000),
+      verdict: { kind: 'refuse', message: "The model tokens this turn was given of the user's daily budget are used up (SKILLFLOW_USER_DAILY_TOKENS); helper was not invoked." },
+    },
+    { name: 'nor in a skill run', given: [runOf(boss, { tokenBudget: 10 }), roundOf(0)], when: invoke(10), verdict: { kind: 'refuse', message: /^The model tokens this skill run was given/ } },
+    { name: 'an invocation whose input the tool refused started nothing: the call is given back', given: [turn(), roundOf(0), invoke(), invoke()], when: unstarted({ skill: 'helper', task: '' }), verdict: { kind: 'allow' }, state: { invocations: { left: 2, inResponse: 1 } } },
+    { name: 'an invocation without a skill name was never counted', given: [turn(), roundOf(0), invoke()], when: unstarted({ task: 't' }), verdict: { kind: 'allow' }, state: { invocations: { left: 2, inResponse: 1 } } },
+    { name: 'a turn of older code counts no invocations to give back', given: [turn({ rules: legacyRules }), invoke()], when: unstarted(null), verdict: { kind: 'allow' }, state: { invocations: null } },
+    { name: 'a turn of older code invokes without caps', given: [turn({ rules: legacyRules }), roundOf(0), invoke(), invoke()], when: invoke(), verdict: { kind: 'allow' }, without: ['handDown'], state: { invocations: null } },
+    { name: 'a skill run of older code counts nothing when its run returns', given: [turn({ rules: legacyRules }), invoke()], when: returned(2), verdict: { kind: 'allow' }, state: { invocations: null } },
+  ];
+
+  it.each(table)('$name', ({ given, when, verdict, without, state }) => {
+    const before = apply(given).state;
+    const after = reducePolicy(before, when);
+    expect(after.verdict).toMatchObject(verdict);
+    for (const key of without ?? []) expect(after.verdict).not.toHaveProperty(key);
+    if (state) expect(after.state).toMatchObject(state);
   });
 });

@@ -1,5 +1,6 @@
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { loadConfig } from '../lib/config';
+import { createTokenLedger } from '../lib/budget';
 import { createWorkerLiveChannel, describeLiveChannel } from '../lib/live';
 import { createLogger } from '../lib/logging';
 import { createSharedStore, sweepPeriodically } from '../lib/store';
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   const live = createWorkerLiveChannel(config, say);
   const store = createSharedStore(config);
+  const ledger = createTokenLedger(config, (line) => logger.warn(line));
   const stopSweeping = sweepPeriodically(store, sweepEveryMs, say);
   const tools = await buildToolRegistry(config, say);
   let worker: Worker | undefined;
@@ -53,7 +55,7 @@ async function main(): Promise<void> {
       workflowBundle: { code },
       namespace: config.temporalNamespace,
       taskQueue: config.taskQueue,
-      deps: { model: modelDepsFrom(config, live, store, say), skills: { skillsDir: config.skillsDir, dataDir: config.dataDir }, tools: { registry: tools.registry } },
+      deps: { model: modelDepsFrom(config, live, store, say), skills: { skillsDir: config.skillsDir, dataDir: config.dataDir }, tools: { registry: tools.registry }, budget: { ledger } },
       publishLive: (turnId, event) => live.publish(turnId, event),
       publishState: (turnId, snapshot) => live.publishState(turnId, snapshot),
       tracing,
@@ -69,7 +71,7 @@ async function main(): Promise<void> {
     const stopHeapWatch = watchMainHeap(logger);
     // `npm start` waits for the marker in this line.
     say(`${workerReadyMarker}: task queue "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.temporalNamespace})`);
-    say(`live events go to ${describeLiveChannel(config)}; transcripts are shared through ${store.description}`);
+    say(`live events go to ${describeLiveChannel(config)}; transcripts are shared through ${store.description}; token budgets are reserved in ${ledger.description}`);
     say(`tools: ${tools.registry.specs.map((tool) => tool.name).join(', ')}; with no skill active: ${config.defaultTools.join(' ') || "the engine's own only"}`);
     if (health) say(`health on http://${config.host}:${config.workerHealthPort}/healthz and /readyz`);
     if (config.workerMetricsPort > 0) say(`Temporal metrics on http://${config.host}:${config.workerMetricsPort}/metrics`);
@@ -83,7 +85,7 @@ async function main(): Promise<void> {
     say('stopped');
   } finally {
     stopSweeping();
-    await Promise.all([live.close(), store.close(), tools.close()]);
+    await Promise.all([live.close(), store.close(), tools.close(), ledger.close()]);
     await connection.close();
     await tracing?.shutdown();
   }

@@ -8,6 +8,7 @@ import { toolDefinitionOf } from '../core/tools';
 import { completeBlocksOf, responseKind } from '../core/response-kind';
 import type { TurnResult } from '../core/turn';
 import { callModel } from './model-call';
+import { reserveRound, spend } from './spending';
 import { dispatchToolCalls } from './tool-dispatch';
 import type { TurnTool } from './tool-types';
 import type { TurnRun } from './turn-run';
@@ -30,13 +31,17 @@ export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
   const answerParts: string[] = [];
 
   for (;;) {
-    const round = run.decide({ type: 'round.starting', at: Date.now(), tokens: tokensOf(run.state.usage) });
     // The tools of this round: they change only when another skill becomes active, so the cached prefix holds meanwhile.
     const definitions = offeredTools(context);
+    const estimate = run.ledgerScope ? { estimate: roundEstimate(context, definitions) } : {};
+    const round = run.decide({ type: 'round.starting', at: Date.now(), tokens: tokensOf(run.state.usage), ...estimate });
     if (round.kind === 'end') return await endTurn(context, definitions, round);
+    const held = await reserveRound(run, round);
+    if (held && 'kind' in held) return await endTurn(context, definitions, held);
     if (round.kind === 'allow' && round.note) appendUserText(run.messages, round.note);
     compactIfNeeded(context, definitions);
-    const response = await callModel(run, { system: context.system, tools: definitions, purpose: `round ${run.policy.roundsSinceHuman}` });
+    const purpose = `round ${run.policy.roundsSinceHuman}`;
+    const response = await spend(held, () => callModel(run, { system: context.system, tools: definitions, purpose }));
     const kind = responseKind(response);
 
     if (kind === 'refused') {
@@ -115,6 +120,13 @@ export function appendUserText(messages: ChatMessage[], text: string): void {
   } else {
     messages.push({ role: 'user', content: text });
   }
+}
+
+/** The tokens a round's request may take: its prompt as it stands (before any compaction), and its output limit. */
+function roundEstimate(context: LoopContext, definitions: ToolDefinition[]): number {
+  const { run } = context;
+  const prompt = estimateTokens([context.system, definitions], run.charsPerToken) + Math.ceil(run.measure.jsonLength(run.messages) / run.charsPerToken);
+  return prompt + (run.settings.maxTokens ?? 0);
 }
 
 /** Keeps the whole prompt (system, tools and messages) under the budget, compacting down to 60% of it when over. */

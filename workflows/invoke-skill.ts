@@ -10,9 +10,9 @@ import {
   isCancellation,
 } from '@temporalio/workflow';
 import { zeroUsage } from '../core/model';
-import type { ToolCall } from '../core/policy';
+import type { Allowance, ToolCall } from '../core/policy';
 import type { SkillExecution } from '../core/schemas/skill-runs';
-import { skillRunWorkflowId, skillRunWorkflowType, type SkillRunInput, type SkillRunResult } from '../core/skill-runs';
+import { skillRunWorkflowId, skillRunWorkflowType, type SkillRunAllowance, type SkillRunInput, type SkillRunResult } from '../core/skill-runs';
 import { checkInvocation, invokeSkillDefinition, type Invocation, type InvocationResult, type SkillManifest } from '../core/skills';
 import { engineToolSpec } from '../core/tools';
 import { searchAttributes } from './search-attributes';
@@ -21,6 +21,7 @@ import type { skillWorkflow } from './skill-workflow';
 import type { SkillCallEvent, ToolAnswer, TurnTool } from './tool-types';
 import type { TurnRun } from './turn-run';
 import { publicError } from './internal-errors';
+import { invokeSkillCallOf } from './skill-call-event';
 
 /**
  * invoke_skill: the policy has allowed the skill (scope, depth); the input is checked (task, history, params against
@@ -32,22 +33,18 @@ export function invokeSkillTool(catalog: SkillManifest[], invocable: SkillManife
   return {
     spec: engineToolSpec(invokeSkillDefinition(invocable), 'skill', 'child-workflow'),
     skillCall: skillCallEvent,
-    run: (call, run) => invokeSkill(catalog, call, run),
+    run: (call, run, handDown) => invokeSkill(catalog, call, run, handDown),
   };
 }
 
-function skillCallEvent(call: ToolCall, run: TurnRun): SkillCallEvent {
-  const input = (typeof call.input === 'object' && call.input !== null ? call.input : {}) as Record<string, unknown>;
-  return {
-    name: typeof input.skill === 'string' ? input.skill : call.name,
-    depth: run.depth + 1,
-    input: { task: input.task, params: input.params ?? {}, ...(input.history !== undefined ? { history: input.history } : {}) },
-  };
-}
+const skillCallEvent = (call: ToolCall, run: TurnRun): SkillCallEvent => invokeSkillCallOf(call, run.depth);
 
-async function invokeSkill(catalog: SkillManifest[], call: ToolCall, run: TurnRun): Promise<ToolAnswer> {
+async function invokeSkill(catalog: SkillManifest[], call: ToolCall, run: TurnRun, handDown?: Allowance): Promise<ToolAnswer> {
   const checked = checkInvocation(call.input, catalog);
-  if (!checked.ok) return { content: JSON.stringify(checked.result), isError: true, result: checked.result };
+  if (!checked.ok) {
+    run.decide({ type: 'tool.finished', at: Date.now(), call, outcome: { kind: 'skill.unstarted' } });
+    return { content: JSON.stringify(checked.result), isError: true, result: checked.result };
+  }
   const { invocation } = checked;
   const workflowId = skillRunWorkflowId(run.input.turnId, invocation.skill, call.id);
   const startedAt = Date.now();
@@ -70,7 +67,7 @@ async function invokeSkill(catalog: SkillManifest[], call: ToolCall, run: TurnRu
         { key: searchAttributes.turn, value: run.place.rootTurnId },
       ],
       memo: { task: invocation.task, params: invocation.params },
-      args: [skillRunInput(run, call, invocation, record.depth)],
+      args: [skillRunInput(run, call, invocation, record.depth, handDown)],
     });
   } catch (err) {
     // This run is being cancelled: the skill run was cancelled with it, and the cancellation goes on up.
@@ -79,7 +76,7 @@ async function invokeSkill(catalog: SkillManifest[], call: ToolCall, run: TurnRu
   }
   // A run that ended without saying so (terminated, cancelled by hand) may leave its checkpoint mirrored here.
   mirrorCheckpoint(run, null, workflowId, result.checkpointCount);
-  run.decide({ type: 'tool.finished', at: Date.now(), call, outcome: { kind: 'skill.invoked', checkpointCount: result.checkpointCount } });
+  run.decide({ type: 'tool.finished', at: Date.now(), call, outcome: { kind: 'skill.invoked', checkpointCount: result.checkpointCount, runs: result.skills.length } });
   run.setChildUsage(workflowId, result.usage);
   run.recordSkillRuns([...result.skills, endRecord(record, result, Date.now())]);
   // This run was asked to cancel while the skill run ran (which was cancelled with it and returned): it ends cancelled
@@ -94,8 +91,9 @@ async function invokeSkill(catalog: SkillManifest[], call: ToolCall, run: TurnRu
   return { content: JSON.stringify(answer), isError: !result.success, result: answer };
 }
 
-function skillRunInput(run: TurnRun, call: ToolCall, invocation: Invocation, depth: number): SkillRunInput {
+function skillRunInput(run: TurnRun, call: ToolCall, invocation: Invocation, depth: number, handDown: Allowance | undefined): SkillRunInput {
   const { input } = run;
+  const allowance = handDown && allowanceOf(run, handDown);
   return {
     workflowId: skillRunWorkflowId(input.turnId, invocation.skill, call.id),
     rootTurnId: run.place.rootTurnId,
@@ -113,7 +111,14 @@ function skillRunInput(run: TurnRun, call: ToolCall, invocation: Invocation, dep
     depth,
     checkpointBase: run.policy.checkpointCount,
     tools: { tools: run.policy.tools, rootGrants: [] },
+    ...(allowance ? { allowance } : {}),
   };
+}
+
+/** What the policy hands down, with the day of the ledger the run reserves in (the tokens go with it). */
+function allowanceOf(run: TurnRun, handDown: Allowance): SkillRunAllowance {
+  const day = run.ledgerScope?.day;
+  return { invocations: handDown.invocations, ...(handDown.tokens !== null && day ? { tokens: { left: handDown.tokens, day } } : {}) };
 }
 
 function startRecord(run: TurnRun, workflowId: string, callId: string, invocation: Invocation, startedAt: number): SkillExecution {

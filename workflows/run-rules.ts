@@ -1,5 +1,5 @@
 import { ActivityFailure, patched } from '@temporalio/workflow';
-import { baselinePatch, enginePatches, rulePatches, type PolicyRules } from '../core/policy';
+import { baselinePatch, enginePatches, rulePatches, separatePatches, type BaselineRule, type PolicyRules } from '../core/policy';
 import type { TurnEnding } from '../core/turn';
 import { publicError } from './internal-errors';
 
@@ -16,10 +16,14 @@ export function patchesOfThisRun(): HasPatch {
   return (patchId) => baseline || patched(patchId);
 }
 
-/** The rules of the code this run started on: each rule that changed while turns ran is behind a patch. */
+/**
+ * The rules of the code this run started on: each rule that changed while turns ran is behind a patch (those after the
+ * baseline behind one of their own, read here once, when the run starts).
+ */
 export function rulesOfThisRun(has: HasPatch): PolicyRules {
   const rules = {} as PolicyRules;
-  for (const [rule, patchId] of Object.entries(rulePatches) as Array<[keyof PolicyRules, string]>) rules[rule] = has(patchId);
+  for (const [rule, patchId] of Object.entries(rulePatches) as Array<[BaselineRule, string]>) rules[rule] = has(patchId);
+  rules.spendingBounds = patched(separatePatches.spendingBounds);
   return rules;
 }
 

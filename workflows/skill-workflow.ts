@@ -79,6 +79,8 @@ async function runSkill(run: TurnRun, input: SkillRunInput): Promise<TurnResult>
     const has = patchesOfThisRun();
     const rules = rulesOfThisRun(has);
     run.useEngine(engineOfThisRun(has));
+    const { allowance } = input;
+    if (rules.spendingBounds && allowance?.tokens) run.ledgerScope = { user: input.userId, day: allowance.tokens.day, turn: input.rootTurnId };
     // The skill catalog is read when the run starts (like a turn's); the registered tools are its turn's, as given.
     const [skills, snapshot] = await Promise.all([skillCatalog(), loadSkillSnapshot({ name: input.skill })]);
     const catalog = skills.skills;
@@ -92,7 +94,8 @@ async function runSkill(run: TurnRun, input: SkillRunInput): Promise<TurnResult>
       settings: policySettingsOf(input.settings),
       catalog: catalog.map((skill) => skill.name),
       tools: registry,
-      invocation: { manifest, depth: input.depth, checkpointBase: input.checkpointBase, params: input.params },
+      invocation: { manifest, depth: input.depth, checkpointBase: input.checkpointBase, params: input.params, ...(allowance ? { invocationsLeft: allowance.invocations } : {}) },
+      ...(allowance?.tokens ? { tokenBudget: allowance.tokens.left } : {}),
     });
     const children = mayInvoke(run.policy) ? catalog.filter((skill) => manifest.children.includes(skill.name)) : [];
     const system = skillRunSystemPrompt({ basePrompt, snapshot, params: input.params, depth: input.depth, children, depthCapped: manifest.children.length > 0 && children.length === 0 });

@@ -1,8 +1,10 @@
 import { isCancellation, patched } from '@temporalio/workflow';
 import { cancelledCallResult } from '../core/events';
 import type { ToolResultBlock, ToolUseBlock } from '../core/messages';
-import { separatePatches, type CheckpointPlan, type End, type Verdict } from '../core/policy';
+import { tokensOf } from '../core/model';
+import { separatePatches, type Allowance, type CheckpointPlan, type End, type Verdict } from '../core/policy';
 import { askHuman } from './checkpoint-desk';
+import { skillCallOf } from './skill-call-event';
 import { publicError } from './internal-errors';
 import { toolError, type AnsweredCall, type ToolAnswer, type TurnTool } from './tool-types';
 import type { TurnRun } from './turn-run';
@@ -28,11 +30,12 @@ export async function dispatchToolCalls(calls: ToolUseBlock[], tools: Map<string
       continue;
     }
     const tool = tools.get(call.name);
-    const skill = tool?.skillCall?.(call, run);
+    const skill = run.policy.rules.spendingBounds ? skillCallOf(call, run.depth) : tool?.skillCall?.(call, run);
     const name = skill?.name ?? call.name;
     const origin = tool ? { source: tool.spec.source, ...(tool.spec.server ? { server: tool.spec.server } : {}) } : {};
-    run.emit({ type: 'tool.start', name, args: call.input, callId: call.id, ...(skill ? { isSkill: true, depth: skill.depth, input: skill.input } : {}), ...origin });
-    const verdict = run.decide({ type: 'tool.requested', at: Date.now(), call: { id: call.id, name: call.name, input: call.input } });
+    const skillDepth = skill?.depth !== undefined ? { depth: skill.depth } : {};
+    run.emit({ type: 'tool.start', name, args: call.input, callId: call.id, ...(skill ? { isSkill: true, ...skillDepth, input: skill.input } : {}), ...origin });
+    const verdict = run.decide({ type: 'tool.requested', at: Date.now(), call: { id: call.id, name: call.name, input: call.input }, tokens: tokensOf(run.state.usage) });
     const toolEnd = (answer: ToolAnswer) =>
       run.emit({
         type: 'tool.end',
@@ -40,7 +43,7 @@ export async function dispatchToolCalls(calls: ToolUseBlock[], tools: Map<string
         result: answer.result ?? answer.content,
         callId: call.id,
         isError: answer.isError,
-        ...(skill ? { isSkill: true, depth: skill.depth } : {}),
+        ...(skill ? { isSkill: true, ...skillDepth } : {}),
         ...origin,
       });
     let answered: AnsweredCall;
@@ -63,7 +66,7 @@ export async function dispatchToolCalls(calls: ToolUseBlock[], tools: Map<string
 async function answerOf(verdict: Verdict, tool: TurnTool | undefined, call: ToolUseBlock, run: TurnRun): Promise<AnsweredCall> {
   if (verdict.kind === 'refuse') return { answer: toolError(verdict.message) };
   if (verdict.kind === 'end') return { answer: toolError(verdict.ending.error?.message ?? 'The turn ended.'), ends: verdict };
-  return { answer: await runTool(tool, { ...call, input: verdict.input ?? call.input }, run) };
+  return { answer: await runTool(tool, { ...call, input: verdict.input ?? call.input }, run, verdict.handDown) };
 }
 
 /** A checkpoint first (request_human_approval, or a tool that needs approval); an approved tool then runs. */
@@ -75,10 +78,10 @@ async function askThenRun(run: TurnRun, ask: CheckpointPlan, tool: TurnTool | un
   return { answer: note ? { ...answer, content: `${note}\n\n${answer.content}` } : answer };
 }
 
-async function runTool(tool: TurnTool | undefined, call: ToolUseBlock, run: TurnRun): Promise<ToolAnswer> {
+async function runTool(tool: TurnTool | undefined, call: ToolUseBlock, run: TurnRun, handDown?: Allowance): Promise<ToolAnswer> {
   if (!tool?.run) return toolError(`${call.name} cannot be run here.`);
   try {
-    return await tool.run({ id: call.id, name: call.name, input: call.input }, run);
+    return await tool.run({ id: call.id, name: call.name, input: call.input }, run, handDown);
   } catch (err) {
     if (isCancellation(err)) throw err;
     return toolError(`${call.name} failed: ${publicError(err, `Tool ${call.name}`).message}`);

@@ -1,5 +1,6 @@
 import { CancellationScope, condition, patched, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import type { LedgerScope } from '../core/budget';
 import type { CheckpointDecision } from '../core/checkpoints';
 import type { TurnEventBody } from '../core/events';
 import { EventLog } from '../core/event-log';
@@ -65,6 +66,8 @@ export class TurnRun {
   structuredOutput: { value: unknown } | undefined;
   /** Called with every event this run emits (a skill run relays them to its parent). */
   onEmit: ((event: TurnEventBody) => void) | undefined;
+  /** Where this run reserves its model rounds' tokens (spending bounds, with a budget); undefined: it reserves none. */
+  ledgerScope: LedgerScope | undefined;
 
   constructor(
     readonly input: TurnInput,

@@ -1,5 +1,6 @@
 import { ApplicationFailure, CancellationScope, getExternalWorkflowHandle, isCancellation, log, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { utcDayOf } from '../core/budget';
 import type { SkillCatalog } from '../core/skills';
 import { emptyToolCatalog, type ToolCatalog } from '../core/tools';
 import type { TurnStart } from '../core/turn-start';
@@ -81,6 +82,7 @@ async function runTurn(run: TurnRun, has: HasPatch): Promise<TurnResult> {
   try {
     const rules = rulesOfThisRun(has);
     run.useEngine(engineOfThisRun(has));
+    if (rules.spendingBounds && input.tokenBudget !== undefined) run.ledgerScope = { user: input.userId, day: utcDayOf(input.createdAt), turn: input.turnId };
     // Both catalogs are read once: the turn keeps the skills and tools it started with for its whole life.
     const { catalog, registry, carry, given } = patched(separatePatches.turnStartInOneActivity)
       ? await readStartAtOnce(input, rules.registeredTools)

@@ -34,14 +34,27 @@ export function roundBudgetEnd(state: PolicyState, plan: ActivePlan | null): End
   return { kind: 'end', ending: { status: 'failed', reason: 'max_rounds', error: { code: 'max_rounds', message } } };
 }
 
-/** The turn's tokens reached what was left of its user's daily budget: no more model calls. */
+/** A turn's unfinished plan is kept for the session's next turn (a skill run's is not carried anywhere). */
+const keptPlan = (state: PolicyState): string =>
+  state.depth === 0 && isUnfinished(state.plan) ? ` The plan is kept for the session's next turn. Remaining: ${remaining(state.plan)}.` : '';
+
+const tokenBudgetError = (message: string): End => ({ kind: 'end', ending: { status: 'failed', reason: 'token_budget', error: { code: 'token_budget', message } } });
+
+/** The run's tokens (its skill runs' included) reached what it was given of its user's daily budget: no more model calls. */
 export function tokenBudgetEnd(state: PolicyState, tokens: number, budget: number): End {
-  const { plan } = state;
-  const kept = isUnfinished(plan) ? ` The plan is kept for the session's next turn. Remaining: ${remaining(plan)}.` : '';
+  const [run, given] = state.depth > 0 ? ['skill run', 'its invoker had left of'] : ['turn', 'left of'];
   const message =
-    `The turn used ${tokens.toLocaleString('en-US')} model tokens, reaching the ${budget.toLocaleString('en-US')} left of the ` +
-    `user's daily budget when it started (SKILLFLOW_USER_DAILY_TOKENS); it was stopped before its next model call. The budget renews at 00:00 UTC.${kept}`;
-  return { kind: 'end', ending: { status: 'failed', reason: 'token_budget', error: { code: 'token_budget', message } } };
+    `The ${run} used ${tokens.toLocaleString('en-US')} model tokens, reaching the ${budget.toLocaleString('en-US')} ${given} the ` +
+    `user's daily budget when it started (SKILLFLOW_USER_DAILY_TOKENS); it was stopped before its next model call. The budget renews at 00:00 UTC.${keptPlan(state)}`;
+  return tokenBudgetError(message);
+}
+
+/** The user's day ledger had nothing left for the run's next round: turns running at once used up the daily budget. */
+export function sharedBudgetEnd(state: PolicyState): End {
+  const message =
+    `The user's daily token budget (SKILLFLOW_USER_DAILY_TOKENS) is used up, by this ${state.depth > 0 ? 'skill run' : 'turn'} and the user's ` +
+    `other turns running at the same time; ${stopped(state)} before its next model call. The budget renews at 00:00 UTC.${keptPlan(state)}`;
+  return tokenBudgetError(message);
 }
 
 export type SkillLimitHit = { limit: 'max-iterations'; rounds: number } | { limit: 'timeout'; ms: number };

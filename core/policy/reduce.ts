@@ -1,5 +1,6 @@
 import { onCheckpointDelegated, onCheckpointExpired, onCheckpointResolved } from './checkpoint-rules';
 import { onFinalProposed, onRoundStarting } from './rounds';
+import { onTokensReserved } from './spending';
 import { onToolFinished, onToolRequested } from './tools';
 import { onTurnStarted } from './turn-start';
 import type { PolicyEvent, PolicyState, Reduction } from './types';
@@ -14,9 +15,11 @@ export function reducePolicy(state: PolicyState, event: PolicyEvent): Reduction 
     case 'turn.started':
       return onTurnStarted(event);
     case 'round.starting':
-      return onRoundStarting(state, event.at, event.tokens);
+      return onRoundStarting(state, event.at, event.tokens, event.estimate);
+    case 'tokens.reserved':
+      return onTokensReserved(state, event.reservation);
     case 'tool.requested':
-      return onToolRequested(state, event.call, event.at);
+      return onToolRequested(state, event.call, event.at, event.tokens);
     case 'tool.finished':
       return onToolFinished(state, event.call, event.outcome, event.at);
     case 'checkpoint.resolved':

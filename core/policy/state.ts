@@ -1,4 +1,4 @@
-import { defaultMaxSkillDepth, defaultTurnSettings, type TurnSettings } from '../settings';
+import { defaultMaxInvocationsPerResponse, defaultMaxInvocationsPerTurn, defaultMaxSkillDepth, defaultTurnSettings, type TurnSettings } from '../settings';
 import type { PolicyRules, PolicySettings, PolicyState } from './types';
 
 /** The rules of code that started before each rule existed: what turns already running keep. */
@@ -10,6 +10,7 @@ export const legacyRules: PolicyRules = {
   declaredCheckpointKind: false,
   registeredTools: false,
   structuredOutput: false,
+  spendingBounds: false,
 };
 export const currentRules: PolicyRules = {
   skillLimits: true,
@@ -19,13 +20,17 @@ export const currentRules: PolicyRules = {
   declaredCheckpointKind: true,
   registeredTools: true,
   structuredOutput: true,
+  spendingBounds: true,
 };
+
+/** The rules baselinePatch implies; spendingBounds came after it and has a patch of its own (separatePatches). */
+export type BaselineRule = Exclude<keyof PolicyRules, 'spendingBounds'>;
 
 /**
  * The `patched()` id of each rule. A turn reads them once, when it starts: true for turns started by this code, false
  * for turns started before it (replayed from their history), which keep the old rule to the end (docs/operators.md).
  */
-export const rulePatches: Record<keyof PolicyRules, string> = {
+export const rulePatches: Record<BaselineRule, string> = {
   skillLimits: 'skill-limits',
   refusedCheckpointsEndTurn: 'refused-checkpoints-end-turn',
   declaredCheckpoints: 'declared-checkpoint-params',
@@ -78,8 +83,16 @@ export const impliedByBaseline: readonly string[] = [...Object.values(rulePatche
 
 /** The policy's settings from a turn's (sessions created before a setting existed lack it: its default). */
 export function policySettingsOf(settings: Pick<TurnSettings, keyof PolicySettings>): PolicySettings {
-  const { maxRounds, maxPlanViolations, checkpointTtlMs, checkpointOnTimeout, maxSkillDepth } = settings;
-  return { maxRounds, maxPlanViolations, checkpointTtlMs, checkpointOnTimeout, maxSkillDepth: maxSkillDepth ?? defaultMaxSkillDepth };
+  const { maxRounds, maxPlanViolations, checkpointTtlMs, checkpointOnTimeout, maxSkillDepth, maxInvocationsPerResponse, maxInvocationsPerTurn } = settings;
+  return {
+    maxRounds,
+    maxPlanViolations,
+    checkpointTtlMs,
+    checkpointOnTimeout,
+    maxSkillDepth: maxSkillDepth ?? defaultMaxSkillDepth,
+    maxInvocationsPerResponse: maxInvocationsPerResponse ?? defaultMaxInvocationsPerResponse,
+    maxInvocationsPerTurn: maxInvocationsPerTurn ?? defaultMaxInvocationsPerTurn,
+  };
 }
 
 /** A turn's policy before its `turn.started` event. */
@@ -106,6 +119,7 @@ export function newPolicyState(): PolicyState {
     outputs: {},
     delegated: null,
     tokenBudget: null,
+    invocations: null,
   };
 }
 
@@ -127,6 +141,11 @@ export function newPolicyState(): PolicyState {
  *   at once, instead of clearing the checkpoint at once and showing `waiting` with none until it ended.
  * - cancelEndsToolCalls, read when a cancel cuts a tool call a run was answering (a skill run, a checkpoint, an
  *   activity): the run logs the call's `tool.end`, a cancelled error, so every `tool.start` in its log has its end.
+ * - spendingBounds, read once when a run (a turn or a skill run) starts, as the policy rule of that name: invoke_skill
+ *   calls are capped per response and per turn, the token budget is handed down to skill runs and checked before each
+ *   of their rounds, and a run with a budget reserves each round's tokens in the user's day ledger (two local
+ *   activities a round: reserveTokens, settleTokens). Its skill-call events name the skill and depth also for an invoke_skill the
+ *   run was not offered (past the depth cap), and a turn's own load_skill events carry no depth.
  */
 export const separatePatches = {
   turnStartInOneActivity: 'turn-start-in-one-activity',
@@ -134,4 +153,5 @@ export const separatePatches = {
   cancelEndsAtSkillReturn: 'cancel-ends-at-skill-return',
   cancelKeepsCheckpoint: 'cancel-keeps-mirrored-checkpoint',
   cancelEndsToolCalls: 'cancel-ends-tool-calls',
+  spendingBounds: 'spending-bounds',
 } as const;

@@ -5,6 +5,7 @@ import { activate } from './clock';
 import { allowedNow, isUnfinished, startSkillPlan, stepLimitNote, stepRefusal, takeStep } from './plan';
 import { onOutputSubmitted } from './output';
 import { engineToolsInScope, invokeRefusal, loadRefusal, toolScopeRefusal, toolsInScope } from './scope';
+import { afterInvocation, onInvocationAllowed, unstarted } from './spending';
 import type { PolicyState, Reduction, ToolCall, ToolOutcome } from './types';
 import { allow, refuse, violation } from './verdicts';
 
@@ -15,7 +16,7 @@ const stringField = (input: unknown, key: string): string | undefined => {
   return typeof value === 'string' ? value : undefined;
 };
 
-export function onToolRequested(state: PolicyState, call: ToolCall, at: number): Reduction {
+export function onToolRequested(state: PolicyState, call: ToolCall, at: number, tokens = 0): Reduction {
   switch (call.name) {
     case SkillToolName.loadSkill: {
       const name = stringField(call.input, 'name');
@@ -32,8 +33,9 @@ export function onToolRequested(state: PolicyState, call: ToolCall, at: number):
     case SkillToolName.invokeSkill: {
       // Without a skill name, the tool's own input check answers (and starts nothing).
       const name = stringField(call.input, 'skill');
-      const refusal = name === undefined ? null : invokeRefusal(state, name);
-      if (!refusal) return allow(state);
+      if (name === undefined) return allow(state);
+      const refusal = invokeRefusal(state, name);
+      if (!refusal) return onInvocationAllowed(state, name, tokens);
       return refusal.violation ? violation(state, refusal.message) : refuse(state, refusal.message);
     }
     case SkillToolName.submitOutput:
@@ -82,8 +84,12 @@ export function onToolFinished(state: PolicyState, call: ToolCall, outcome: Tool
       const note = moved === plan ? undefined : stepLimitNote(moved, outcome.subskill);
       return allow({ ...state, plan: moved, instructions }, note ? { note } : {});
     }
-    case 'skill.invoked':
-      return allow({ ...state, delegated: null, checkpointCount: Math.max(state.checkpointCount, outcome.checkpointCount) });
+    case 'skill.unstarted':
+      return unstarted(state, call);
+    case 'skill.invoked': {
+      const invocations = afterInvocation(state.invocations, outcome.runs ?? 0);
+      return allow({ ...state, delegated: null, checkpointCount: Math.max(state.checkpointCount, outcome.checkpointCount), invocations });
+    }
     default:
       return allow(state);
   }

@@ -9,7 +9,8 @@ type TurnStarted = Extract<PolicyEvent, { type: 'turn.started' }>;
 /**
  * A turn starts with the rules of its code, its settings, the catalog, and what the session's previous turn carried:
  * an unfinished plan resumes (its skill active from now), and a routing choice is passed on. A skill run starts with
- * its skill active and its plan at the start, its children as what it may invoke, and its parameters given.
+ * its skill active and its plan at the start, its children as what it may invoke, and its parameters given. With
+ * spending bounds, a run may make the invoke_skill calls its invoker left it (a turn: the per-turn cap).
  */
 export function onTurnStarted(event: TurnStarted): Reduction {
   const { rules, settings, catalog, carry, at, tools, invocation } = event;
@@ -21,6 +22,7 @@ export function onTurnStarted(event: TurnStarted): Reduction {
     ...(rules.registeredTools && tools ? { tools: tools.tools, rootGrants: tools.rootGrants } : {}),
     given: event.given ?? null,
     tokenBudget: event.tokenBudget ?? null,
+    invocations: rules.spendingBounds ? { left: invocation?.invocationsLeft ?? settings.maxInvocationsPerTurn, inResponse: 0 } : null,
   };
   if (invocation) {
     const { manifest, depth, checkpointBase, params } = invocation;

@@ -1,3 +1,4 @@
+import type { Reservation } from '../budget';
 import type { CheckpointAction, CheckpointDecision, CheckpointKind, DecisionProblem, PendingCheckpoint } from '../checkpoints';
 import type { JsonSchema } from '../json-validator';
 import type { PlanSymbol } from '../skills/plan-ast';
@@ -98,9 +99,19 @@ export interface PolicyRules {
   registeredTools: boolean;
   /** A plan's final answer needs the output its skill declares (submit_output); an invalid one gets one correction. */
   structuredOutput: boolean;
+  /**
+   * invoke_skill calls are capped per model response and per turn (its skill runs' included); the token budget is
+   * handed down to skill runs and checked before each of their rounds; each round reserves its tokens in the user's
+   * day ledger first (core/budget.ts). Read with its own patch (separatePatches.spendingBounds), not the baseline's.
+   */
+  spendingBounds: boolean;
 }
 
-export type PolicySettings = Pick<TurnSettings, 'maxRounds' | 'maxPlanViolations' | 'checkpointTtlMs' | 'checkpointOnTimeout'> & { maxSkillDepth: number };
+export type PolicySettings = Pick<TurnSettings, 'maxRounds' | 'maxPlanViolations' | 'checkpointTtlMs' | 'checkpointOnTimeout'> & {
+  maxSkillDepth: number;
+  maxInvocationsPerResponse: number;
+  maxInvocationsPerTurn: number;
+};
 
 /** A checkpoint a skill run below this one waits at: answers to it are checked here and passed down. */
 export type DelegatedCheckpoint = Pick<PendingCheckpoint, 'id' | 'name' | 'kind' | 'params' | 'paramsSchema' | 'options' | 'actions'>;
@@ -118,6 +129,14 @@ export interface SkillRunStart {
   /** The checkpoints its turn has numbered so far: the run's own continue from there, so ids stay unique in the turn. */
   checkpointBase: number;
   params: Record<string, unknown>;
+  /** The invoke_skill calls its invoker left it (absent: invoked by code before spending bounds; the turn's cap). */
+  invocationsLeft?: number;
+}
+
+/** invoke_skill calls of a run with spending bounds: what it and the runs under it may still make, and this response's. */
+export interface InvocationCount {
+  left: number;
+  inResponse: number;
 }
 
 export interface PolicyState {
@@ -152,8 +171,13 @@ export interface PolicyState {
   outputs: Record<string, OutputState>;
   /** The checkpoint of a skill run this run waits for, mirrored so its answers can be checked and passed down. */
   delegated: DelegatedCheckpoint | null;
-  /** Model tokens the turn may use: what was left of its user's daily budget when it started; null is no limit. */
+  /**
+   * Model tokens the run (and the runs under it) may use: for a turn, what was left of its user's daily budget when
+   * it started; for a skill run, what its invoker had left when it invoked it. null is no limit.
+   */
   tokenBudget: number | null;
+  /** null in runs of code before spending bounds: no cap. */
+  invocations: InvocationCount | null;
 }
 
 /** What a turn hands the session when it ends with a plan in progress (or a routing choice still to act on). */
@@ -191,8 +215,10 @@ export type ToolOutcome =
   | { kind: 'done' }
   | { kind: 'skill.loaded'; manifest: SkillManifest }
   | { kind: 'subskill.loaded'; skill: string; subskill: string }
-  /** A skill run it invoked has ended, having numbered checkpoints up to `checkpointCount`. */
-  | { kind: 'skill.invoked'; checkpointCount: number };
+  /** A skill run it invoked has ended, having numbered checkpoints up to `checkpointCount` and started `runs` under it. */
+  | { kind: 'skill.invoked'; checkpointCount: number; runs?: number }
+  /** An allowed invoke_skill whose input the tool refused (seed 002's checks): nothing started. */
+  | { kind: 'skill.unstarted' };
 
 export type PolicyEvent =
   | {
@@ -213,11 +239,14 @@ export type PolicyEvent =
     }
   /**
    * Before each model call; also where an exhausted round budget, the skill limits and the token budget are decided.
-   * `tokens`: what the turn's model calls (its skill runs' included) used so far.
+   * `tokens`: what the run's model calls (its skill runs' included) used so far; `estimate`: the tokens the round's
+   * request may take (its prompt and output), what it reserves in the user's day ledger.
    */
-  | { type: 'round.starting'; at: number; tokens?: number }
-  /** Every tool call, engine tools included; request_human_approval is how a checkpoint is requested. */
-  | { type: 'tool.requested'; at: number; call: ToolCall }
+  | { type: 'round.starting'; at: number; tokens?: number; estimate?: number }
+  /** What the user's day ledger granted of the reservation a round.starting allow asked for. */
+  | { type: 'tokens.reserved'; reservation: Reservation }
+  /** Every tool call, engine tools included; request_human_approval is how a checkpoint is requested. `tokens` as above. */
+  | { type: 'tool.requested'; at: number; call: ToolCall; tokens?: number }
   | { type: 'tool.finished'; at: number; call: ToolCall; outcome: ToolOutcome }
   | { type: 'checkpoint.resolved'; at: number; decision: CheckpointDecision }
   | { type: 'checkpoint.expired'; at: number }
@@ -260,6 +289,22 @@ export interface Allow {
   output?: unknown;
   /** The decision is for a skill run's checkpoint: pass it down. */
   forward?: true;
+  /** Before the round's model call, reserve these tokens in the user's day ledger (then tell the policy: tokens.reserved). */
+  reserve?: ReserveAsk;
+  /** An allowed invoke_skill: what the skill run it starts may spend. */
+  handDown?: Allowance;
+}
+
+/** A reservation to make: `tokens` for the round, and what the run may still use (the turn's ceiling when none is set). */
+export interface ReserveAsk {
+  tokens: number;
+  left: number;
+}
+
+/** What a skill run may spend: invoke_skill calls, and model tokens (null: no budget). */
+export interface Allowance {
+  invocations: number;
+  tokens: number | null;
 }
 
 export type RefusalCode = 'refused' | 'not_found' | 'not_pending' | 'invalid_decision';
