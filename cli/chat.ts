@@ -23,7 +23,8 @@ export async function chat(options: ChatOptions, io: CliIo): Promise<number> {
   const { client } = connection;
   const out = options.json ? io.stderr : io.stdout;
   const printer = new EventPrinter(io.stdout);
-  const lines = readline.createInterface({ input: io.stdin ?? process.stdin, terminal: false })[Symbol.asyncIterator]();
+  const reader = readline.createInterface({ input: io.stdin ?? process.stdin, terminal: false });
+  const lines = reader[Symbol.asyncIterator]();
   const abort = new AbortController();
   let sessionId: string | undefined = options.session;
   const rejoinHint = () => (sessionId ? `Rejoin with: skillflow chat --session ${sessionId}\n` : '');
@@ -126,5 +127,7 @@ export async function chat(options: ChatOptions, io: CliIo): Promise<number> {
     return 1;
   } finally {
     stopListening?.();
+    // A terminal's input stays open after /quit or an error (only piped input ends): stop reading it, so the process can exit.
+    reader.close();
   }
 }

@@ -167,6 +167,65 @@ describe('skillflow chat, inbox, answer and runs show against a running API', ()
     expect((await api.turn(turnId)).body).toMatchObject({ status: 'completed', output: 'Went ahead.' });
   }, 60_000);
 
+  /**
+   * bin/skillflow.js at a terminal: util-linux `script` runs it on a pseudo-terminal (its stdin, stdout and stderr are
+   * TTYs; `script` passes what is written to its own stdin on, and gets an end of input only when that ends, which
+   * this never does before the process exits). Each step waits for its `after` in the output since the previous step
+   * (30 s at most: a start on a busy machine, a turn), then types its `type`; after the last step the process has
+   * 10 s to exit, or it is ended and `exited` is false. `reached` counts the steps reached.
+   */
+  function atTerminal(argv: string[], baseUrl: string, steps: Array<{ after: string; type?: string }>) {
+    const quoted = [process.execPath, bin, ...argv].map((arg) => `'${arg.replace(/'/g, "'\\''")}'`).join(' ');
+    const child = spawn('script', ['-qec', quoted, '/dev/null'], { cwd: root, env: { ...process.env, SKILLFLOW_URL: baseUrl, SKILLFLOW_API_KEY: aliceKey }, stdio: ['pipe', 'pipe', 'ignore'] });
+    let output = '';
+    let since = 0;
+    let reached = 0;
+    let exited = true;
+    let timer: NodeJS.Timeout | undefined;
+    const giveUpAfter = (ms: number) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        exited = false;
+        child.kill('SIGTERM');
+      }, ms);
+    };
+    giveUpAfter(30_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      while (reached < steps.length && output.slice(since).includes(steps[reached].after)) {
+        since = output.length;
+        const { type } = steps[reached++];
+        if (type !== undefined) child.stdin.write(type);
+        giveUpAfter(reached === steps.length ? 10_000 : 30_000);
+      }
+    });
+    return new Promise<{ exited: boolean; reached: number; code: number | null; output: string }>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        child.stdin.destroy();
+        resolve({ exited, reached, code, output });
+      });
+    });
+  }
+
+  it('chat at a terminal gives the terminal back after /quit', async () => {
+    fake.enqueue({ content: [text('Hello there.')] });
+    const quit = await atTerminal(['chat'], url, [
+      { after: 'you> ', type: 'hello\n' },
+      { after: 'you> ', type: '/quit\n' },
+    ]);
+    expect(quit).toMatchObject({ reached: 2, exited: true, code: 0 });
+    expect(quit.output).toContain('assistant> Hello there.');
+  });
+
+  it('chat at a terminal gives the terminal back after an API that is not running', async () => {
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const down = await atTerminal(['chat'], nobody, [{ after: 'Is it running?' }]);
+    expect(down).toMatchObject({ reached: 1, exited: true, code: 1 });
+    expect(down.output).toContain(`The skillflow API at ${nobody} does not answer (ECONNREFUSED).`);
+  });
+
   it('chat explains what a user can fix: API down, a bad key, an unknown session', async () => {
     const nobody = `http://127.0.0.1:${await freePort()}`;
     const down = await cli(['chat'], aliceKey, '', nobody);
