@@ -1,4 +1,4 @@
-import { readServerSentEvents } from './sse';
+import { readServerSentEvents, ServerSentEventParser } from './sse';
 import type {
   AnswerAccepted,
   CheckpointAnswer,
@@ -36,10 +36,24 @@ export class SkillflowApiError extends Error {
     readonly requestId?: string,
     /** The answer's `retry-after` in seconds (429, 503): the same request may succeed after that long. */
     readonly retryAfterSeconds?: number,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
   }
 }
+
+export interface FollowOptions {
+  /** The offset of the last event already seen (0: from the start). */
+  after?: number;
+  signal?: AbortSignal;
+  /** Reconnections in a row without a new durable event before giving up (default 5). */
+  maxReconnects?: number;
+  /** The base delay before reconnecting, in ms; default the server's `retry:` time, else 250. */
+  retryMs?: number;
+}
+
+const defaultMaxReconnects = 5;
+const defaultRetryMs = 250;
 
 const terminalTypes = new Set(['done', 'error', 'cancelled']);
 
@@ -110,27 +124,39 @@ export class SkillflowClient {
   }
 
   /**
-   * The turn's events as they happen (SSE), from after `after`, until its terminal event. A dropped connection is
-   * resumed from the last durable event, so nothing is lost or repeated; `signal` stops following.
+   * The turn's events as they happen (SSE), from after `after`, until its terminal event. A stream that fails or ends
+   * before the terminal event is resumed with `Last-Event-ID` from the last durable event, so nothing is lost or
+   * repeated, after the server's `retry:` time (or `retryMs`) times the attempt; after `maxReconnects` reconnections in
+   * a row that brought no new durable event it throws `SkillflowApiError` `stream_interrupted`. `signal` stops following.
    */
-  async *followTurn(id: string, options: { after?: number; signal?: AbortSignal } = {}): AsyncGenerator<StreamEvent> {
+  async *followTurn(id: string, options: FollowOptions = {}): AsyncGenerator<StreamEvent> {
+    const maxReconnects = options.maxReconnects ?? defaultMaxReconnects;
+    const parser = new ServerSentEventParser();
     let after = options.after ?? 0;
-    for (let reconnects = 0; ; reconnects += 1) {
-      const response = await this.send('GET', `/v1/turns/${encodeURIComponent(id)}/events`, undefined, { 'last-event-id': String(after), accept: 'text/event-stream' }, options.signal);
-      if (!response.ok) throw await apiError(response);
+    for (let failures = 0; ; failures += 1) {
+      const before = after;
+      let cause: unknown;
       try {
-        for await (const message of readServerSentEvents(response.body!)) {
-          const event = message.data as StreamEvent;
+        const response = await this.send('GET', `/v1/turns/${encodeURIComponent(id)}/events`, undefined, { 'last-event-id': String(after), accept: 'text/event-stream' }, options.signal);
+        if (!response.ok) throw await apiError(response);
+        for await (const message of readServerSentEvents(response.body!, parser)) {
+          const event = JSON.parse(message.data) as StreamEvent;
           if ('offset' in event && typeof event.offset === 'number') after = event.offset;
           yield event;
           if (terminalTypes.has(event.type)) return;
         }
       } catch (err) {
         if (options.signal?.aborted) return;
-        if (reconnects >= 5) throw err;
+        if (err instanceof SkillflowApiError && err.status >= 400 && err.status < 500 && err.status !== 429) throw err;
+        cause = err;
       }
       if (options.signal?.aborted) return;
-      await new Promise((resolve) => setTimeout(resolve, 250 * (reconnects + 1)));
+      if (after !== before) failures = 0;
+      if (failures >= maxReconnects) {
+        const how = cause === undefined ? 'ended without its terminal event' : `failed (${(cause as Error).message})`;
+        throw new SkillflowApiError(0, 'stream_interrupted', `The event stream of turn ${id} ${how} ${failures + 1} times in a row; follow it again later from offset ${after}.`, undefined, undefined, { cause });
+      }
+      await sleep((options.retryMs ?? parser.retryMs ?? defaultRetryMs) * (failures + 1), options.signal);
     }
   }
 
@@ -159,6 +185,18 @@ export class SkillflowClient {
       throw new SkillflowApiError(0, 'unreachable', `The skillflow API at ${this.baseUrl} does not answer (${reason}).`);
     }
   }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 async function apiError(response: Response): Promise<SkillflowApiError> {
