@@ -15,7 +15,7 @@ export function createTurnStartActivities(skills: SkillActivities, tools: ToolAc
     async readTurnStart(input: TurnStartRequest): Promise<TurnStart> {
       const [catalog, toolCatalog, carried] = await Promise.all([
         skills.skillCatalog(),
-        input.tools ? tools.toolCatalog() : emptyToolCatalog,
+        !input.tools ? emptyToolCatalog : input.toolsByReference ? tools.toolCatalogReference() : tools.toolCatalog(),
         input.carried.length > 0 ? skills.resolveSkillSnapshots({ skills: input.carried }) : { snapshots: [], unavailable: [] },
       ]);
       const { given } = input;

@@ -1,7 +1,7 @@
 import type { PendingCheckpoint } from './checkpoints';
 import type { TurnEventBody } from './events';
 import type { Usage } from './model';
-import type { ToolCatalog } from './tools/types';
+import type { ToolCatalog, ToolCatalogReference } from './tools/types';
 import type { HistoryMessage, SkillExecution } from './schemas/skill-runs';
 import type { TurnSettings } from './settings';
 import type { TurnError, TurnStatus } from './turn';
@@ -34,8 +34,12 @@ export interface SkillRunInput {
   depth: number;
   /** The checkpoints the turn has numbered so far: this run's continue from there (ids stay unique in the turn). */
   checkpointBase: number;
-  /** The registered tools of its turn, as the turn read them when it started: a skill run keeps the same list. */
-  tools: ToolCatalog;
+  /**
+   * The registered tools of its turn, as the turn read them when it started: a skill run keeps the same list. By
+   * reference (the headers) from a run of separatePatches.toolCatalogByReference: the skill run reads the detail of the
+   * tools its skill grants.
+   */
+  tools: ToolCatalog | ToolCatalogReference;
   /** What it may spend, from the run that invoked it (absent: invoked by code before spending bounds). */
   allowance?: SkillRunAllowance;
 }

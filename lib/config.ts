@@ -9,6 +9,7 @@ import { parseDuration } from '../core/skills/durations';
 import { closest } from '../core/skills/problems';
 import { efforts, type Effort } from '../core/thinking';
 import { grantSyntax, parseGrant } from '../core/tools/grants';
+import { defaultMaxToolCatalogBytes, maxToolCatalogBytesLimit } from './tools/catalog-bound';
 import { parseHostPattern } from './tools/host-patterns';
 
 /** A message of 256 KiB, and a turn's input (message and history window) stays well within Temporal's 2 MiB. */
@@ -145,6 +146,8 @@ export interface Config {
   toolsDir: string;
   /** Worker: the JSON file that lists MCP servers (docs/tools.md); unset: no MCP tools. */
   mcpConfigPath?: string;
+  /** Worker: how large the tool catalog (the JSON of every registered tool's spec) may grow; tools past it are refused. */
+  toolCatalogMaxBytes: number;
   /** Worker: the hosts http_fetch may fetch from (`example.com`, `*.example.com`, `10.0.0.5:8080`); empty: none. */
   httpFetchHosts: string[];
   /** Worker: the most http_fetch reads of one response body (bytes, after decompression). */
@@ -353,6 +356,7 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     defaultTools: grantList(optional('SKILLFLOW_DEFAULT_TOOLS'), problems),
     toolsDir: path.resolve(text('SKILLFLOW_TOOLS_DIR', './tools')),
     mcpConfigPath: optionalPath(optional('SKILLFLOW_MCP_CONFIG')),
+    toolCatalogMaxBytes: integer('SKILLFLOW_TOOL_CATALOG_MAX_BYTES', defaultMaxToolCatalogBytes, 16 * 1024, maxToolCatalogBytesLimit),
     httpFetchHosts: hostList(optional('SKILLFLOW_HTTP_FETCH_HOSTS'), problems),
     httpFetchMaxBytes: integer('SKILLFLOW_HTTP_FETCH_MAX_BYTES', 262_144, 1024, 10 * 1024 * 1024),
     httpFetchTimeoutMs: duration('SKILLFLOW_HTTP_FETCH_TIMEOUT_MS', 10_000, 500, 120_000),

@@ -147,15 +147,18 @@ describe('configuration', () => {
 
   it('tool settings: grants and hosts are checked, the defaults offer nothing and fetch nothing', () => {
     const defaults = loadConfig({});
-    expect(defaults).toMatchObject({ defaultTools: [], httpFetchHosts: [], httpFetchMaxBytes: 262_144, httpFetchTimeoutMs: 10_000, mcpConfigPath: undefined });
+    expect(defaults).toMatchObject({ defaultTools: [], httpFetchHosts: [], httpFetchMaxBytes: 262_144, httpFetchTimeoutMs: 10_000, mcpConfigPath: undefined, toolCatalogMaxBytes: 512 * 1024 });
     expect(defaults.toolsDir).toBe(path.resolve('tools'));
     const set = loadConfig({
       SKILLFLOW_DEFAULT_TOOLS: 'calculator, category:web mcp:github',
       SKILLFLOW_HTTP_FETCH_HOSTS: 'API.example.com *.wikipedia.org,10.0.0.5:8080 [::1]:3000',
       SKILLFLOW_HTTP_FETCH_TIMEOUT_MS: '30s',
       SKILLFLOW_MCP_CONFIG: 'mcp.json',
+      SKILLFLOW_TOOL_CATALOG_MAX_BYTES: '1048576',
     });
-    expect(set).toMatchObject({ defaultTools: ['calculator', 'category:web', 'mcp:github'], httpFetchHosts: ['api.example.com', '*.wikipedia.org', '10.0.0.5:8080', '[::1]:3000'], httpFetchTimeoutMs: 30_000, mcpConfigPath: path.resolve('mcp.json') });
+    expect(set).toMatchObject({ defaultTools: ['calculator', 'category:web', 'mcp:github'], httpFetchHosts: ['api.example.com', '*.wikipedia.org', '10.0.0.5:8080', '[::1]:3000'], httpFetchTimeoutMs: 30_000, mcpConfigPath: path.resolve('mcp.json'), toolCatalogMaxBytes: 1_048_576 });
+    // The catalog's bound stays where a skill granting every tool still fits Temporal's 2 MiB payload limit.
+    expect(() => loadConfig({ SKILLFLOW_TOOL_CATALOG_MAX_BYTES: String(2 * 1024 * 1024) })).toThrow(/SKILLFLOW_TOOL_CATALOG_MAX_BYTES/);
     expect(() => loadConfig({ SKILLFLOW_DEFAULT_TOOLS: 'Bash(git:*)', SKILLFLOW_HTTP_FETCH_HOSTS: 'https://example.com/path' })).toThrow(
       /SKILLFLOW_DEFAULT_TOOLS entry "Bash\(git:\*\)" must be a tool name[\s\S]*SKILLFLOW_HTTP_FETCH_HOSTS entry "https:\/\/example.com\/path" must be a host name/,
     );

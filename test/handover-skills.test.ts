@@ -70,7 +70,7 @@ describe('handing turns in flight from the code before child skills to the curre
     expect(await api.finished(fresh)).toMatchObject({ status: 'failed', reason: 'invalid_output', skills: [{ skill: 'simple-writing', status: 'completed' }] });
     expect(lastText(fake.requests.at(-1)!.body)).toContain('declares a structured output and it has not been handed in');
     // It ended failed (invalid_output), and failed its workflow: its baseline marker implies the patch read then too.
-    expect((await patchesIn(env.client.workflow.getHandle(fresh))).sort()).toEqual([baselinePatch, separatePatches.spendingBounds, separatePatches.turnStartInOneActivity].sort());
+    expect((await patchesIn(env.client.workflow.getHandle(fresh))).sort()).toEqual([baselinePatch, separatePatches.spendingBounds, separatePatches.turnStartInOneActivity, separatePatches.toolCatalogByReference].sort());
     expect(fake.pending).toBe(0);
   }, 120_000);
 });

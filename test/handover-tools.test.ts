@@ -41,14 +41,14 @@ describe('handing turns in flight to the code with the tool registry', () => {
     expect(toolNames(fake.requests.at(-1)!.body)).not.toContain('calculator');
     expect(JSON.stringify(fake.requests.at(-1)!.body.messages)).toContain('There is no tool named \\"calculator\\"');
 
-    // A new turn: the catalog is read once at its start (with the skill catalog, in one activity), and the root's default
-    // tool runs in the runTool activity.
+    // A new turn: the catalog is read once at its start (with the skill catalog, in one activity) by reference, the
+    // detail of the root's default tool read back before the first round, and that tool runs in the runTool activity.
     fake.enqueue({ content: [toolUse('calculator', { expression: '6 * 7' })] }, { content: [text('42.')] });
     const fresh = (await api.sendMessage(session, { message: 'What is 6 times 7?' })).body.id as string;
     expect(await api.finished(fresh)).toMatchObject({ status: 'completed', output: '42.' });
     const freshHandle = env.client.workflow.getHandle(fresh);
-    expect((await patchesIn(freshHandle)).sort()).toEqual([baselinePatch, separatePatches.spendingBounds, separatePatches.turnStartInOneActivity].sort());
-    expect(await activityTypes(freshHandle)).toEqual(['readTurnStart', 'callModel', 'runTool', 'callModel']);
+    expect((await patchesIn(freshHandle)).sort()).toEqual([baselinePatch, separatePatches.spendingBounds, separatePatches.turnStartInOneActivity, separatePatches.toolCatalogByReference].sort());
+    expect(await activityTypes(freshHandle)).toEqual(['readTurnStart', 'readToolDetails', 'callModel', 'runTool', 'callModel']);
     expect(toolNames(fake.requests.at(-2)!.body)).toContain('calculator');
     expect(JSON.stringify(fake.requests.at(-1)!.body.messages)).toContain('6 * 7 = 42');
     expect(fake.pending).toBe(0);

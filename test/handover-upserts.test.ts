@@ -47,7 +47,7 @@ describe('handing turns in flight to the code with batched search attributes and
     expect(Math.max(...(await upsertsPerTaskAfterDeploy(examHandle)))).toBe(3);
     expect(await shownAttributes(examHandle)).toEqual({ status: 'completed', checkpoint: undefined, step: 'checkpoint:post_exam_routing' });
 
-    // A turn started now: the baseline marker and the turn start's, one upsert per workflow task, the same attributes at its wait and its end.
+    // A turn started now: the baseline marker and the turn start's two, one upsert per workflow task, the same attributes at its wait and its end.
     fake.respond(undefined);
     fake.enqueue({ content: [toolUse('request_human_approval', { checkpoint: 'which_topic', summary: 'Which topic next?', kind: 'question' })] }, { content: [text('Trees, then.')] });
     const fresh = (await api.sendMessage(session, { message: 'What next?' })).body.id as string;
@@ -57,7 +57,7 @@ describe('handing turns in flight to the code with batched search attributes and
     await api.answer(fresh, question.id, { action: 'answer', answer: 'Trees.' });
     expect(await api.finished(fresh)).toMatchObject({ status: 'completed', output: 'Trees, then.' });
     expect(await shownAttributes(freshHandle)).toEqual({ status: 'completed', checkpoint: undefined, step: undefined });
-    expect((await patchesIn(freshHandle)).sort()).toEqual([baselinePatch, separatePatches.spendingBounds, separatePatches.turnStartInOneActivity].sort());
+    expect((await patchesIn(freshHandle)).sort()).toEqual([baselinePatch, separatePatches.spendingBounds, separatePatches.turnStartInOneActivity, separatePatches.toolCatalogByReference].sort());
     expect(Math.max(...(await upsertsPerTaskAfterDeploy(freshHandle)))).toBe(1);
     expect(fake.pending).toBe(0);
   }, 120_000);

@@ -113,7 +113,7 @@ describe('handing turns in flight from the old workflow code to the new', () => 
     expect(lastText(fake.requests.at(-1)!.body)).not.toContain('is_error');
     // The old turn handed on its finished plan naming the exam skill (the old rules carry it), which this turn read back
     // (carried-skill-references, implied by its baseline marker), with its catalogs in one activity.
-    expect((await patchesIn(env.client.workflow.getHandle(afterStop))).sort()).toEqual([baselinePatch, separatePatches.spendingBounds, separatePatches.turnStartInOneActivity].sort());
+    expect((await patchesIn(env.client.workflow.getHandle(afterStop))).sort()).toEqual([baselinePatch, separatePatches.spendingBounds, separatePatches.turnStartInOneActivity, separatePatches.toolCatalogByReference].sort());
     const { events } = await env.client.workflow.getHandle(afterStop).fetchHistory();
     const scheduled = events?.map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
     expect(scheduled?.filter((name) => name === 'readTurnStart')).toHaveLength(1);

@@ -29,6 +29,8 @@ import {
   takeStep,
   mayInvoke,
   toolsInScope,
+  registeredToolsInScope,
+  undetailedToolsInScope,
   type ActivePlan,
   type PlanCarry,
   type PolicyEvent,
@@ -38,7 +40,7 @@ import {
   type Verdict,
 } from '../core/policy';
 import { planSpecOf, type CheckpointSpec, type FieldSpec, type SkillManifest, type SkillSnapshot } from '../core/skills';
-import type { ToolCatalog, ToolSpec } from '../core/tools';
+import { headerOf, type ToolCatalog, type ToolSpec } from '../core/tools';
 import type { Reservation } from '../core/budget';
 
 /**
@@ -199,6 +201,9 @@ const examUntilQuestions = (at = t0): PolicyEvent[] => [
   stepped('exam', 'ask', at),
 ];
 const withTools = (extra: Partial<Extract<PolicyEvent, { type: 'turn.started' }>> = {}) => started({ tools: registry, ...extra });
+/** A turn that read the same catalog by reference (its headers), and the detail it reads back. */
+const byReference = () => started({ tools: { headers: registry.tools.map(headerOf), rootGrants: registry.rootGrants } });
+const detailed = (...names: string[]): PolicyEvent => ({ type: 'tools.detailed', specs: names.map((name) => registry.tools.find((spec) => spec.name === name)!) });
 const deployAsked = (): PolicyEvent[] => [withTools(), loaded(researcher), requested('deploy', { q: 'prod' })];
 const examUntilRoute = (): PolicyEvent[] => [...examUntilQuestions(), stepped('exam', 'grade'), stepped('exam', 'report'), ask('route')];
 
@@ -663,6 +668,25 @@ const cases: Case[] = [
     without: ['input'],
     state: { open: { name: 'tool:deploy' }, clockSince: null },
   },
+  {
+    name: 'a turn that read the catalog by reference holds its headers and no detail yet',
+    given: [],
+    when: byReference(),
+    verdict: { kind: 'allow' },
+    state: { tools: [], headers: [{ name: 'calc', detail: expect.any(String) }, { name: 'fetch' }, { name: 'deploy' }, { name: 'gh__issue' }], rootGrants: ['calc'] },
+  },
+  { name: 'by reference, a tool of no header is no tool', given: [byReference()], when: requested('nope', { q: '1' }), verdict: { kind: 'refuse', message: 'There is no tool named "nope". Available tools: load_skill, load_subskill, read_file, list_skills, invoke_skill, submit_output, request_human_approval, calc.' }, state: { violations: 0 } },
+  {
+    name: 'by reference, a tool outside the grants is a violation, its detail unread',
+    given: [byReference()],
+    when: requested('fetch', { q: 'x' }),
+    verdict: { kind: 'refuse', message: 'Tool fetch is not available before a skill is loaded: the tools granted now are calc. Use only the tools you were given.' },
+    state: { violations: 1 },
+  },
+  { name: 'by reference, a granted tool whose detail was not read is not run', given: [byReference()], when: requested('calc', { q: '1' }), verdict: { kind: 'refuse', message: 'calc was not run: its definition has not been read. Call it again.' }, state: { violations: 0 } },
+  { name: 'by reference, a granted tool whose detail was read is validated with it', given: [byReference(), detailed('calc')], when: requested('calc', { q: '1+1' }), verdict: { kind: 'allow', input: { q: '1+1', n: 1 } } },
+  { name: 'by reference, a detail read again is kept once', given: [byReference(), detailed('calc')], when: detailed('fetch', 'calc', 'fetch'), verdict: { kind: 'allow' }, state: { tools: [{ name: 'calc' }, { name: 'fetch' }] } },
+  { name: 'by reference, details all held already change nothing', given: [byReference(), detailed('calc')], when: detailed('calc'), verdict: { kind: 'allow' }, state: { tools: [{ name: 'calc' }] } },
   { name: 'an MCP tool granted by server says where it comes from', given: [withTools(), loaded(researcher)], when: requested('gh__issue', { q: 'bug' }), verdict: { kind: 'allow', ask: { summary: /^The assistant wants to run the tool gh__issue \(from MCP server gh\)/ } } },
   { name: 'an approved tool call runs with the proposed input', given: deployAsked(), when: resolved('cp-1', { action: 'approve' }), verdict: { kind: 'allow', input: { q: 'prod', n: 1 }, result: { approved: true } }, without: ['note'], state: { open: null, roundsSinceHuman: 0 } },
   {
@@ -943,6 +967,27 @@ describe('views for the workflow', () => {
     const researching = apply([withTools(), loaded(researcher)]).state;
     expect(toolsInScope(researching)).toEqual([...engine, 'fetch', 'deploy', 'gh__issue']);
     expect(toolsInScope(apply([withTools(), loaded(researcher), loaded(writer)]).state)).toEqual(engine);
+  });
+
+  it('by reference, the scope is the same, and the run reads the detail of the tools granted now it lacks', () => {
+    const engine = ['load_skill', 'load_subskill', 'read_file', 'list_skills', 'invoke_skill', 'submit_output', 'request_human_approval'];
+    const names = (tools: Array<{ name: string }>) => tools.map((tool) => tool.name);
+    const root = apply([byReference()]).state;
+    expect(toolsInScope(root)).toEqual([...engine, 'calc']);
+    expect(names(undetailedToolsInScope(root))).toEqual(['calc']);
+    expect(registeredToolsInScope(root)).toEqual([]);
+    const researching = apply([byReference(), detailed('calc'), loaded(researcher), detailed('deploy')]).state;
+    expect(toolsInScope(researching)).toEqual([...engine, 'fetch', 'deploy', 'gh__issue']);
+    expect(names(undetailedToolsInScope(researching))).toEqual(['fetch', 'gh__issue']);
+    expect(undetailedToolsInScope(researching)[0]).toEqual(headerOf(registry.tools[1]));
+    expect(registeredToolsInScope(researching)).toEqual([registry.tools[2]]);
+    // In the registry's order, whatever the order the details were read in.
+    const all = apply([byReference(), loaded(researcher), detailed('gh__issue', 'deploy', 'fetch')]).state;
+    expect(registeredToolsInScope(all)).toEqual(registry.tools.slice(1));
+    // A run that read the whole catalog lacks nothing.
+    const whole = apply([withTools(), loaded(researcher)]).state;
+    expect(undetailedToolsInScope(whole)).toEqual([]);
+    expect(registeredToolsInScope(whole)).toEqual(registry.tools.slice(1));
   });
 
   it('settings: only what the policy needs', () => {

@@ -27,7 +27,7 @@ const questions = 2;
 describe('a turn upserts its search attributes once per workflow task', () => {
   const harness = useWorkerHarness('upserts', { skillsDir: () => skillsWithChecker('sf-upserts-skills-') });
 
-  it(`an exam of ${questions} questions: two patch markers, at most one upsert per workflow task, the attributes its state shows at every wait`, async () => {
+  it(`an exam of ${questions} questions: four patch markers, at most one upsert per workflow task, the attributes its state shows at every wait`, async () => {
     const { env, fake, taskQueue } = harness;
     const sessionId = randomBytes(10).toString('hex');
     const handle = env.client.workflow.getHandle<typeof turnWorkflow>(`turn-${sessionId}-1`);
@@ -58,8 +58,8 @@ describe('a turn upserts its search attributes once per workflow task', () => {
 
     // Before batched-search-attributes and baseline-2026-11: 8 patch markers, each with its TemporalChangeVersion
     // upsert, and 23 upserts of Skillflow attributes, up to 3 in one workflow task.
-    // Now the baseline, spending-bounds and turn-start-in-one-activity (a turn's own markers, after the baseline).
-    expect(await upsertCounts(handle)).toEqual({ patchMarkers: 3, changeVersionUpserts: 3, attributeUpserts: 13, mostInOneTask: 1 });
+    // Now the baseline, then spending-bounds, turn-start-in-one-activity and tool-catalog-by-reference (a turn's own markers).
+    expect(await upsertCounts(handle)).toEqual({ patchMarkers: 4, changeVersionUpserts: 4, attributeUpserts: 13, mostInOneTask: 1 });
   });
 
   it('a checkpoint inside a skill run: the run and its turn show it while it waits and not after; one upsert per workflow task each', async () => {
@@ -97,7 +97,7 @@ describe('a turn upserts its search attributes once per workflow task', () => {
     ]);
     expect(seen.filter((o) => o.at.startsWith('ended')).map((o) => o.attributes.SkillflowStatus)).toEqual([['completed'], ['completed']]);
     const child = (await handle.query(turnStateQuery)).skills![0].workflowId;
-    expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: 3, changeVersionUpserts: 3, mostInOneTask: 1 });
+    expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: 4, changeVersionUpserts: 4, mostInOneTask: 1 });
     expect(await upsertCounts(env.client.workflow.getHandle(child))).toMatchObject({ patchMarkers: 2, changeVersionUpserts: 2, mostInOneTask: 1 });
   });
 
@@ -131,7 +131,7 @@ describe('a turn upserts its search attributes once per workflow task', () => {
     const skillRuns = (await handle.query(turnStateQuery)).skills ?? [];
     expect(skillRuns).toHaveLength(script.length - 1);
     const { endingClearsCheckpoint, cancelEndsAtSkillReturn, cancelKeepsCheckpoint, cancelEndsToolCalls } = separatePatches;
-    const turnStart = [baselinePatch, separatePatches.spendingBounds, separatePatches.turnStartInOneActivity];
+    const turnStart = [baselinePatch, separatePatches.spendingBounds, separatePatches.turnStartInOneActivity, separatePatches.toolCatalogByReference];
     const ending = [cancelEndsToolCalls, endingClearsCheckpoint];
     const turnPatches = skillRuns.length === 0 ? [...turnStart, ...ending] : [...turnStart, cancelEndsAtSkillReturn, cancelKeepsCheckpoint, ...ending];
     expect(await patchesIn(handle)).toEqual(turnPatches);

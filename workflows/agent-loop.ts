@@ -4,12 +4,13 @@ import { contextExceededMessage, continueGuidance, emptyRecoveryAnswer, emptyRes
 import { textOf, toolUsesOf, type ChatMessage, type ContentBlock, type TextBlock, type ToolDefinition } from '../core/messages';
 import { tokensOf } from '../core/model';
 import { protectedToolUseIds, registeredToolsInScope, type End } from '../core/policy';
-import { toolDefinitionOf } from '../core/tools';
+import { hasDetail, toolDefinitionOf, type ToolSpec } from '../core/tools';
 import { completeBlocksOf, responseKind } from '../core/response-kind';
 import type { TurnResult } from '../core/turn';
 import { callModel } from './model-call';
 import { reserveRound, spend } from './spending';
 import { dispatchToolCalls } from './tool-dispatch';
+import { readGrantedDetails } from './tool-details';
 import type { TurnTool } from './tool-types';
 import type { TurnRun } from './turn-run';
 
@@ -31,6 +32,8 @@ export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
   const answerParts: string[] = [];
 
   for (;;) {
+    // The detail of the registered tools granted now that the run lacks (a catalog read by reference), before it offers them.
+    await readGrantedDetails(run);
     // The tools of this round: they change only when another skill becomes active, so the cached prefix holds meanwhile.
     const definitions = offeredTools(context);
     const estimate = run.ledgerScope ? { estimate: roundEstimate(context, definitions) } : {};
@@ -99,10 +102,13 @@ export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
   }
 }
 
-/** The engine's tools, then the registered tools the policy has in scope now, in the registry's order. */
+/**
+ * The engine's tools, then the registered tools the policy has in scope now, in the registry's order: only those the
+ * active skill grants (the root: SKILLFLOW_DEFAULT_TOOLS), whatever else the catalog holds.
+ */
 export function offeredTools(context: LoopContext): ToolDefinition[] {
-  const granted = new Set(registeredToolsInScope(context.run.policy).map((tool) => tool.name));
-  return [...context.tools.values()].filter((tool) => tool.spec.source === 'engine' || granted.has(tool.spec.name)).map((tool) => toolDefinitionOf(tool.spec));
+  const engine = [...context.tools.values()].map((tool) => tool.spec).filter((spec): spec is ToolSpec => spec.source === 'engine' && hasDetail(spec));
+  return [...engine, ...registeredToolsInScope(context.run.policy)].map(toolDefinitionOf);
 }
 
 function finishWithAnswer(context: LoopContext, answer: string, reason?: string): TurnResult {

@@ -110,7 +110,8 @@ function skillRunInput(run: TurnRun, call: ToolCall, invocation: Invocation, dep
     params: invocation.params,
     depth,
     checkpointBase: run.policy.checkpointCount,
-    tools: { tools: run.policy.tools, rootGrants: [] },
+    // A run that read its catalog by reference hands on the headers; its skill run reads the detail its skill grants.
+    tools: run.policy.headers ? { headers: run.policy.headers, rootGrants: [] } : { tools: run.policy.tools, rootGrants: [] },
     ...(allowance ? { allowance } : {}),
   };
 }

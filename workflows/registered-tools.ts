@@ -1,7 +1,7 @@
 import { isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ToolCall } from '../core/policy';
-import { idempotencyKeyOf, type ToolRunInput, type ToolSpec } from '../core/tools';
+import { idempotencyKeyOf, type ToolHeader, type ToolRunInput, type ToolSpec } from '../core/tools';
 import { publicError } from './internal-errors';
 import { toolError, type ToolAnswer, type TurnTool } from './tool-types';
 
@@ -14,11 +14,11 @@ const fallbackActivity = { timeoutMs: 30_000, heartbeatMs: null, maxAttempts: 1,
  * policy has decided before. A non-idempotent tool gets an idempotency key from the workflow id and the call id,
  * the same for every attempt.
  */
-export function registeredTools(specs: ToolSpec[]): TurnTool[] {
+export function registeredTools(specs: Array<ToolSpec | ToolHeader>): TurnTool[] {
   return specs.map((spec) => ({ spec, run: (call: ToolCall) => runRegisteredTool(spec, call) }));
 }
 
-async function runRegisteredTool(spec: ToolSpec, call: ToolCall): Promise<ToolAnswer> {
+async function runRegisteredTool(spec: ToolSpec | ToolHeader, call: ToolCall): Promise<ToolAnswer> {
   const options = spec.activity ?? fallbackActivity;
   const { runTool } = proxyActivities<Activities>({
     startToCloseTimeout: options.timeoutMs,

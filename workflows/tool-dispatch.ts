@@ -6,6 +6,7 @@ import { separatePatches, type Allowance, type CheckpointPlan, type End, type Ve
 import { askHuman } from './checkpoint-desk';
 import { skillCallOf } from './skill-call-event';
 import { publicError } from './internal-errors';
+import { readGrantedDetails } from './tool-details';
 import { toolError, type AnsweredCall, type ToolAnswer, type TurnTool } from './tool-types';
 import type { TurnRun } from './turn-run';
 
@@ -29,6 +30,8 @@ export async function dispatchToolCalls(calls: ToolUseBlock[], tools: Map<string
       results.push({ type: 'tool_result', tool_use_id: call.id, content: skipped });
       continue;
     }
+    // A skill loaded earlier in this response may have granted the tool: its detail is read before anything shows.
+    await readGrantedDetails(run);
     const tool = tools.get(call.name);
     const skill = run.policy.rules.spendingBounds ? skillCallOf(call, run.depth) : tool?.skillCall?.(call, run);
     const name = skill?.name ?? call.name;

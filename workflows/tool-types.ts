@@ -1,5 +1,5 @@
 import type { Allowance, End, ToolCall } from '../core/policy';
-import type { ToolSpec } from '../core/tools';
+import type { ToolHeader, ToolSpec } from '../core/tools';
 import type { TurnRun } from './turn-run';
 
 /** What the model gets back for one tool call. */
@@ -21,8 +21,11 @@ export interface SkillCallEvent {
 }
 
 export interface TurnTool {
-  /** The tool as the model sees it and as the policy scopes it (core/tools). */
-  spec: ToolSpec;
+  /**
+   * The tool as the model sees it and as the policy scopes it (core/tools); a registered tool of a run that read its
+   * catalog by reference has its header only (the model is offered its detail from the policy's state once granted).
+   */
+  spec: ToolSpec | ToolHeader;
   /**
    * Skill calls (invoke_skill, load_skill) carry `isSkill`, `depth` and `input` on their tool events: so in runs of code
    * before spending bounds; later runs describe them by the call's name alone (skill-call-event.ts).

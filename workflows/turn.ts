@@ -2,7 +2,7 @@ import { ApplicationFailure, CancellationScope, getExternalWorkflowHandle, isCan
 import type { Activities } from '../activities';
 import { utcDayOf } from '../core/budget';
 import type { SkillCatalog } from '../core/skills';
-import { emptyToolCatalog, type ToolCatalog } from '../core/tools';
+import { emptyToolCatalog, type ToolCatalog, type ToolCatalogReference } from '../core/tools';
 import type { TurnStart } from '../core/turn-start';
 import { migratePlanCarry, pinnedSkillsOf, policySettingsOf, unresolvedSkills, separatePatches, withSnapshots, workflowPatches, type PlanCarry } from '../core/policy';
 import { basePrompt } from '../core/prompts';
@@ -120,7 +120,7 @@ async function runTurn(run: TurnRun, has: HasPatch): Promise<TurnResult> {
 /** What a turn starts with: its catalogs, its carried plan with the pinned skills read back, and its given skill's load. */
 interface StartReading {
   catalog: SkillCatalog;
-  registry: ToolCatalog;
+  registry: ToolCatalog | ToolCatalogReference;
   carry: PlanCarry | undefined;
   given?: TurnStart['given'];
 }
@@ -130,7 +130,8 @@ async function readStartAtOnce(input: TurnInput, registeredTools: boolean): Prom
   const resume = migratePlanCarry(input.resume);
   const carried = unresolvedSkills(resume);
   const alreadyPinned = resume?.snapshots.some((snapshot) => snapshot.name === input.skill);
-  const start = await readTurnStart({ tools: registeredTools, carried, ...(input.skill && !alreadyPinned ? { given: input.skill } : {}) });
+  const toolsByReference = registeredTools && patched(separatePatches.toolCatalogByReference);
+  const start = await readTurnStart({ tools: registeredTools, ...(toolsByReference ? { toolsByReference } : {}), carried, ...(input.skill && !alreadyPinned ? { given: input.skill } : {}) });
   for (const ref of start.carried.unavailable) log.warn('A carried skill version is no longer available; the plan goes on without it', { skill: ref.name, hash: ref.hash });
   const carry = resume && carried.length > 0 ? withSnapshots(resume, start.carried.snapshots) : resume;
   return { catalog: start.catalog, registry: start.tools, carry, given: start.given };

@@ -2,7 +2,7 @@ import { onCheckpointDelegated, onCheckpointExpired, onCheckpointResolved } from
 import { onFinalProposed, onRoundStarting } from './rounds';
 import { onTokensReserved } from './spending';
 import { onToolFinished, onToolRequested } from './tools';
-import { onTurnStarted } from './turn-start';
+import { onToolsDetailed, onTurnStarted } from './turn-start';
 import type { PolicyEvent, PolicyState, Reduction } from './types';
 
 /**
@@ -18,6 +18,8 @@ export function reducePolicy(state: PolicyState, event: PolicyEvent): Reduction 
       return onRoundStarting(state, event.at, event.tokens, event.estimate);
     case 'tokens.reserved':
       return onTokensReserved(state, event.reservation);
+    case 'tools.detailed':
+      return onToolsDetailed(state, event.specs);
     case 'tool.requested':
       return onToolRequested(state, event.call, event.at, event.tokens);
     case 'tool.finished':

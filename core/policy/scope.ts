@@ -1,7 +1,7 @@
 import { closest } from '../skills/problems';
 import { engineToolNames, skillRunToolNames } from '../skills/tool-names';
 import { grantedTools } from '../tools/grants';
-import type { ToolSpec } from '../tools/types';
+import type { ToolHeader, ToolSpec } from '../tools/types';
 import { describeAllowed, isUnfinished } from './plan';
 import type { PolicyState } from './types';
 
@@ -26,19 +26,38 @@ export function grantsInForce(state: PolicyState): readonly string[] {
   return state.active ? state.active.grants : state.rootGrants;
 }
 
-/** The registered tools the model may call now, in the registry's order. */
+/** The registered tools of the run's catalog: their headers when it read it by reference, else their specs. */
+export function catalogTools(state: PolicyState): ReadonlyArray<ToolSpec | ToolHeader> {
+  return state.headers ?? state.tools;
+}
+
+/** The names of the registered tools granted now, in the registry's order. */
+export function grantedToolNames(state: PolicyState): string[] {
+  return grantedTools(catalogTools(state), grantsInForce(state)).map((tool) => tool.name);
+}
+
+/** The registered tools the model may call now, in the registry's order: those whose detail the run holds. */
 export function registeredToolsInScope(state: PolicyState): ToolSpec[] {
-  return grantedTools(state.tools, grantsInForce(state));
+  if (!state.headers) return grantedTools(state.tools, grantsInForce(state));
+  const held = new Map(state.tools.map((spec) => [spec.name, spec]));
+  return grantedToolNames(state).flatMap((name) => held.get(name) ?? []);
+}
+
+/** The tools granted now whose detail the run has yet to read (only a run that read its catalog by reference has any). */
+export function undetailedToolsInScope(state: PolicyState): ToolHeader[] {
+  if (!state.headers) return [];
+  const held = new Set(state.tools.map((spec) => spec.name));
+  return grantedTools(state.headers, grantsInForce(state)).filter((header) => !held.has(header.name));
 }
 
 /** The tools the model may call now: the engine's own (section above), then the registered tools granted now. */
 export function toolsInScope(state: PolicyState): readonly string[] {
-  return [...engineToolsInScope(state), ...registeredToolsInScope(state).map((tool) => tool.name)];
+  return [...engineToolsInScope(state), ...grantedToolNames(state)];
 }
 
 /** Why a registered tool is not in scope now, in words for the model. */
 export function toolScopeRefusal(state: PolicyState, name: string): string {
-  const granted = registeredToolsInScope(state).map((tool) => tool.name);
+  const granted = grantedToolNames(state);
   const where = state.active ? `while skill ${state.active.name} is active` : 'before a skill is loaded';
   const has = granted.length > 0 ? `the tools granted now are ${granted.join(', ')}` : "no tools are granted now beyond the engine's own";
   return `Tool ${name} is not available ${where}: ${has}. Use only the tools you were given.`;

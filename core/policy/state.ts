@@ -102,6 +102,7 @@ export function newPolicyState(): PolicyState {
     settings: policySettingsOf(defaultTurnSettings),
     catalog: [],
     tools: [],
+    headers: null,
     rootGrants: [],
     plan: null,
     route: null,
@@ -146,6 +147,10 @@ export function newPolicyState(): PolicyState {
  *   of their rounds, and a run with a budget reserves each round's tokens in the user's day ledger (two local
  *   activities a round: reserveTokens, settleTokens). Its skill-call events name the skill and depth also for an invoke_skill the
  *   run was not offered (past the depth cap), and a turn's own load_skill events carry no depth.
+ * - toolCatalogByReference, read once when a turn starts (with turnStartInOneActivity): the turn reads the tool catalog
+ *   as headers, each tool without its description and input schema and naming them by digest (ToolCatalogReference),
+ *   hands its skill runs the same, and a run reads the detail of the tools a skill grants it when it first needs them
+ *   (the readToolDetails activity), instead of the whole catalog crossing history in every turn and skill run.
  */
 export const separatePatches = {
   turnStartInOneActivity: 'turn-start-in-one-activity',
@@ -154,4 +159,5 @@ export const separatePatches = {
   cancelKeepsCheckpoint: 'cancel-keeps-mirrored-checkpoint',
   cancelEndsToolCalls: 'cancel-ends-tool-calls',
   spendingBounds: 'spending-bounds',
+  toolCatalogByReference: 'tool-catalog-by-reference',
 } as const;

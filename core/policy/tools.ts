@@ -4,7 +4,7 @@ import { onCheckpointRequested, onToolApprovalNeeded } from './checkpoint-rules'
 import { activate } from './clock';
 import { allowedNow, isUnfinished, startSkillPlan, stepLimitNote, stepRefusal, takeStep } from './plan';
 import { onOutputSubmitted } from './output';
-import { engineToolsInScope, invokeRefusal, loadRefusal, toolScopeRefusal, toolsInScope } from './scope';
+import { catalogTools, engineToolsInScope, invokeRefusal, loadRefusal, toolScopeRefusal, toolsInScope } from './scope';
 import { afterInvocation, onInvocationAllowed, unstarted } from './spending';
 import type { PolicyState, Reduction, ToolCall, ToolOutcome } from './types';
 import { allow, refuse, violation } from './verdicts';
@@ -55,9 +55,11 @@ export function onToolRequested(state: PolicyState, call: ToolCall, at: number, 
 function onRegisteredToolRequested(state: PolicyState, call: ToolCall, at: number): Reduction {
   if (engineToolsInScope(state).includes(call.name)) return allow(state);
   const tools = toolsInScope(state);
+  if (!catalogTools(state).some((tool) => tool.name === call.name)) return refuse(state, `There is no tool named "${call.name}". Available tools: ${tools.join(', ')}.`);
+  if (!tools.includes(call.name)) return violation(state, toolScopeRefusal(state, call.name));
+  // The workflow reads a granted tool's detail before it asks (only a catalog read by reference lacks any).
   const spec = state.tools.find((tool) => tool.name === call.name);
-  if (!spec) return refuse(state, `There is no tool named "${call.name}". Available tools: ${tools.join(', ')}.`);
-  if (!tools.includes(spec.name)) return violation(state, toolScopeRefusal(state, spec.name));
+  if (!spec) return refuse(state, `${call.name} was not run: its definition has not been read. Call it again.`);
   const checked = validateJson(call.input, spec.inputSchema, { applyDefaults: true });
   if (!checked.ok) {
     const listed = checked.problems.map((problem) => problem.message).join('; ');

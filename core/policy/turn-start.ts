@@ -3,6 +3,8 @@ import { isUnfinished, resumeNote, startSkillPlan } from './plan';
 import type { PolicyEvent, PolicyState, Reduction } from './types';
 import { newPolicyState } from './state';
 import { allow } from './verdicts';
+import { isCatalogReference } from '../tools/details';
+import type { ToolCatalog, ToolCatalogReference, ToolSpec } from '../tools/types';
 
 type TurnStarted = Extract<PolicyEvent, { type: 'turn.started' }>;
 
@@ -19,7 +21,7 @@ export function onTurnStarted(event: TurnStarted): Reduction {
     rules,
     settings,
     catalog,
-    ...(rules.registeredTools && tools ? { tools: tools.tools, rootGrants: tools.rootGrants } : {}),
+    ...(rules.registeredTools && tools ? catalogState(tools) : {}),
     given: event.given ?? null,
     tokenBudget: event.tokenBudget ?? null,
     invocations: rules.spendingBounds ? { left: invocation?.invocationsLeft ?? settings.maxInvocationsPerTurn, inResponse: 0 } : null,
@@ -49,4 +51,15 @@ export function onTurnStarted(event: TurnStarted): Reduction {
     );
   }
   return allow(state, notes.length > 0 ? { note: notes.join('\n\n') } : {});
+}
+
+/** The catalog in the policy's state: the whole specs, or the headers (their detail read once granted). */
+function catalogState(tools: ToolCatalog | ToolCatalogReference): Pick<PolicyState, 'tools' | 'headers' | 'rootGrants'> {
+  return isCatalogReference(tools) ? { tools: [], headers: tools.headers, rootGrants: tools.rootGrants } : { tools: tools.tools, headers: null, rootGrants: tools.rootGrants };
+}
+
+/** Adds the specs a run read the detail of (each once, the first read kept). */
+export function onToolsDetailed(state: PolicyState, specs: ToolSpec[]): Reduction {
+  const added = specs.filter((spec, i) => !state.tools.some((held) => held.name === spec.name) && specs.findIndex((other) => other.name === spec.name) === i);
+  return allow(added.length > 0 ? { ...state, tools: [...state.tools, ...added] } : state);
 }

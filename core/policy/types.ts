@@ -5,7 +5,7 @@ import type { PlanSymbol } from '../skills/plan-ast';
 import type { PlanAutomaton, PlanState } from '../skills/plan-automaton';
 import type { CheckpointSpec, DeadlineSpec, FieldSpec, FreeCheckpointPolicy, OnTimeout, SkillLimits, SkillManifest, SkillRef, SkillSnapshot } from '../skills/types';
 import type { TurnSettings } from '../settings';
-import type { ToolCatalog, ToolSpec } from '../tools/types';
+import type { ToolCatalog, ToolCatalogReference, ToolHeader, ToolSpec } from '../tools/types';
 import type { TurnEnding } from '../turn';
 
 /**
@@ -144,8 +144,13 @@ export interface PolicyState {
   settings: PolicySettings;
   /** The skills of the turn's catalog (by name). */
   catalog: string[];
-  /** The registered tools of the turn's tool catalog (engine tools are not in it: they are always offered). */
+  /**
+   * The registered tools of the turn's tool catalog (engine tools are not in it: they are always offered); with
+   * `headers`, only those whose detail the run has read (`tools.detailed`), in the order it read them.
+   */
   tools: ToolSpec[];
+  /** The catalog's headers, when the run read it by reference (ToolCatalogReference); null when `tools` is all of it. */
+  headers: ToolHeader[] | null;
   /** The grants of the root turn, while no skill is active (SKILLFLOW_DEFAULT_TOOLS). */
   rootGrants: string[];
   plan: ActivePlan | null;
@@ -228,8 +233,8 @@ export type PolicyEvent =
       settings: PolicySettings;
       catalog: string[];
       carry?: PlanCarry;
-      /** The worker's registered tools, read when the turn started. */
-      tools?: ToolCatalog;
+      /** The worker's registered tools, read when the turn started: whole, or by reference. */
+      tools?: ToolCatalog | ToolCatalogReference;
       /** The parameters the API's caller gave with the turn's skill. */
       given?: { skill: string; params: Record<string, unknown> };
       /** Present when this is a skill run, not a turn. */
@@ -245,6 +250,8 @@ export type PolicyEvent =
   | { type: 'round.starting'; at: number; tokens?: number; estimate?: number }
   /** What the user's day ledger granted of the reservation a round.starting allow asked for. */
   | { type: 'tokens.reserved'; reservation: Reservation }
+  /** The detail of registered tools the run read (a skill grants them, and the run held their headers only). */
+  | { type: 'tools.detailed'; specs: ToolSpec[] }
   /** Every tool call, engine tools included; request_human_approval is how a checkpoint is requested. `tokens` as above. */
   | { type: 'tool.requested'; at: number; call: ToolCall; tokens?: number }
   | { type: 'tool.finished'; at: number; call: ToolCall; outcome: ToolOutcome }

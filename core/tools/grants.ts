@@ -41,7 +41,10 @@ export function skillGrants(manifest: { allowedTools?: string | null; tools?: st
   return [...new Set([...allowedToolsWords(manifest.allowedTools), ...(manifest.tools ?? [])])];
 }
 
-function matches(grant: Grant, tool: ToolSpec): boolean {
+/** What a grant reads of a tool: a whole spec and a header both have it. */
+type Grantable = Pick<ToolSpec, 'name' | 'category' | 'source' | 'server'>;
+
+function matches(grant: Grant, tool: Grantable): boolean {
   switch (grant.kind) {
     case 'tool':
       return grant.name === tool.name;
@@ -53,13 +56,13 @@ function matches(grant: Grant, tool: ToolSpec): boolean {
 }
 
 /** The registered tools these grants give, in the registry's order (words that are no grant give nothing). */
-export function grantedTools(tools: readonly ToolSpec[], grants: readonly string[]): ToolSpec[] {
+export function grantedTools<T extends Grantable>(tools: readonly T[], grants: readonly string[]): T[] {
   const parsed = grants.map(parseGrant).filter((grant): grant is Grant => grant !== null);
   return tools.filter((tool) => parsed.some((grant) => matches(grant, tool)));
 }
 
 /** The grants that give none of these tools: worth a warning (a typo, or a tool nobody registered). */
-export function unmatchedGrants(tools: readonly ToolSpec[], grants: readonly string[], ignore: readonly string[] = []): string[] {
+export function unmatchedGrants(tools: readonly Grantable[], grants: readonly string[], ignore: readonly string[] = []): string[] {
   return grants.filter((word) => {
     if (ignore.includes(word)) return false;
     const grant = parseGrant(word);

@@ -57,6 +57,34 @@ export interface ToolCatalog {
 
 export const emptyToolCatalog: ToolCatalog = { tools: [], rootGrants: [] };
 
+/** What the model reads of a tool, and the policy checks its input against: the bulk of a spec. */
+export interface ToolDetail {
+  description: string;
+  inputSchema: ToolInputSchema;
+}
+
+/**
+ * A registered tool without its detail, which stays on the workers: what a run needs to scope, name and run it, and
+ * the digest of its detail (`digestOf` of `{description, inputSchema}`), by which the run reads the detail back once a
+ * skill grants the tool (the readToolDetails activity).
+ */
+export type ToolHeader = Omit<ToolSpec, keyof ToolDetail> & { detail: string };
+
+/**
+ * The worker's catalog as a run of separatePatches.toolCatalogByReference reads it when it starts (and hands its skill
+ * runs): every tool's header, and the root turn's grants. Workflow history holds these, and the detail of the tools a
+ * skill granted, instead of every tool's whole spec.
+ */
+export interface ToolCatalogReference {
+  headers: ToolHeader[];
+  rootGrants: string[];
+}
+
+/** What a run asks for when a skill grants tools whose detail it lacks: each by name and the digest of its detail. */
+export interface ToolDetailsRequest {
+  tools: Array<Pick<ToolHeader, 'name' | 'detail'>>;
+}
+
 /** One call of a registered tool, as its activity receives it. */
 export interface ToolRunInput {
   name: string;

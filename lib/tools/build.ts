@@ -4,7 +4,8 @@ import { builtinTools } from './builtin';
 import { loadToolModules } from './modules';
 import { ToolRegistry } from './registry';
 
-export type ToolSettings = Pick<Config, 'defaultTools' | 'toolsDir' | 'mcpConfigPath' | 'httpFetchHosts' | 'httpFetchMaxBytes' | 'httpFetchTimeoutMs'>;
+export type ToolSettings = Pick<Config, 'defaultTools' | 'toolsDir' | 'mcpConfigPath' | 'httpFetchHosts' | 'httpFetchMaxBytes' | 'httpFetchTimeoutMs'> &
+  Partial<Pick<Config, 'toolCatalogMaxBytes'>>;
 
 export interface BuiltRegistry {
   registry: ToolRegistry;
@@ -16,7 +17,7 @@ export interface BuiltRegistry {
 export async function buildToolRegistry(settings: ToolSettings, log: (line: string) => void): Promise<BuiltRegistry> {
   const builtins = builtinTools({ hosts: settings.httpFetchHosts, maxBytes: settings.httpFetchMaxBytes, timeoutMs: settings.httpFetchTimeoutMs });
   const custom = await loadToolModules(settings.toolsDir);
-  const registry = new ToolRegistry([...builtins, ...custom], settings.defaultTools);
+  const registry = new ToolRegistry([...builtins, ...custom], settings.defaultTools, settings.toolCatalogMaxBytes);
   if (custom.length > 0) log(`tools from ${settings.toolsDir}: ${custom.map((tool) => tool.spec.name).join(', ')}`);
   // The MCP client (its SDK and schema libraries, several MB of heap) loads only for a worker that has MCP servers.
   const closeMcp = settings.mcpConfigPath ? await (await import('./mcp')).attachMcpServers(settings.mcpConfigPath, registry, log) : async () => undefined;

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -7,13 +8,15 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { manyToolMark } from './many-tools';
 
 /**
  * A small MCP server for the tests, on any transport: `stdio`, or `http PORT [TOKEN]` (streamable HTTP, stateless, at
  * /mcp; and the older HTTP+SSE transport at /sse, posting to /messages; prints `listening PORT` once it listens; with a
  * TOKEN, a request without `Authorization: Bearer TOKEN` gets 401). Tools: echo (read-only; its answer starts with the
  * environment's MCP_TEST_ECHO_PREFIX), slow (waits), record (not idempotent: answers with the idempotency key it was
- * given), and dotted.name (a name that needs namespacing).
+ * given), and dotted.name (a name that needs namespacing); or, on stdio with MCP_TEST_MANY, many large tools
+ * (createManyServer).
  *
  * `faulty`: a server that misbehaves, on stdio (see faultyServer).
  */
@@ -79,10 +82,36 @@ function faultyServer(): Server {
   return server;
 }
 
+/**
+ * A server of many large tools (MCP_TEST_MANY=COUNT,DESCRIPTION_CHARS,SCHEMA_CHARS): `tool_00`, `tool_01`, ... each
+ * with a description and an input schema of about those sizes (JSON characters), taking `{text}` and answering
+ * `echo tool_NN: TEXT`.
+ */
+function createManyServer(spec: string): Server {
+  const [count, descriptionChars, schemaChars] = spec.split(',').map(Number);
+  const tools = Array.from({ length: count }, (_, index) => {
+    const mark = manyToolMark(index);
+    const filler = (chars: number) => `${mark} ${'lorem ipsum '.repeat(Math.ceil(chars / 12))}`.slice(0, Math.max(0, chars));
+    const base = { type: 'object', properties: { text: { type: 'string', maxLength: 100, description: '' } }, required: ['text'] };
+    base.properties.text.description = filler(schemaChars - JSON.stringify(base).length);
+    return { name: `tool_${String(index).padStart(2, '0')}`, description: filler(descriptionChars), inputSchema: base, annotations: { readOnlyHint: true } };
+  });
+  const server = new Server({ name: 'skillflow-many', version: '1.0.0' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => ({
+    content: [{ type: 'text', text: `echo ${request.params.name}: ${String((request.params.arguments as { text?: unknown } | undefined)?.text)}` }],
+  }));
+  return server;
+}
+
 async function main(): Promise<void> {
   const [mode, port, token] = process.argv.slice(2);
+  // A server that is down until a file exists (MCP_TEST_READY_FILE): rediscovery tests create it.
+  const ready = process.env.MCP_TEST_READY_FILE;
+  if (ready && !fs.existsSync(ready)) process.exit(1);
+  const many = process.env.MCP_TEST_MANY;
   if (mode === 'stdio') {
-    await createServer().connect(new StdioServerTransport());
+    await (many ? createManyServer(many) : createServer()).connect(new StdioServerTransport());
     return;
   }
   if (mode === 'faulty') {

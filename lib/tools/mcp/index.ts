@@ -1,4 +1,6 @@
-import type { ToolRegistry } from '../registry';
+import { sizeOf } from '../catalog-bound';
+import type { RegisteredTool } from '../define-tool';
+import { ToolCatalogBoundError, type ToolRegistry } from '../registry';
 import { loadMcpConfig } from './config';
 import { McpServerConnection } from './server';
 
@@ -10,9 +12,11 @@ export const rediscoverEveryMs = 30_000;
 
 /**
  * Connects every server of the MCP configuration and registers its tools. A server that is down is reported and tried
- * again every 30 s in the background; its tools join the registry when it answers. Returns what closes them all.
+ * again every 30 s in the background; its tools join the registry when it answers. A server whose tools would take the
+ * tool catalog past its bound (SKILLFLOW_TOOL_CATALOG_MAX_BYTES), at start-up or when it answers later, has none of
+ * them registered, is reported with the sizes and what to do, and is not tried again. Returns what closes them all.
  */
-export async function attachMcpServers(file: string, registry: ToolRegistry, log: (line: string) => void): Promise<() => Promise<void>> {
+export async function attachMcpServers(file: string, registry: ToolRegistry, log: (line: string) => void, retryEveryMs = rediscoverEveryMs): Promise<() => Promise<void>> {
   const connections = loadMcpConfig(file).map((config) => new McpServerConnection(config));
   const timers = new Set<NodeJS.Timeout>();
   let stopped = false;
@@ -20,16 +24,17 @@ export async function attachMcpServers(file: string, registry: ToolRegistry, log
     const { name } = connection.config;
     try {
       const { tools, skipped } = await connection.discover();
-      registry.add(tools);
-      log(`MCP server ${name}: ${tools.length} tools (${tools.map((tool) => tool.spec.name).join(', ') || 'none'})${attempt > 1 ? ' after it was down' : ''}`);
       for (const tool of skipped) log(`MCP server ${name}: skipped ${tool}`);
+      if (!registered(registry, `MCP server ${name}`, tools, log)) return;
+      const size = `the tool catalog now ${sizeOf(registry.catalogBytes)} of ${sizeOf(registry.maxCatalogBytes)}`;
+      log(`MCP server ${name}: ${tools.length} tools (${tools.map((tool) => tool.spec.name).join(', ') || 'none'})${attempt > 1 ? ' after it was down' : ''}; ${size}`);
     } catch (err) {
       if (stopped) return;
-      if (attempt === 1) log(`MCP server ${name} is down (${err instanceof Error ? err.message : String(err)}); trying again every ${rediscoverEveryMs / 1000} s`);
+      if (attempt === 1) log(`MCP server ${name} is down (${err instanceof Error ? err.message : String(err)}); trying again every ${retryEveryMs / 1000} s`);
       const timer = setTimeout(() => {
         timers.delete(timer);
         void discover(connection, attempt + 1);
-      }, rediscoverEveryMs);
+      }, retryEveryMs);
       timer.unref();
       timers.add(timer);
     }
@@ -40,4 +45,16 @@ export async function attachMcpServers(file: string, registry: ToolRegistry, log
     for (const timer of timers) clearTimeout(timer);
     await Promise.all(connections.map((connection) => connection.close()));
   };
+}
+
+/** Adds a server's tools; false, with the reason logged, when the catalog's bound refuses them (the server answered: no retry). */
+function registered(registry: ToolRegistry, from: string, tools: RegisteredTool[], log: (line: string) => void): boolean {
+  try {
+    registry.add(tools, from);
+    return true;
+  } catch (err) {
+    if (!(err instanceof ToolCatalogBoundError)) throw err;
+    log(err.message);
+    return false;
+  }
 }
