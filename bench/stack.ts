@@ -125,7 +125,7 @@ export async function startStack(chunkDelayMs: number, log: (line: string) => vo
       SKILLFLOW_DATA_DIR: dir,
       SKILLFLOW_USER_DAILY_TOKENS: '0',
       // The one bench key and user stand for many users, each with a session and following a turn (BENCH_CONCURRENCY
-      // turns at once, 101 streams on one turn in the watchers measurement): the per-key cap of 32 streams would refuse
+      // turns at once, 101 streams on one turn in the watchers measurement): the per-user cap of 32 streams would refuse
       // the rest (429 too_many_streams), and the cap of 100 open sessions a user the sessions after the hundredth of the
       // run (429 too_many_sessions). The per-process cap (SKILLFLOW_MAX_STREAMS) keeps its default.
       SKILLFLOW_MAX_STREAMS_PER_KEY: String(benchStreamsPerKey),

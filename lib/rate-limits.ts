@@ -10,7 +10,6 @@ export interface WindowCount {
 /** Fixed-window counters: in this process, or in Redis so that every API process shares one budget per key. */
 export interface WindowStore {
   hit(key: string, windowMs: number): Promise<WindowCount>;
-  peek(key: string): Promise<WindowCount>;
 }
 
 export interface RateDecision {
@@ -37,26 +36,17 @@ export class RateLimiter {
 
   /** Counts one hit against `key`. */
   async take(key: string): Promise<RateDecision> {
-    return this.decide(key, true);
-  }
-
-  /** Whether `key` is over its limit, without counting a hit. */
-  async check(key: string): Promise<RateDecision> {
-    return this.decide(key, false);
-  }
-
-  private async decide(key: string, count: boolean): Promise<RateDecision> {
     const now = Date.now();
     const blocked = this.blocked.get(key, now);
     if (blocked !== undefined) return { allowed: false, limit: this.max, remaining: 0, resetInMs: blocked.expiresAt - now };
     let window: WindowCount;
     try {
-      window = count ? await this.store.hit(key, this.windowMs) : await this.store.peek(key);
+      window = await this.store.hit(key, this.windowMs);
     } catch (err) {
       this.onStoreError(err);
       return { allowed: true, limit: this.max, remaining: this.max, resetInMs: this.windowMs };
     }
-    const allowed = count ? window.count <= this.max : window.count < this.max;
+    const allowed = window.count <= this.max;
     if (!allowed) this.rememberBlocked(key, now + window.resetInMs, now);
     return { allowed, limit: this.max, remaining: Math.max(0, this.max - window.count), resetInMs: window.resetInMs };
   }
@@ -84,12 +74,6 @@ export class MemoryWindowStore implements WindowStore {
     window.value.count += 1;
     return { count: window.value.count, resetInMs: window.expiresAt - now };
   }
-
-  async peek(key: string): Promise<WindowCount> {
-    const now = Date.now();
-    const window = this.windows.get(key, now);
-    return window ? { count: window.value.count, resetInMs: window.expiresAt - now } : { count: 0, resetInMs: 0 };
-  }
 }
 
 const hitScript = `
@@ -102,17 +86,9 @@ end
 return {count, ttl}
 `;
 
-const peekScript = `
-local count = redis.call('GET', KEYS[1])
-if not count then return {0, 0} end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then ttl = 0 end
-return {tonumber(count), ttl}
-`;
 
 type ScriptedRedis = Redis & {
   skillflowRateHit(key: string, windowMs: number): Promise<[number, number]>;
-  skillflowRatePeek(key: string): Promise<[number, number]>;
 };
 
 /** Counters in Redis under `<prefix><key>`, each incremented and given its expiry atomically by a Lua script. */
@@ -125,18 +101,12 @@ export class RedisWindowStore implements WindowStore {
   ) {
     if (!('skillflowRateHit' in redis)) {
       redis.defineCommand('skillflowRateHit', { numberOfKeys: 1, lua: hitScript });
-      redis.defineCommand('skillflowRatePeek', { numberOfKeys: 1, lua: peekScript });
     }
     this.redis = redis as ScriptedRedis;
   }
 
   async hit(key: string, windowMs: number): Promise<WindowCount> {
     const [count, ttl] = await this.redis.skillflowRateHit(this.prefix + key, windowMs);
-    return { count, resetInMs: ttl };
-  }
-
-  async peek(key: string): Promise<WindowCount> {
-    const [count, ttl] = await this.redis.skillflowRatePeek(this.prefix + key);
     return { count, resetInMs: ttl };
   }
 }

@@ -93,6 +93,14 @@ describe('failed authentications, per address', () => {
   });
 });
 
+describe('with auth on', () => {
+  it('checks neither Host nor Origin (the key is what counts)', async () => {
+    const headers = { host: 'attacker.example:3000', origin: 'http://attacker.example' };
+    expect((await direct.inject({ method: 'GET', url: '/v1/skills', remoteAddress: '192.0.2.30', headers })).statusCode).toBe(401);
+    expect((await listSkills(direct, aliceKey, { remoteAddress: '192.0.2.30', headers })).statusCode).toBe(200);
+  });
+});
+
 describe('requests, per user', () => {
   it("count every key and stream token of a user in one budget; another user's is apart", async () => {
     const from = { remoteAddress: '192.0.2.20' };
