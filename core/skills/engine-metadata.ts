@@ -1,6 +1,6 @@
 import { efforts, isEffort, type Effort } from '../thinking';
 import { PlanSyntaxError } from './errors';
-import { isSkillName } from './names';
+import { isKebabWord } from './names';
 import { planSpecOf } from './plan-parser';
 import { closest, skillFileName, subskillFolder, type ProblemList } from './problems';
 import { sidecarKeys } from './sidecar';
@@ -37,14 +37,14 @@ export function checkEngineMetadata(metadata: Record<string, string>, subskills:
   const plan = metadata.plan === undefined ? null : readPlan(metadata.plan, subskills, warn);
 
   let category: string | null = metadata.category ?? null;
-  if (category !== null && !isSkillName(category)) {
+  if (category !== null && !isKebabWord(category)) {
     warn('category', `category "${category}" is not a lowercase word, so skillflow ignores it`, 'use lowercase a-z, 0-9 and single hyphens, e.g. "learning" or "code".');
     category = null;
   }
 
   const tags: string[] = [];
   for (const tag of metadata.tags === undefined ? [] : metadata.tags.split(',').map((entry) => entry.trim())) {
-    if (!isSkillName(tag)) warn('tags', `tag "${tag}" is not a lowercase word, so skillflow ignores it`, 'separate tags with commas; each tag uses lowercase a-z, 0-9 and single hyphens, e.g. "exam, practice".');
+    if (!isKebabWord(tag)) warn('tags', `tag "${tag}" is not a lowercase word, so skillflow ignores it`, 'separate tags with commas; each tag uses lowercase a-z, 0-9 and single hyphens, e.g. "exam, practice".');
     else if (tags.includes(tag)) warn('tags', `tag "${tag}" is listed twice`, 'list each tag once.');
     else tags.push(tag);
   }

@@ -1,3 +1,4 @@
+import { canonicalSkillName } from './names';
 import { isPlainObject, validateJson, type JsonSchema, type SchemaProblem } from '../json-validator';
 import type { HistoryMessage } from '../schemas/skill-runs';
 import { fieldsToJsonSchema } from './json-schema';
@@ -58,7 +59,7 @@ export function checkParams(skill: Pick<SkillManifest, 'parameters'>, params: un
 
 export function checkInvocation(input: unknown, skills: SkillManifest[]): InvocationCheck {
   const shape = validateJson(input, inputSchema);
-  const named = isPlainObject(input) && typeof input.skill === 'string' ? input.skill : null;
+  const named = isPlainObject(input) && typeof input.skill === 'string' ? canonicalSkillName(input.skill) : null;
   const manifest = skills.find((candidate) => candidate.name === named);
   const problems: SchemaProblem[] = shape.ok ? [] : [...shape.problems];
   if (isPlainObject(input)) {

@@ -34,6 +34,11 @@ export function checkLibrary(manifests: SkillManifest[]): SkillProblem[] {
       report('warning', from, field, `${role} "${target}" is disabled, so it cannot be loaded`, `enable ${target} (metadata.enabled: "true") or remove the reference.`);
     }
   };
+  const seen = new Set<string>();
+  for (const manifest of manifests) {
+    if (!seen.has(manifest.name)) seen.add(manifest.name);
+    else report('error', manifest.name, '-', `two skill folders are named "${manifest.name}" once Unicode-normalised (NFKC), which makes them one name`, 'rename one of the folders and its name.');
+  }
   for (const manifest of manifests) {
     for (const child of manifest.children) reference(manifest.name, 'children', child, 'child skill');
     for (const checkpoint of manifest.checkpoints) {

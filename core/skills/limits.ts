@@ -3,11 +3,12 @@
  * and every byte served ends up in the model's context.
  */
 export const skillLimits = {
-  /** SKILL.md, frontmatter and body together. */
+  /** SKILL.md, frontmatter and body together: advised (a warning beyond; the spec sets no limit, and `snapshotBytes` is the hard one). */
   skillFileBytes: 64 * 1024,
   /** The frontmatter block of SKILL.md (all the registry reads at start-up). */
   frontmatterBytes: 16 * 1024,
   sidecarBytes: 32 * 1024,
+  /** Advised, as `skillFileBytes`. */
   subskillBytes: 64 * 1024,
   subskillCount: 32,
   /** SKILL.md and subskills together: the text a snapshot carries. */

@@ -10,6 +10,8 @@ import type { PlanSpec, SkillManifest } from './types';
 export interface SkillFolderFacts {
   folder: string;
   frontmatter: unknown;
+  /** Source text of its non-string scalars, by path (spec-frontmatter.ts ScalarSources); absent: fixes show parsed values. */
+  frontmatterSources?: Record<string, string>;
   /** Parsed skillflow.yaml; undefined when the folder has none. */
   sidecar: unknown;
   subskills: string[];
@@ -18,7 +20,7 @@ export interface SkillFolderFacts {
 
 /** Validates a skill folder's frontmatter and engine data; returns the manifest when there is no error. */
 export function buildManifest(facts: SkillFolderFacts, problems: ProblemList): SkillManifest | null {
-  const spec = checkSpecFrontmatter(facts.frontmatter, facts.folder, problems);
+  const spec = checkSpecFrontmatter(facts.frontmatter, facts.folder, problems, facts.frontmatterSources);
   const metadata = checkEngineMetadata(spec?.metadata ?? {}, facts.subskills, problems);
   const sidecar = checkSidecar(facts.sidecar, problems);
   // A plan that was written but did not validate has its own error already: checks against it would only cascade.

@@ -1,5 +1,5 @@
 import { PlanSyntaxError } from './errors';
-import { isSkillName, isSnakeName, skillNameProblem } from './names';
+import { isKebabWord, isSnakeName, kebabWordProblem } from './names';
 import { distinctNames, type PlanNode } from './plan-ast';
 import type { PlanSpec } from './types';
 
@@ -61,9 +61,9 @@ function wordToken(word: string, column: number): Token {
   if (word.includes(':')) {
     throw new PlanSyntaxError(`"${word}" has an unknown prefix`, column, 'checkpoints are written checkpoint:NAME; steps are bare subskill names.');
   }
-  if (!isSkillName(word)) {
+  if (!isKebabWord(word)) {
     throw new PlanSyntaxError(
-      `step "${word}" ${skillNameProblem(word) ?? 'is not a valid subskill name'}`,
+      `step "${word}" ${kebabWordProblem(word) ?? 'is not a valid subskill name'}`,
       column,
       'a step is the name of a file subskills/NAME.md: lowercase a-z, 0-9 and single hyphens; use ( ) | ? * + only as operators.',
     );

@@ -26,6 +26,8 @@ export function sidecarJsonSchema(): Record<string, unknown> {
   const duration = { type: 'string', pattern: durationPattern, description: 'A duration: 90s, 30m, 2h, 1d, 1h30m' };
   const snakeName = '^[a-z][a-z0-9_]*$';
   const skillName = '^[a-z0-9]+(-[a-z0-9]+)*$';
+  /** Skill names (children, route targets): Unicode lowercase letters and digits, single hyphens (names.ts isSkillName). */
+  const specSkillName = '^[\\p{Ll}\\p{Lo}\\p{Lm}\\p{N}]+(-[\\p{Ll}\\p{Lo}\\p{Lm}\\p{N}]+)*$';
   const scalar = { type: ['string', 'number'] };
   const field = strictObject(fieldKeys, {
     type: { enum: [...fieldTypes], description: 'The value\'s type' },
@@ -60,7 +62,7 @@ export function sidecarJsonSchema(): Record<string, unknown> {
               routes: {
                 type: 'object',
                 description: 'A routing checkpoint: the human\'s choice gates the next skill (a skill name, or stop)',
-                propertyNames: { anyOf: [{ const: 'stop' }, { pattern: skillName }] },
+                propertyNames: { anyOf: [{ const: 'stop' }, { pattern: specSkillName }] },
                 additionalProperties: { type: 'string', minLength: 1 },
                 minProperties: 2,
               },
@@ -87,7 +89,7 @@ export function sidecarJsonSchema(): Record<string, unknown> {
         additionalProperties: strictObject(stepLimitKeys, { 'max-runs': { type: 'integer', minimum: 1 } }, { required: ['max-runs'] }),
       },
       limits: strictObject(limitKeys, { 'max-iterations': { type: 'integer', minimum: 1, maximum: 1000 }, timeout: duration }),
-      children: { type: 'array', uniqueItems: true, items: { type: 'string', pattern: skillName }, description: 'Skills this skill may load while active' },
+      children: { type: 'array', uniqueItems: true, items: { type: 'string', pattern: specSkillName }, description: 'Skills this skill may load while active' },
       tools: { type: 'array', uniqueItems: true, items: { type: 'string', pattern: grantPattern }, description: 'Registered tools the skill may use while it is active: tool names, category:NAME, mcp:SERVER (docs/tools.md)' },
     }),
     $defs: { field },

@@ -1,7 +1,7 @@
 import { durationFix, parseDuration } from './durations';
 import { checkFields, type Report } from './field-specs';
 import { parseGrant } from '../tools/grants';
-import { isSkillName, isSnakeName } from './names';
+import { canonicalSkillName, isKebabWord, isSkillName, isSnakeName } from './names';
 import { closest, describeValue, isPlainObject, sidecarFileName, type ProblemList } from './problems';
 import {
   checkpointKinds,
@@ -58,7 +58,7 @@ export function checkSidecar(data: unknown, problems: ProblemList): SidecarSpec 
   spec.deadlines = checkDeadlines(data.deadlines, report);
   spec.stepLimits = checkStepLimits(data.steps, report);
   spec.limits = checkLimits(data.limits, report);
-  spec.children = checkNameList(data.children, 'children', isSkillName, 'skill names (lowercase a-z, 0-9, single hyphens)', report);
+  spec.children = checkNameList(data.children, 'children', isSkillName, 'skill names (lowercase letters, digits, single hyphens)', report).map(canonicalSkillName);
   spec.tools = data.tools === undefined ? null : checkNameList(data.tools, 'tools', (word) => parseGrant(word) !== null, 'tool grants: tool names (letters, digits, _ and -), category:NAME or mcp:SERVER', report);
   return spec;
 }
@@ -150,7 +150,7 @@ function checkRoutes(value: unknown, path: string, report: Report): RouteOption[
       report(`${path}.${id}`, `the label of route ${id} is ${typeof label === 'string' ? 'empty' : describeValue(label)}`, 'write the text the human sees for this choice.');
       continue;
     }
-    routes.push({ id, label: label.trim(), skill: id === 'stop' ? null : id });
+    routes.push({ id, label: label.trim(), skill: id === 'stop' ? null : canonicalSkillName(id) });
   }
   if (routes.length === 1) report(path, 'a routing checkpoint with one route offers no choice', 'add another route (for example stop), or remove routes.');
   return routes;
@@ -183,7 +183,7 @@ function checkDeadlines(value: unknown, report: Report): DeadlineSpec[] {
     }
     unknownKeys(raw, deadlineKeys, path, report);
     const jumpTo = raw['jump-to'];
-    if (typeof jumpTo !== 'string' || !isSkillName(jumpTo)) {
+    if (typeof jumpTo !== 'string' || !isKebabWord(jumpTo)) {
       report(`${path}.jump-to`, jumpTo === undefined ? 'jump-to is missing' : `jump-to ${JSON.stringify(jumpTo)} is not a step name`, 'name the plan step to go to when time is up, e.g. jump-to: performance-analytics.');
       return [];
     }

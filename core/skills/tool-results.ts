@@ -1,3 +1,4 @@
+import { canonicalSkillName } from './names';
 import { publicErrorOf } from '../errors';
 import { fieldsToJsonSchema } from './json-schema';
 import { formatPlan, type PlanSymbol } from './plan-ast';
@@ -52,7 +53,7 @@ export type LoadSkillStep = { kind: 'done'; result: ToolResult; snapshot?: Skill
 export function prepareLoadSkill(input: unknown, skills: SkillManifest[], state: SkillTurnState): LoadSkillStep {
   const read = readToolInput(SkillToolName.loadSkill, input, ['name']);
   if (!read.ok) return { kind: 'done', result: read.result };
-  const name = read.values.name as string;
+  const name = canonicalSkillName(read.values.name as string);
   const pinned = state.loaded[name];
   if (pinned) return { kind: 'done', result: loadSkillResult(pinned), snapshot: pinned };
   if (!skills.some((s) => s.name === name)) return { kind: 'done', result: toolError(unknownSkill(name, skills.map((s) => s.name))) };

@@ -4,10 +4,10 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import {
   formatBytes,
-  isSkillName,
+  isKebabWord,
   sidecarFileName,
   skillFileName,
-  skillNameProblem,
+  kebabWordProblem,
   subskillFolder,
   type ProblemList,
   type SkillSizeLimits,
@@ -135,9 +135,15 @@ function classify(file: Found, listing: SkillFolderListing, problems: ProblemLis
   const tooLarge = (limit: number) => entry.size > limit;
   const sizeError = (limit: number, fix: string) =>
     problems.error(file.rel, '-', `the file is ${formatBytes(entry.size)}; the limit is ${formatBytes(limit)}`, fix);
+  // The spec sets no size limit: over the advised size a skill still loads, and `skills validate --strict` fails.
+  const sizeWarning = (limit: number, fix: string) =>
+    problems.warning(file.rel, '-', `the file is ${formatBytes(entry.size)}, over the advised ${formatBytes(limit)}: every byte of it reaches the model's context`, fix);
 
   if (file.rel === skillFileName) {
-    if (tooLarge(limits.skillFileBytes)) sizeError(limits.skillFileBytes, 'move details into subskills or resource files.');
+    // Its body counts toward the snapshot's text and its front matter has its own cap: beyond both it can never load.
+    const most = limits.snapshotBytes + limits.frontmatterBytes;
+    if (tooLarge(most)) sizeError(most, 'move details into subskills or resource files.');
+    else if (tooLarge(limits.skillFileBytes)) sizeWarning(limits.skillFileBytes, 'move details into subskills or resource files, which are read only when needed.');
     listing.skillFile = entry;
     return;
   }
@@ -181,12 +187,14 @@ function classifySubskill(rel: string, entry: FolderEntry, listing: SkillFolderL
     return;
   }
   const name = inner.slice(0, -3);
-  if (!isSkillName(name)) {
-    problems.error(rel, '-', `subskill name "${name}" ${skillNameProblem(name)}`, 'name subskill files with lowercase a-z, 0-9 and single hyphens, e.g. question-generation.md.');
+  if (!isKebabWord(name)) {
+    problems.error(rel, '-', `subskill name "${name}" ${kebabWordProblem(name)}`, 'name subskill files with lowercase a-z, 0-9 and single hyphens, e.g. question-generation.md.');
     return;
   }
-  if (entry.size > limits.subskillBytes) {
-    problems.error(rel, '-', `the file is ${formatBytes(entry.size)}; the limit is ${formatBytes(limits.subskillBytes)}`, 'split the subskill in two.');
+  if (entry.size > limits.snapshotBytes) {
+    problems.error(rel, '-', `the file is ${formatBytes(entry.size)}; the limit is ${formatBytes(limits.snapshotBytes)}`, 'split the subskill in two.');
+  } else if (entry.size > limits.subskillBytes) {
+    problems.warning(rel, '-', `the file is ${formatBytes(entry.size)}, over the advised ${formatBytes(limits.subskillBytes)}: every byte of it reaches the model's context`, 'split the subskill in two.');
   }
   listing.subskills.push({ name, entry });
 }

@@ -1,5 +1,5 @@
 import matter from 'gray-matter';
-import { parseStrictYaml } from './yaml';
+import { parseStrictYaml, scalarSources } from './yaml';
 
 /** Why a markdown file's front matter cannot be read, with the fix. */
 export class FrontmatterError extends Error {
@@ -34,9 +34,9 @@ export const safeMatterOptions = {
   },
 };
 
-export function grayMatter(text: string): { data: unknown; content: string } {
+export function grayMatter(text: string): { data: unknown; content: string; matter: string } {
   const file = matter(text, safeMatterOptions);
-  return { data: file.data, content: file.content };
+  return { data: file.data, content: file.content, matter: file.matter };
 }
 
 const openingLine = /^---[ \t]*\r?$/;
@@ -50,7 +50,7 @@ export function hasFrontmatter(text: string): boolean {
  * Splits SKILL.md into parsed front matter and body. The opening line must be exactly `---`: a language tag
  * (`---js`, `--- yaml`) is refused before gray-matter sees the text, and gray-matter's engines refuse again.
  */
-export function parseFrontmatter(text: string): { data: unknown; body: string } {
+export function parseFrontmatter(text: string): { data: unknown; body: string; sources: Record<string, string> } {
   const source = text.replace(/^\uFEFF/, '');
   const firstLine = source.split('\n', 1)[0];
   if (!firstLine.startsWith('---')) {
@@ -64,8 +64,8 @@ export function parseFrontmatter(text: string): { data: unknown; body: string } 
     throw new FrontmatterError('the front matter is never closed', 'end the front matter with a line holding only ---.');
   }
   try {
-    const { data, content } = grayMatter(source);
-    return { data, body: content };
+    const { data, content, matter: yaml } = grayMatter(source);
+    return { data, body: content, sources: scalarSources(yaml) };
   } catch (error) {
     if (error instanceof FrontmatterError) throw error;
     throw new FrontmatterError(`the front matter is not valid YAML: ${(error as Error).message}`, 'fix the YAML syntax; quote values that contain ": " or start with special characters.');

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import {
   checkResourcePath,
+  canonicalSkillName,
   isSkillName,
   reservedPathReason,
   settleLibrary,
@@ -75,12 +76,14 @@ export class SkillRegistry {
   }
 
   /** Reads, validates, hashes and pins the current version of a skill of the catalog. */
-  async snapshot(name: string): Promise<SkillSnapshot> {
+  async snapshot(requested: string): Promise<SkillSnapshot> {
+    const name = canonicalSkillName(requested);
     await this.catalogEntry(name);
+    const folder = this.folderOf(name);
     const cached = this.snapshots.get(name);
-    const listed = this.scans.get(name)?.listing.fingerprint;
+    const listed = this.scans.get(folder)?.listing.fingerprint;
     if (cached && cached.fingerprint === listed && (await this.store.snapshot(cached.snapshot.hash))) return cached.snapshot;
-    const content = await readSkillContent(name, this.deps);
+    const content = await readSkillContent(folder, this.deps);
     const errors = content.problems.problems.filter((p) => p.severity === 'error');
     if (errors.length > 0 || !content.manifest) throw new SkillValidationError(errors);
     if (!content.manifest.enabled) throw new SkillNotFoundError(`Skill "${name}" is disabled.`, 'enable it (metadata.enabled: "true") or use another skill.');
@@ -89,6 +92,12 @@ export class SkillRegistry {
     await this.store.putSnapshot(snapshot);
     this.snapshots.set(name, { fingerprint: content.fingerprint, snapshot });
     return snapshot;
+  }
+
+  /** The folder of the skill of this (NFKC) name: a folder written otherwise (NFD, fullwidth) still names it. */
+  private folderOf(name: string): string {
+    for (const [folder, scan] of this.scans) if (scan.manifest?.name === name) return folder;
+    return name;
   }
 
   private async catalogEntry(name: string): Promise<SkillManifest> {

@@ -73,13 +73,14 @@ async function scanFolder(folder: string, deps: ScanDeps, problems: ProblemList,
   const sidecar = await readSidecar(root, listing, deps, problems);
   if (sidecar === null) return scan;
   scan.sidecarBytes = sidecar.bytes;
-  scan.manifest = manifestOf(folder, frontmatter, sidecar.data, listing, problems);
+  scan.manifest = manifestOf(folder, frontmatter.data, sidecar.data, listing, problems, frontmatter.sources);
   return scan;
 }
 
-export function parseSkillFrontmatter(text: string, problems: ProblemList): unknown {
+export function parseSkillFrontmatter(text: string, problems: ProblemList): { data: unknown; sources: Record<string, string> } | undefined {
   try {
-    return parseFrontmatter(text).data;
+    const { data, sources } = parseFrontmatter(text);
+    return { data, sources };
   } catch (error) {
     if (!(error instanceof FrontmatterError)) throw error;
     problems.error(skillFileName, '-', error.message, error.fix);
@@ -110,11 +111,19 @@ export async function readSidecar(
   }
 }
 
-export function manifestOf(folder: string, frontmatter: unknown, sidecar: unknown, listing: SkillFolderListing, problems: ProblemList): SkillManifest | null {
+export function manifestOf(
+  folder: string,
+  frontmatter: unknown,
+  sidecar: unknown,
+  listing: SkillFolderListing,
+  problems: ProblemList,
+  frontmatterSources: Record<string, string> = {},
+): SkillManifest | null {
   return buildManifest(
     {
       folder,
       frontmatter,
+      frontmatterSources,
       sidecar,
       subskills: listing.subskills.map((s) => s.name),
       resources: listing.resources.map((r) => r.rel).sort(),

@@ -49,7 +49,7 @@ export async function readSkillContent(folder: string, deps: ScanDeps): Promise<
     }
   };
 
-  const skillBytes = await read(skillFileName, listing.skillFile.abs, deps.limits.skillFileBytes);
+  const skillBytes = await read(skillFileName, listing.skillFile.abs, deps.limits.snapshotBytes + deps.limits.frontmatterBytes);
   if (scan.sidecarBytes) content.files.push({ rel: sidecarFileName, bytes: scan.sidecarBytes });
   if (skillBytes === null) return content;
   const text = skillBytes.toString('utf8');
@@ -74,7 +74,7 @@ export async function readSkillContent(folder: string, deps: ScanDeps): Promise<
   }
 
   for (const { name, entry } of listing.subskills) {
-    const bytes = await read(entry.rel, entry.abs, deps.limits.subskillBytes);
+    const bytes = await read(entry.rel, entry.abs, deps.limits.snapshotBytes);
     if (bytes === null) continue;
     const text = bytes.toString('utf8');
     if (hasFrontmatter(text)) {

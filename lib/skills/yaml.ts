@@ -1,4 +1,4 @@
-import { parseDocument } from 'yaml';
+import { isMap, isScalar, parseDocument, type Node } from 'yaml';
 
 export class YamlSyntaxError extends Error {
   override name = 'YamlSyntaxError';
@@ -26,4 +26,26 @@ export function parseStrictYaml(text: string): unknown {
   } catch (error) {
     throw new YamlSyntaxError((error as Error).message, null);
   }
+}
+
+/**
+ * The source text of the scalars YAML reads as something other than a string, at the top level and one level down
+ * (`version` -> `1.0`, `metadata.version` -> `1.10`), so a fix can quote what was written rather than what YAML made of
+ * it. Empty for text that does not parse (its error is reported elsewhere).
+ */
+export function scalarSources(text: string): Record<string, string> {
+  const sources: Record<string, string> = {};
+  const doc = parseDocument(text, { schema: 'core' });
+  const walk = (node: unknown, prefix: string, depth: number) => {
+    if (!isMap(node)) return;
+    for (const pair of node.items) {
+      const key = isScalar(pair.key) ? String(pair.key.value) : null;
+      if (key === null) continue;
+      const value = pair.value as Node | null;
+      if (isScalar(value) && typeof value.value !== 'string' && typeof value.source === 'string') sources[`${prefix}${key}`] = value.source;
+      else if (depth > 0) walk(value, `${prefix}${key}.`, depth - 1);
+    }
+  };
+  if (doc.errors.length === 0) walk(doc.contents, '', 1);
+  return sources;
 }

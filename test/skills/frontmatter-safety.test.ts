@@ -28,7 +28,7 @@ describe('front matter is never evaluated as code', () => {
   });
 
   it('parses YAML front matter strictly and returns the body', () => {
-    expect(parseFrontmatter('---\nname: a\ndescription: "b: c"\n---\n\n# Body\n')).toEqual({ data: { name: 'a', description: 'b: c' }, body: '\n# Body\n' });
+    expect(parseFrontmatter('---\nname: a\ndescription: "b: c"\n---\n\n# Body\n')).toEqual({ data: { name: 'a', description: 'b: c' }, body: '\n# Body\n', sources: {} });
     expect(() => parseFrontmatter('---\nname: a\nname: b\n---\n')).toThrow('the front matter is not valid YAML: Map keys must be unique (line 3)');
     expect(() => parseFrontmatter('---\nrun: !!js/function "function () {}"\n---\n')).toThrow(/Unresolved tag/);
   });
