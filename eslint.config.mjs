@@ -53,7 +53,7 @@ export default tseslint.config(
         patterns: [
           { group: ['**/workflows', '**/workflows/**'], message: 'lib/ must not import workflows/: put shared names in core/.' },
           { group: ['**/activities', '**/activities/**', '**/worker/**'], message: 'lib/ is shared by every process: no activities or worker code.' },
-          { group: ['**/api/**'], message: 'lib/ may take only types from api/.', allowTypeImports: true },
+          { regex: '^(\\.\\./)+api(/|$)', message: 'lib/ must not import api/: the protocol\'s shapes are in core/protocol/.' },
         ],
       }],
     },

@@ -27,7 +27,7 @@ import { sessionRoutes } from './routes/sessions';
 import { skillRoutes } from './routes/skills';
 import { streamRoutes } from './routes/streams';
 import { turnRoutes } from './routes/turns';
-import { sharedSchemas } from './schemas';
+import { sharedSchemas } from '../core/protocol';
 import { StreamTokens } from './stream-tokens';
 import { OpenStreams } from './streams/open-streams';
 import { SharedStreamCounts } from './streams/shared-stream-counts';

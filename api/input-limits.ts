@@ -1,6 +1,6 @@
 import type { Config } from '../lib/config';
 import { HttpError } from './errors';
-import type { CheckpointAnswer } from './schemas';
+import type { CheckpointAnswer } from '../core/protocol';
 
 /** How deep a checkpoint's `overrides` may nest, and how large they may be as JSON. */
 export const maxOverrideDepth = 16;

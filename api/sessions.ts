@@ -8,7 +8,7 @@ import type { TurnRecord } from '../workflows/session-types';
 import type { Caller } from './auth';
 import type { PageCursors } from './cursors';
 import { notFound } from './errors';
-import type { SessionSummary, SessionView } from './schemas';
+import type { SessionSummary, SessionView } from '../core/protocol';
 import { canSee, viewOf, type TurnStates } from './turn-view';
 import { listAll, listPage, quoted } from './visibility';
 

@@ -1,13 +1,11 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
 import { ConfigError, minSecretBytes, type Config } from '../lib/config';
+import type { StreamTokenScope } from '../core/protocol';
 import type { Caller } from './auth';
 import { HttpError } from './errors';
 import { readOrCreateSecretFile } from './secret-files';
 
-/** What a stream token allows: following the turn, or also answering its checkpoints and cancelling it (WebSocket). */
-export const streamTokenScopes = ['read', 'write'] as const;
-export type StreamTokenScope = (typeof streamTokenScopes)[number];
 
 interface TokenClaims {
   /** user */

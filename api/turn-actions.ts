@@ -8,7 +8,7 @@ import type { Caller } from './auth';
 import { HttpError, type ErrorDetail } from './errors';
 import { answerUpdateId, keyDigest, requestDigest } from './idempotency';
 import { checkedAnswer } from './input-limits';
-import type { CheckpointAccepted, CheckpointAnswer } from './schemas';
+import type { CheckpointAccepted, CheckpointAnswer } from '../core/protocol';
 import { describeVisibleTurn, publishedVisibleTurn, type TurnStates } from './turn-view';
 
 /**

@@ -3,7 +3,7 @@ import type { TurnStatus } from '../core/turn';
 import { searchAttributes } from '../workflows/search-attributes';
 import type { Caller } from './auth';
 import type { PageCursors } from './cursors';
-import type { TurnListQuery, TurnSummary } from './schemas';
+import type { TurnListQuery, TurnSummary } from '../core/protocol';
 import { endingOfClosedWorkflow } from './turn-closure';
 import { sessionIdOfTurn } from './turn-view';
 import { listPage, quoted, type ListedExecution } from './visibility';

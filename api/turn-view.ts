@@ -9,7 +9,7 @@ import { turnEventsQuery, turnStateQuery } from '../workflows/definitions';
 import { searchAttributes } from '../workflows/search-attributes';
 import type { Caller } from './auth';
 import { notFound } from './errors';
-import type { TurnView } from './schemas';
+import type { TurnView } from '../core/protocol';
 import { endingOfClosedWorkflow } from './turn-closure';
 import { closedTurnOutcome } from './turn-result';
 

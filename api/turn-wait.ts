@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Caller } from './auth';
-import type { TurnView } from './schemas';
+import type { TurnView } from '../core/protocol';
 import { readTurn, type TurnStates } from './turn-view';
 
 /**

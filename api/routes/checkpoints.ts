@@ -2,7 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context';
 import { idempotencyHeader } from '../idempotency';
-import { AnswerHeaders, CheckpointAccepted, CheckpointAnswer, CheckpointParams, errorResponses } from '../schemas';
+import { AnswerHeaders, CheckpointAccepted, CheckpointAnswer, CheckpointParams, errorResponses } from '../../core/protocol';
 import { answerCheckpoint } from '../turn-actions';
 
 export async function checkpointRoutes(app: FastifyInstance, { client, config, live }: ApiContext): Promise<void> {

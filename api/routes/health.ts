@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context';
 import { HttpError } from '../errors';
-import { errorResponses } from '../schemas';
+import { errorResponses } from '../../core/protocol';
 
 export async function healthRoutes(app: FastifyInstance, { client }: ApiContext): Promise<void> {
   app.get(

@@ -27,7 +27,7 @@ import {
   TurnView,
   created,
   errorResponses,
-} from '../schemas';
+} from '../../core/protocol';
 import { deleteSession, describeVisibleSession, listSessions, readSession } from '../sessions';
 import { waitForTurnToSettle } from '../turn-wait';
 

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { SkillManifest } from '../../core/skills/types';
 import type { ApiContext, SkillCatalogSource } from '../context';
 import { HttpError, notFound } from '../errors';
-import { SkillCatalogPage, SkillDetail, SkillListQuery, SkillParams, errorResponses } from '../schemas';
+import { SkillCatalogPage, SkillDetail, SkillListQuery, SkillParams, errorResponses } from '../../core/protocol';
 
 export async function skillRoutes(app: FastifyInstance, { skills }: ApiContext): Promise<void> {
   const catalog = async (source: SkillCatalogSource | undefined) => {

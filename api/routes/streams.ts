@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Caller } from '../auth';
 import type { ApiContext } from '../context';
 import { HttpError } from '../errors';
-import { EventsHeaders, EventsQuery, StreamToken, StreamTokenBody, TurnParams, WsQuery, errorResponses } from '../schemas';
+import { EventsHeaders, EventsQuery, StreamToken, StreamTokenBody, TurnParams, WsQuery, errorResponses } from '../../core/protocol';
 import { TurnFollower } from '../streams/follow-turn';
 import type { StreamLease } from '../streams/open-streams';
 import { SseResponse } from '../streams/sse';

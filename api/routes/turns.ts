@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context';
-import { CancelAccepted, TurnListQuery, TurnLog, TurnLogQuery, TurnPage, TurnParams, TurnView, created, errorResponses } from '../schemas';
+import { CancelAccepted, TurnListQuery, TurnLog, TurnLogQuery, TurnPage, TurnParams, TurnView, created, errorResponses } from '../../core/protocol';
 import { cancelTurn } from '../turn-actions';
 import { listTurns } from '../turn-list';
 import { readTurn, readTurnLog } from '../turn-view';

@@ -1,5 +1,5 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { CancelFrame, CheckpointAnswer, CheckpointFrame } from '../schemas';
+import { CancelFrame, CheckpointAnswer, CheckpointFrame } from '../../core/protocol';
 import { HttpError } from '../errors';
 import type { StreamItem } from './follow-turn';
 

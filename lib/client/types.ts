@@ -10,7 +10,7 @@ import type {
   TurnPage,
   TurnSummary,
   TurnView,
-} from '../../api/schemas';
+} from '../../core/protocol';
 import type { CheckpointAction, CheckpointAnswer, PendingCheckpoint } from '../../core/checkpoints';
 import type { TurnEventBody } from '../../core/events';
 import type { MessageResetEvent } from '../../core/schemas/events';

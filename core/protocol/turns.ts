@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { PendingCheckpoint } from '../../core/schemas/checkpoints';
-import { Artifact, SkillExecution } from '../../core/schemas/skill-runs';
-import { TurnError, TurnRequest, TurnStatus, Usage } from '../../core/schemas/turn';
+import { PendingCheckpoint } from '../schemas/checkpoints';
+import { Artifact, SkillExecution } from '../schemas/skill-runs';
+import { TurnError, TurnRequest, TurnStatus, Usage } from '../schemas/turn';
 import { NextCursor, Nullable, PageQuery, SessionId, SkillName, StreamTokenQuery, Timestamp, TurnId, UserId } from './common';
 
 export { TurnStatus };

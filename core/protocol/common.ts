@@ -1,9 +1,9 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 
-import { Nullable } from '../../core/schemas/common';
-import { FieldSpec } from '../../core/schemas/skill-runs';
+import { Nullable } from '../schemas/common';
+import { FieldSpec } from '../schemas/skill-runs';
 
-export { Nullable, SkillName, Timestamp } from '../../core/schemas/common';
+export { Nullable, SkillName, Timestamp } from '../schemas/common';
 
 /** One definition per shape: request validation, TypeScript types and the OpenAPI document all come from here. */
 

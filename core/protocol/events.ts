@@ -1,5 +1,5 @@
 import { Type, type TObject, type TProperties } from '@sinclair/typebox';
-import { MessageResetEvent, turnEventSchemas } from '../../core/schemas/events';
+import { MessageResetEvent, turnEventSchemas } from '../schemas/events';
 import { Timestamp } from './common';
 
 /**

@@ -1,6 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import { streamTokenScopes } from '../stream-tokens';
 import { Timestamp, TurnId } from './common';
+
+/** What a stream token allows: following the turn, or also answering its checkpoints and cancelling it (WebSocket). */
+export const streamTokenScopes = ['read', 'write'] as const;
+export type StreamTokenScope = (typeof streamTokenScopes)[number];
 
 const Scope = Type.Union(
   streamTokenScopes.map((scope) => Type.Literal(scope)),

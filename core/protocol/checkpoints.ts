@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CheckpointAction, CheckpointAnswer } from '../../core/schemas/checkpoints';
+import { CheckpointAction, CheckpointAnswer } from '../schemas/checkpoints';
 import { IdempotencyHeaders, TurnId } from './common';
 
 export const CheckpointId = Type.String({ pattern: '^cp-[0-9]{1,9}$' });

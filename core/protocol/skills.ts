@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { FieldSpec } from '../../core/schemas/skill-runs';
+import { FieldSpec } from '../schemas/skill-runs';
 import { Nullable, SkillName } from './common';
 
 export const SkillListQuery = Type.Object({
