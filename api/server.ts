@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   const logger = createLogger('skillflow-api');
   for (const warning of config.warnings) logger.warn(warning);
   const tracing = tracingFromConfig(config, 'skillflow-api');
-  const connection = await Connection.connect({ address: config.temporalAddress });
+  const connection = await Connection.connect(config.temporal.connection);
   const interceptors = tracing ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
   const client = new Client({ connection, namespace: config.temporalNamespace, interceptors });
   const metrics = config.apiMetricsPort > 0 ? new ApiMetrics({ processMetrics: true }) : undefined;

@@ -11,6 +11,7 @@ import { efforts, type Effort } from '../core/thinking';
 import { grantSyntax, parseGrant } from '../core/tools/grants';
 import { defaultMaxToolCatalogBytes, maxToolCatalogBytesLimit } from './tools/catalog-bound';
 import { parseHostPattern } from './tools/host-patterns';
+import { temporalProfileFrom, type TemporalProfile } from './temporal-connection';
 
 /** A message of 256 KiB, and a turn's input (message and history window) stays well within Temporal's 2 MiB. */
 export const defaultMaxMessageBytes = 256 * 1024;
@@ -42,6 +43,8 @@ export interface Config {
   host: string;
   temporalAddress: string;
   temporalNamespace: string;
+  /** How to reach Temporal: the address with TLS, an API key and gRPC metadata, from TEMPORAL_* and a TOML profile. */
+  temporal: TemporalProfile;
   temporalUiPort: number;
   taskQueue: string;
   dataDir: string;
@@ -266,14 +269,10 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     problems.push(`${name}=${JSON.stringify(env[name])} must be one of ${allowed.join(', ')}, or unset.`);
     return undefined;
   };
-  const hostPort = (name: string, fallback: string) => {
-    const value = text(name, fallback);
-    if (!/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/.test(value)) {
-      problems.push(`${name}=${JSON.stringify(value)} must be host:port, for example ${fallback}.`);
-      return fallback;
-    }
-    return value;
-  };
+  const temporal = temporalProfileFrom(optional, env, problems);
+  if (!/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/.test(temporal.connection.address)) {
+    problems.push(`TEMPORAL_ADDRESS=${JSON.stringify(temporal.connection.address)} must be host:port, for example localhost:7233 (read from ${temporal.source}).`);
+  }
   const url = (name: string, unsetMeans = 'unset it to use the Anthropic API') => {
     const value = optional(name);
     if (value === undefined) return undefined;
@@ -290,8 +289,9 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
   const config: Config = {
     port: integer('PORT', 3000, 0, 65535),
     host: text('HOST', '127.0.0.1'),
-    temporalAddress: hostPort('TEMPORAL_ADDRESS', 'localhost:7233'),
-    temporalNamespace: text('TEMPORAL_NAMESPACE', 'default'),
+    temporalAddress: temporal.connection.address,
+    temporalNamespace: temporal.namespace,
+    temporal,
     temporalUiPort: integer('SKILLFLOW_TEMPORAL_UI_PORT', 8233, 1, 65535),
     taskQueue: text('SKILLFLOW_TASK_QUEUE', 'skillflow'),
     dataDir: path.resolve(text('SKILLFLOW_DATA_DIR', './.data')),
@@ -339,7 +339,7 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     streamTokenSecret: secret('SKILLFLOW_STREAM_TOKEN_SECRET', optional('SKILLFLOW_STREAM_TOKEN_SECRET'), problems),
     secretsDir: path.resolve(text('SKILLFLOW_SECRETS_DIR', text('SKILLFLOW_DATA_DIR', './.data'))),
     redisUrl: redisUrl(optional('SKILLFLOW_REDIS_URL'), problems),
-    redisPrefix: redisPrefix(optional('SKILLFLOW_REDIS_PREFIX'), text('TEMPORAL_NAMESPACE', 'default'), problems),
+    redisPrefix: redisPrefix(optional('SKILLFLOW_REDIS_PREFIX'), temporal.namespace, problems),
     liveSocketPath: optional('SKILLFLOW_LIVE_SOCKET'),
     storeUrl: storeUrl(optional('SKILLFLOW_STORE_URL'), problems),
     storeRetentionHours: integer('SKILLFLOW_STORE_RETENTION_HOURS', 168, 1, 24 * 3650),

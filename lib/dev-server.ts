@@ -6,6 +6,7 @@ import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { searchAttributeNames } from '../core/search-attributes';
+import type { TemporalConnectionOptions } from './temporal-connection';
 
 export interface DevServerOptions {
   cli: string;
@@ -56,11 +57,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** True when a Temporal frontend answers at the address. */
-export async function temporalAnswers(address: string, timeoutMs = 1500): Promise<boolean> {
+/** True when a Temporal frontend answers at the address (or with the connection options: TLS, an API key). */
+export async function temporalAnswers(target: string | TemporalConnectionOptions, timeoutMs = 1500): Promise<boolean> {
   let connection: Connection | undefined;
   try {
-    connection = await Connection.connect({ address, connectTimeout: timeoutMs });
+    connection = await Connection.connect({ ...(typeof target === 'string' ? { address: target } : target), connectTimeout: timeoutMs });
     await connection.workflowService.getSystemInfo({});
     return true;
   } catch {

@@ -6,6 +6,7 @@ import { uiEndpointOf, uiTokenOf } from '../lib/codec/access';
 import { ConfigError, loadConfig } from '../lib/config';
 import { ensureNamespaceSetup, foreignServerChanges, startDevServer, temporalAnswers, type DevServer } from '../lib/dev-server';
 import { spawnLabelled, stopProcess } from '../lib/processes';
+import { describeTemporalConnection, temporalStartPlan, TemporalUnreachableError } from '../lib/temporal-connection';
 import { obtainTemporalCli, userCacheDir, TemporalCliError } from '../lib/temporal-cli';
 import { workerReadyMarker } from '../worker/ready';
 
@@ -34,8 +35,10 @@ async function main(): Promise<void> {
   const codecUiEndpoint = uiEndpointOf(codecUrl, uiTokenOf(config));
   let server: DevServer | undefined;
   let uiUrl: string | undefined;
-  if (await temporalAnswers(config.temporalAddress)) {
-    say(`Using the Temporal server already answering at ${config.temporalAddress}.`);
+  const plan = temporalStartPlan(config.temporal, await temporalAnswers(config.temporal.connection));
+  if (plan.kind === 'unreachable') throw new TemporalUnreachableError(plan.reason);
+  if (plan.kind === 'use-running') {
+    say(`Using the Temporal server already answering at ${describeTemporalConnection(config.temporal)}.`);
   } else {
     const cli = await obtainTemporalCli(userCacheDir(), say);
     say(`Starting the Temporal dev server (${cli.source}: ${cli.path}); data in ${path.join(config.dataDir, 'temporal')}`);
@@ -50,7 +53,7 @@ async function main(): Promise<void> {
     });
     uiUrl = server.uiUrl;
   }
-  const connection = await Connection.connect({ address: config.temporalAddress });
+  const connection = await Connection.connect(config.temporal.connection);
   const setup = await ensureNamespaceSetup(connection, config.temporalNamespace, config.retentionDays, server ? 'apply' : 'keep');
   await connection.close();
   if (!server) for (const line of foreignServerChanges(setup, config.temporalAddress, config.temporalNamespace, config.retentionDays)) say(line);
@@ -110,7 +113,7 @@ async function main(): Promise<void> {
     `  API docs     ${apiUrl}/docs`,
     `  Temporal UI  ${uiUrl ?? '(the Temporal server you run yourself)'}`,
     `  Codec        ${codecUrl} (${uiUrl ? 'the UI shows what history holds by reference through it' : `set the UI's codec endpoint to ${codecUrl}/ui/<the token in ${config.codec.uiToken ? 'SKILLFLOW_CODEC_UI_TOKEN' : path.join(config.secretsDir, 'codec-ui-token')}>`})`,
-    `  Temporal     ${config.temporalAddress} (namespace ${config.temporalNamespace})`,
+    `  Temporal     ${describeTemporalConnection(config.temporal)}`,
     config.authEnabled ? `  API key      ${config.apiKeys.length > 0 ? 'one of SKILLFLOW_API_KEYS' : `in ${path.join(config.dataDir, 'api-key')}`}` : '  API key      none: SKILLFLOW_AUTH=off',
   ];
   if (!config.anthropicApiKey && !config.anthropicBaseUrl) {
@@ -120,7 +123,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  const known = err instanceof ConfigError || err instanceof TemporalCliError;
+  const known = err instanceof ConfigError || err instanceof TemporalCliError || err instanceof TemporalUnreachableError;
   console.error(`[start] ${known ? err.message : err instanceof Error ? err.stack : String(err)}`);
   process.exit(1);
 });

@@ -1,5 +1,6 @@
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { loadConfig } from '../lib/config';
+import { describeTemporalConnection } from '../lib/temporal-connection';
 import { createTokenLedger } from '../lib/budget';
 import { createWorkerLiveChannel, describeLiveChannel } from '../lib/live';
 import { createLogger } from '../lib/logging';
@@ -31,7 +32,7 @@ async function main(): Promise<void> {
     logger.warn('ANTHROPIC_API_KEY is not set: model calls will fail until you set it (see .env.example).');
   }
   const tracing = tracingFromConfig(config, 'skillflow-worker');
-  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const connection = await NativeConnection.connect(config.temporal.connection);
   const live = createWorkerLiveChannel(config, say);
   const store = createSharedStore(config);
   const ledger = createTokenLedger(config, (line) => logger.warn(line));
@@ -70,7 +71,7 @@ async function main(): Promise<void> {
     const running = worker.run();
     const stopHeapWatch = watchMainHeap(logger);
     // `npm start` waits for the marker in this line.
-    say(`${workerReadyMarker}: task queue "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.temporalNamespace})`);
+    say(`${workerReadyMarker}: task queue "${config.taskQueue}" on ${describeTemporalConnection(config.temporal)}`);
     say(`live events go to ${describeLiveChannel(config)}; transcripts are shared through ${store.description}; token budgets are reserved in ${ledger.description}`);
     say(`tools: ${tools.registry.specs.map((tool) => tool.name).join(', ')}; with no skill active: ${config.defaultTools.join(' ') || "the engine's own only"}`);
     if (health) say(`health on http://${config.host}:${config.workerHealthPort}/healthz and /readyz`);
