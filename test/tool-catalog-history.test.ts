@@ -62,8 +62,11 @@ describe('the tool catalog stays out of workflow history', () => {
 
   it('a turn and a skill run start with 80-tool MCP servers configured; history holds the granted detail only, and the model gets only the granted tools', async () => {
     expect(lines).toContainEqual(expect.stringMatching(/^MCP server huge: 80 tools of 2\.5\d MiB .* over its bound of 1\.50 MiB \(SKILLFLOW_TOOL_CATALOG_MAX_BYTES\); none of them is registered\./));
+    expect(lines).toContainEqual(expect.stringMatching(/^MCP server wide: 80 tools \(wide__tool_00, .*, wide__tool_79\); the tool catalog now 1\.\d\d MiB of 1\.50 MiB$/));
+    expect(built.registry.specs.filter((spec) => spec.server === 'huge')).toEqual([]);
     expect(built.registry.specs.filter((spec) => spec.server === 'wide')).toHaveLength(80);
     expect(built.registry.catalogBytes).toBeGreaterThan(1024 * 1024);
+    expect(built.registry.catalogBytes).toBe(built.registry.specs.reduce((sum, spec) => sum + Buffer.byteLength(JSON.stringify(spec)), 0));
 
     fake.enqueue(
       { content: [toolUse('invoke_skill', { skill: 'wide-user', task: 'Echo hi.' })] },
