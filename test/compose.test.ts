@@ -4,6 +4,7 @@ import { parse } from 'yaml';
 import { SearchAttributeType } from '@temporalio/common';
 import { loadConfig } from '../lib/config';
 import { pinnedCliVersion } from '../lib/temporal-cli';
+import { temporalProfileVariables } from '../lib/temporal-connection';
 import { pinnedServerVersion } from '../lib/temporal-server';
 import { searchAttributeNames, searchAttributes } from '../workflows/search-attributes';
 
@@ -54,9 +55,19 @@ const namedVolumeAt = (svc: Service, target: string) =>
 
 /** Variable names lib/config.ts reads, taken from its source so a rename there shows up here. */
 const configSource = read('lib/config.ts');
-const configEnvNames = new Set([...configSource.matchAll(/\b[a-zA-Z]+\(\s*'((?:SKILLFLOW|TEMPORAL|ANTHROPIC|OTEL)_[A-Z0-9_]+|PORT|HOST)'/g)].map((m) => m[1]));
-/** Settings that make no sense in compose: the dev server's UI port, and the local live socket Redis replaces. */
-const notForCompose = ['SKILLFLOW_TEMPORAL_UI_PORT', 'SKILLFLOW_LIVE_SOCKET'];
+const configEnvNames = new Set([
+  ...[...configSource.matchAll(/\b[a-zA-Z]+\(\s*'((?:SKILLFLOW|TEMPORAL|ANTHROPIC|OTEL)_[A-Z0-9_]+|PORT|HOST)'/g)].map((m) => m[1]),
+  ...temporalProfileVariables,
+]);
+/**
+ * Settings that make no sense in compose: the dev server's UI port, the local live socket Redis replaces, and the
+ * connection profile's TLS, API key and profile file (compose runs its own Temporal, reached over plain TCP inside its network).
+ */
+const notForCompose = [
+  'SKILLFLOW_TEMPORAL_UI_PORT',
+  'SKILLFLOW_LIVE_SOCKET',
+  ...temporalProfileVariables.filter((name) => name !== 'TEMPORAL_ADDRESS' && name !== 'TEMPORAL_NAMESPACE'),
+];
 /**
  * Who reads what (issue 13.13: each service gets only the settings, and above all the secrets, it needs). The API reads
  * its keys, limits and quotas, and the settings it creates sessions with; the worker the model, its key and the store.
