@@ -7,6 +7,7 @@ import type { Tracer } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
 import type Redis from 'ioredis';
 import type { ApiKey, Config } from '../lib/config';
+import type { OpsLog } from '../lib/logging';
 import { InProcessChannel, type LiveChannel } from '../lib/live';
 import { installAuth } from './auth';
 import type { ApiContext, SkillCatalogSource } from './context';
@@ -18,7 +19,7 @@ import { requestForLog } from './log-redaction';
 import { MemoryQuotaStore, RedisQuotaStore } from './quota-store';
 import { Quotas } from './quotas';
 import type { ApiMetrics } from './metrics';
-import { closeRedis, connectApiRedis } from './redis';
+import { closeRedis, connectApiRedis, guardApiRedis } from './redis';
 import { SessionSweeper } from './session-sweeper';
 import { installRequestIds, requestIdHeader, requestIdOf } from './request-ids';
 import { checkpointRoutes } from './routes/checkpoints';
@@ -56,8 +57,8 @@ export interface AppOptions {
    * Default: a connection to SKILLFLOW_REDIS_URL when it is set (the app closes it), else this process's memory.
    */
   redis?: Redis;
-  /** Operational messages (Redis coming and going). Default: the log at warn level. */
-  log?: (line: string) => void;
+  /** Operational messages (Redis coming and going, hanging and answering again). Default: the log, at each line's level. */
+  log?: OpsLog;
   /** How streams follow turns (api/streams/turn-feed.ts). Default: `defaultFeedSettings` (api/streams/feed-settings.ts). */
   feedSettings?: Partial<TurnFeedSettings>;
 }
@@ -82,13 +83,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (options.tracer) installHttpTracing(app, options.tracer);
   installErrorHandling(app);
 
-  const log = options.log ?? ((line: string) => app.log.warn(line));
+  const log: OpsLog = options.log ?? ((line, level = 'warn') => app.log[level](line));
   const secret = options.streamTokenSecret ?? randomBytes(32);
   const live = options.live ?? new InProcessChannel();
   const closing = new AbortController();
   if (!options.live) app.addHook('onClose', async () => live.close());
-  const redis = options.redis ?? (config.redisUrl ? await connectApiRedis(config.redisUrl, log) : undefined);
-  if (redis && !options.redis) app.addHook('onClose', async () => closeRedis(redis));
+  const redisClient = options.redis ?? (config.redisUrl ? await connectApiRedis(config.redisUrl, log) : undefined);
+  if (redisClient && !options.redis) app.addHook('onClose', async () => closeRedis(redisClient));
+  const redis = redisClient && guardApiRedis(redisClient, log);
+  if (redis) app.addHook('onClose', async () => redis.guard.close());
   const limits = createRateLimits(config, redis, () => undefined);
   const sharedStreams = redis ? new SharedStreamCounts(redis, config.redisPrefix, () => undefined) : undefined;
   if (sharedStreams) app.addHook('onClose', async () => sharedStreams.close());

@@ -1,6 +1,6 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type Redis from 'ioredis';
+import type { GuardedRedis } from '../lib/guarded-redis';
 import type { Config } from '../lib/config';
 import { addressBucketOf } from '../lib/client-addresses';
 import { isPublicRoute, type Caller, type FailedAuthentication } from './auth';
@@ -35,7 +35,7 @@ const costlyPublicRoutes = new Set(['/readyz']);
 
 export function createRateLimits(
   config: Pick<Config, 'rateLimitPerMinute' | 'addressRateLimitPerMinute' | 'redisPrefix'>,
-  redis: Redis | undefined,
+  redis: GuardedRedis | undefined,
   onStoreError: (err: unknown) => void,
 ): RateLimits {
   const store: WindowStore = redis ? new RedisWindowStore(redis, `${config.redisPrefix}rate:`) : new MemoryWindowStore();

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { tokensOf } from '../core/model';
 import type { Config } from '../lib/config';
 import { HttpError } from './errors';
-import type { QuotaStore } from './quota-store';
+import { LockWaitError, type QuotaStore } from './quota-store';
 import { closedTurnOutcome } from './turn-result';
 import { runningTurnState, type TurnStates } from './turn-view';
 import { listAll, quoted } from './visibility';
@@ -21,8 +21,9 @@ export const utcDay = (at: number): string => new Date(at).toISOString().slice(0
  * Sessions per user and model tokens per user per UTC day. Temporal is the ledger: the open sessions are those its
  * visibility lists, and a day's tokens are the usage each of the user's turns of that day reports (its state while it
  * runs, its result once closed). The store adds what Temporal cannot know yet or any more: sessions created in the
- * last minute, and the tokens of deleted sessions. So several API processes agree without a ledger of their own to
- * keep in step, and a quota counts turns that were started before it was set.
+ * last minute, sessions deleted in the last ten (visibility may list them for a while), and the tokens of deleted
+ * sessions. So several API processes agree without a ledger of their own to keep in step, and a quota counts turns
+ * that were started before it was set.
  */
 export class Quotas {
   private readonly closedTurnTokens = new Map<string, number>();
@@ -38,14 +39,16 @@ export class Quotas {
 
   /**
    * Creates a session unless the user has SKILLFLOW_MAX_SESSIONS_PER_USER open ones (429 `too_many_sessions`). Counting
-   * and creating hold the user's lock, so two requests at once cannot both take the last place. `sessionId` already
-   * open (an idempotent retry) is not a new session.
+   * and creating hold the user's lock, so two requests at once cannot both take the last place (503 `busy` when another
+   * request held it too long). `sessionId` already open (an idempotent retry) is not a new session. Visibility is read
+   * before the store, so a session deleted before it listed the session is among the deleted the store gives.
    */
   async createSession<T>(user: string, sessionId: string, create: () => Promise<T>): Promise<T> {
     const max = this.config.maxSessionsPerUser;
     if (max <= 0) return create();
-    return this.store.withLock(`sessions:${user}`, async () => {
+    const counted = this.store.withLock(`sessions:${user}`, async () => {
       const open = new Set(await this.openSessionIds(user, max + 1));
+      for (const deleted of await this.store.deletedSessions(user)) open.delete(deleted);
       for (const recent of await this.store.recentSessions(user)) open.add(recent);
       if (!open.has(sessionId) && open.size >= max) {
         throw new HttpError(429, 'too_many_sessions', `${user} has ${open.size} open sessions; the limit is ${max}. Delete one (DELETE /v1/sessions/{id}) first.`, 60);
@@ -54,6 +57,20 @@ export class Quotas {
       await this.store.addRecentSession(user, sessionId);
       return created;
     });
+    return counted.catch((err: unknown) => {
+      if (!(err instanceof LockWaitError)) throw err;
+      throw new HttpError(
+        503,
+        'busy',
+        `Another request of ${user} is still creating a session (it held the session count for ${err.waitedMs / 1000} s). Nothing was created; try again.`,
+        Math.ceil(err.retryAfterMs / 1000),
+      );
+    });
+  }
+
+  /** Once a session is deleted: it no longer counts, on any API process, even while visibility still lists it. */
+  async sessionDeleted(user: string, sessionId: string): Promise<void> {
+    await this.store.addDeletedSession(user, sessionId);
   }
 
   /**
@@ -88,7 +105,7 @@ export class Quotas {
     return counts.reduce((sum, tokens) => sum + tokens, 0) + (await this.store.spentTokens(user, utcDay(now)));
   }
 
-  /** Before a session is deleted: what its turns of today spent stays counted. */
+  /** Before a session is deleted: what its turns of today spent stays counted (`sessionDeleted` follows the deletion). */
   async rememberSpending(user: string, sessionId: string): Promise<void> {
     if (this.config.userDailyTokens <= 0) return;
     const day = utcDay(this.now());
@@ -98,7 +115,6 @@ export class Quotas {
     );
     const tokens = (await Promise.all(turns.map((turn) => this.turnTokens(turn.workflowId, turn.runId, turn.status)))).reduce((a, b) => a + b, 0);
     if (tokens > 0) await this.store.addSpentTokens(user, day, tokens);
-    await this.store.forgetSession(user, sessionId);
   }
 
   private async openSessionIds(user: string, max: number): Promise<string[]> {

@@ -3,7 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
 import { SkillRegistry } from '../lib/skills';
 import { loadConfig } from '../lib/config';
-import { createLogger } from '../lib/logging';
+import { createLogger, opsLogOf } from '../lib/logging';
 import { tracingFromConfig } from '../lib/tracing';
 import { createApiLiveChannel, describeLiveChannel } from '../lib/live';
 import { buildApp } from './app';
@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     const reach = config.unauthenticatedNetwork ? `from the network (HOST=${config.host}, SKILLFLOW_UNAUTHENTICATED_NETWORK=allow)` : 'from this machine';
     logger.warn(`SKILLFLOW_AUTH=off: the API accepts every request ${reach} without a key, as an operator.`);
   }
-  const live = await createApiLiveChannel(config, (line) => logger.info(line));
+  const live = await createApiLiveChannel(config, opsLogOf(logger));
   const skills = new SkillRegistry({ skillsDir: config.skillsDir, storeDir: path.join(config.dataDir, 'skill-store') });
   const app = await buildApp({
     client,
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
     logger,
     metrics,
     tracer: tracing?.tracer,
-    log: (line) => logger.warn(line),
+    log: opsLogOf(logger),
   });
   const metricsServer = metrics ? await serveMetrics(metrics.registry, config.apiMetricsPort, config.host) : undefined;
   app.addHook('onClose', async () => {

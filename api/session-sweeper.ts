@@ -74,6 +74,7 @@ export class SessionSweeper {
       if (usage === null || usage.last >= cutoff) continue;
       await this.quotas.rememberSpending(usage.user, sessionId);
       await deleteSession(this.client, retention, sessionId);
+      await this.quotas.sessionDeleted(usage.user, sessionId);
       removed.push(sessionId);
       this.log(`idle sessions: removed session ${sessionId}, unused since ${new Date(usage.last).toISOString()}`);
     }

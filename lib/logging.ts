@@ -19,3 +19,18 @@ export function createLogger(service: string, level = 'info', destination?: Dest
     destination,
   );
 }
+
+/** How loud an operational line is: `warn` when a dependency went wrong, `info` when it is right again. */
+export type OpsLevel = 'warn' | 'info';
+
+/**
+ * Operational lines about dependencies coming and going (Redis, the store). Without a level, a line is a warning. A
+ * plain `(line) => void` is one too: it gets every line.
+ */
+export type OpsLog = (line: string, level?: OpsLevel) => void;
+
+/** An OpsLog onto a structured logger, each line at its level. */
+export const opsLogOf =
+  (logger: Pick<Logger, 'warn' | 'info'>): OpsLog =>
+  (line, level = 'warn') =>
+    logger[level](line);

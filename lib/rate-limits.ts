@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
 import { ExpiringEntries } from './expiring-entries';
+import type { GuardedRedis } from './guarded-redis';
 
 /** How many hits a key has in its current window, and when that window ends. */
 export interface WindowCount {
@@ -91,22 +92,22 @@ type ScriptedRedis = Redis & {
   skillflowRateHit(key: string, windowMs: number): Promise<[number, number]>;
 };
 
-/** Counters in Redis under `<prefix><key>`, each incremented and given its expiry atomically by a Lua script. */
+/**
+ * Counters in Redis under `<prefix><key>`, each incremented and given its expiry atomically by a Lua script, within the
+ * connection's deadline (a Redis that hangs fails them at once once it missed one: the limiter lets requests through).
+ */
 export class RedisWindowStore implements WindowStore {
-  private readonly redis: ScriptedRedis;
-
   constructor(
-    redis: Redis,
+    private readonly redis: GuardedRedis,
     private readonly prefix: string,
   ) {
-    if (!('skillflowRateHit' in redis)) {
-      redis.defineCommand('skillflowRateHit', { numberOfKeys: 1, lua: hitScript });
+    if (!('skillflowRateHit' in redis.client)) {
+      redis.client.defineCommand('skillflowRateHit', { numberOfKeys: 1, lua: hitScript });
     }
-    this.redis = redis as ScriptedRedis;
   }
 
   async hit(key: string, windowMs: number): Promise<WindowCount> {
-    const [count, ttl] = await this.redis.skillflowRateHit(this.prefix + key, windowMs);
+    const [count, ttl] = await this.redis.run((client) => (client as ScriptedRedis).skillflowRateHit(this.prefix + key, windowMs));
     return { count, resetInMs: ttl };
   }
 }

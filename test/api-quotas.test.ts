@@ -1,3 +1,5 @@
+import type { Client } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import type { FastifyInstance } from 'fastify';
 import Redis from 'ioredis';
 import { authHeaders, buildTestApp, eventually } from './support/api';
@@ -7,7 +9,7 @@ import { ApiDriver } from './support/scenario';
 import { requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/services';
 
 /** Keys of users of this file only, so no other test's sessions count against their quotas. */
-const users = ['carol', 'dave', 'erin', 'frank', 'grace', 'heidi', 'ivan'] as const;
+const users = ['carol', 'dave', 'erin', 'frank', 'grace', 'heidi', 'ivan', 'judy', 'kim'] as const;
 const keyOf = (user: string) => `${user}-key-0123456789abcdef`;
 const keys = users.map((user) => `${keyOf(user)}=${user}`).join(',');
 
@@ -15,8 +17,8 @@ const keys = users.map((user) => `${keyOf(user)}=${user}`).join(',');
 describe('quotas', () => {
   const harness = useWorkerHarness('quotas');
 
-  async function appWith(env: Record<string, string>) {
-    const { app } = await buildTestApp(harness.env.client, harness.taskQueue, { SKILLFLOW_API_KEYS: keys, ...env });
+  async function appWith(env: Record<string, string>, client: Client = harness.env.client) {
+    const { app } = await buildTestApp(client, harness.taskQueue, { SKILLFLOW_API_KEYS: keys, ...env });
     harness.closeFirst(() => app.close());
     return app;
   }
@@ -40,6 +42,29 @@ describe('quotas', () => {
       expect((await createSession(app, 'carol')).statusCode).toBe(201);
     });
 
+    // Issue 24.9: visibility drops a deleted session in the background; a count read before it did still lists it.
+    it.each([
+      ['another API process sharing Redis', 'judy', true],
+      ['the same API process, without Redis', 'kim', false],
+    ])('a session deleted at the limit frees its place at once, on %s, while visibility still lists it', async (_where, user, shared) => {
+      const prefix = uniqueRedisPrefix('deleted-sessions');
+      const env = { SKILLFLOW_MAX_SESSIONS_PER_USER: '1', ...(shared ? { SKILLFLOW_REDIS_URL: testRedisUrl(), SKILLFLOW_REDIS_PREFIX: prefix } : {}) };
+      const counts = heldSessionCounts(harness.env.client, user);
+      const deleting = await appWith(env, counts.client);
+      const creating = shared ? await appWith(env, counts.client) : deleting;
+      const first = (await createSession(deleting, user)).json().id as string;
+      // Visibility lists it (so the count read below, taken before the delete, does).
+      await eventually(() => openSessions(user), (ids) => ids.includes(first));
+
+      counts.hold();
+      const created = createSession(creating, user);
+      await counts.listed;
+      expect((await deleting.inject({ method: 'DELETE', url: `/v1/sessions/${first}`, headers: authHeaders(keyOf(user)) })).statusCode).toBe(204);
+      counts.release();
+      expect((await created).statusCode).toBe(201);
+      if (shared) await removeKeys(prefix);
+    });
+
     it('an idempotent retry of a session that exists is not a new session, even at the limit', async () => {
       const app = await appWith({ SKILLFLOW_MAX_SESSIONS_PER_USER: '1' });
       const first = await createSession(app, 'erin', { 'idempotency-key': 'erin-first-session' });
@@ -56,15 +81,28 @@ describe('quotas', () => {
       const [one, two] = [await appWith(env), await appWith(env)];
       const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => createSession(i % 2 === 0 ? one : two, 'frank')));
       expect(answers.map((answer) => answer.statusCode).sort()).toEqual([201, 201, 201, 429, 429, 429, 429, 429]);
-      const redis = new Redis(testRedisUrl());
-      try {
-        const left = await redis.keys(`${prefix}*`);
-        if (left.length > 0) await redis.del(...left);
-      } finally {
-        await redis.quit();
-      }
+      await removeKeys(prefix);
     });
   });
+
+  async function removeKeys(prefix: string) {
+    const redis = new Redis(testRedisUrl());
+    try {
+      const left = await redis.keys(`${prefix}*`);
+      if (left.length > 0) await redis.del(...left);
+    } finally {
+      await redis.quit();
+    }
+  }
+
+  /** The user's sessions visibility lists as running. */
+  async function openSessions(user: string): Promise<string[]> {
+    const listed = await harness.env.client.workflowService.listWorkflowExecutions({
+      namespace: harness.env.client.options.namespace,
+      query: `WorkflowType = 'sessionWorkflow' AND ExecutionStatus = 'Running' AND SkillflowUser = '${user}'`,
+    });
+    return (listed.executions ?? []).map((execution) => execution.execution?.workflowId?.slice('session-'.length) ?? '');
+  }
 
   describe('model tokens per user per day', () => {
     it('once a user\'s turns of today used the budget, the next turn is a 429 until midnight UTC, deleting sessions or not', async () => {
@@ -136,3 +174,33 @@ describe('quotas', () => {
     });
   });
 });
+
+/**
+ * `client`, except that after `hold()` the next count of `user`'s running sessions (the quota's visibility read) is
+ * held once read: `listed` settles when Temporal answered it, and the answer goes to the API after `release()`. What the API gets is
+ * then what visibility said before anything done meanwhile: visibility lagging, on demand.
+ */
+function heldSessionCounts(client: Client, user: string) {
+  let listed!: () => void;
+  let release!: () => void;
+  const held = { listed: new Promise<void>((resolve) => (listed = resolve)), released: new Promise<void>((resolve) => (release = resolve)) };
+  let holding = false;
+  const service = client.workflowService;
+  const list = async (request: temporal.api.workflowservice.v1.IListWorkflowExecutionsRequest) => {
+    const response = await service.listWorkflowExecutions(request);
+    if (holding && request.query?.includes("ExecutionStatus = 'Running'") && request.query.includes(`SkillflowUser = '${user}'`)) {
+      holding = false;
+      listed();
+      await held.released;
+    }
+    return response;
+  };
+  const workflowService = new Proxy(service, { get: (target, name) => (name === 'listWorkflowExecutions' ? list : bound(target, name)) });
+  const proxied = new Proxy(client, { get: (target, name) => (name === 'workflowService' ? workflowService : bound(target, name)) });
+  return { client: proxied, hold: () => (holding = true), listed: held.listed, release };
+}
+
+function bound(target: object, name: string | symbol): unknown {
+  const value: unknown = Reflect.get(target, name, target);
+  return typeof value === 'function' ? value.bind(target) : value;
+}

@@ -1,5 +1,6 @@
 import Redis from 'ioredis';
 import { OpenStreams } from '../api/streams/open-streams';
+import { guardApiRedis } from '../api/redis';
 import { SharedStreamCounts, streamPlaceTtlMs } from '../api/streams/shared-stream-counts';
 import { requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/services';
 
@@ -7,10 +8,11 @@ import { requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/service
 describe('stream caps across API processes sharing Redis', () => {
   const prefix = uniqueRedisPrefix('streams');
   const redis = new Redis(testRedisUrl(), { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const guarded = guardApiRedis(redis, () => undefined);
   let clock = 1_000_000;
   const counts: SharedStreamCounts[] = [];
   const processWith = (perUser: number) => {
-    const shared = new SharedStreamCounts(redis, prefix, (err) => { throw err; }, () => clock);
+    const shared = new SharedStreamCounts(guarded, prefix, (err) => { throw err; }, () => clock);
     counts.push(shared);
     return { streams: new OpenStreams({ perUser, total: 100 }, shared), shared };
   };
@@ -25,6 +27,7 @@ describe('stream caps across API processes sharing Redis', () => {
     // Only this test's own keys: never a FLUSH on a shared Redis.
     const keys = await redis.keys(`${prefix}*`);
     if (keys.length > 0) await redis.del(...keys);
+    guarded.guard.close();
     await redis.quit();
   });
 

@@ -3,7 +3,7 @@ import { loadConfig } from '../lib/config';
 import { describeTemporalConnection } from '../lib/temporal-connection';
 import { createTokenLedger } from '../lib/budget';
 import { createWorkerLiveChannel, describeLiveChannel } from '../lib/live';
-import { createLogger } from '../lib/logging';
+import { createLogger, opsLogOf } from '../lib/logging';
 import { createSharedStore, sweepPeriodically } from '../lib/store';
 import { buildToolRegistry } from '../lib/tools/build';
 import { tracingFromConfig } from '../lib/tracing';
@@ -33,8 +33,8 @@ async function main(): Promise<void> {
   }
   const tracing = tracingFromConfig(config, 'skillflow-worker');
   const connection = await NativeConnection.connect(config.temporal.connection);
-  const live = createWorkerLiveChannel(config, say);
-  const store = createSharedStore(config);
+  const live = createWorkerLiveChannel(config, opsLogOf(logger));
+  const store = createSharedStore(config, opsLogOf(logger));
   const ledger = createTokenLedger(config, (line) => logger.warn(line));
   const stopSweeping = sweepPeriodically(store, sweepEveryMs, say);
   const tools = await buildToolRegistry(config, say);

@@ -115,6 +115,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
       const owner = description.typedSearchAttributes.get(searchAttributes.user);
       if (owner) await quotas.rememberSpending(owner, request.params.id);
       await deleteSession(client, request.caller, request.params.id);
+      if (owner) await quotas.sessionDeleted(owner, request.params.id);
       return reply.code(204).send();
     },
   );

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type Redis from 'ioredis';
+import type { GuardedRedis } from '../../lib/guarded-redis';
 
 /** How long a place stays taken without its process renewing it: a process that dies gives its places back by then. */
 export const streamPlaceTtlMs = 60_000;
@@ -20,24 +21,22 @@ export type StreamPlace = { taken: true; giveBack(): void } | { taken: false };
 /**
  * Every API process's open streams per user, in Redis (a sorted set per user of places, each scored by when it
  * expires), so a user's stream cap holds across the processes sharing SKILLFLOW_REDIS_URL. Each process renews its
- * places while their streams are open. When Redis does not answer, a place is granted: the caps protect capacity,
- * they are not an access control (each process still applies its own).
+ * places while their streams are open. When Redis does not answer (within the connection's deadline), a place is
+ * granted: the caps protect capacity, they are not an access control (each process still applies its own).
  */
 export class SharedStreamCounts {
-  private readonly redis: ScriptedRedis;
   private readonly process = randomBytes(8).toString('hex');
   private readonly held = new Map<string, string>();
   private taken = 0;
   private readonly renewal: NodeJS.Timeout;
 
   constructor(
-    redis: Redis,
+    private readonly redis: GuardedRedis,
     private readonly prefix: string,
     private readonly onError: (err: unknown) => void,
     private readonly now: () => number = Date.now,
   ) {
-    if (!('skillflowTakeStreamPlace' in redis)) redis.defineCommand('skillflowTakeStreamPlace', { numberOfKeys: 1, lua: takeScript });
-    this.redis = redis as ScriptedRedis;
+    if (!('skillflowTakeStreamPlace' in redis.client)) redis.client.defineCommand('skillflowTakeStreamPlace', { numberOfKeys: 1, lua: takeScript });
     this.renewal = setInterval(() => void this.renew(), streamPlaceTtlMs / 3);
     this.renewal.unref();
   }
@@ -48,7 +47,8 @@ export class SharedStreamCounts {
     const place = `${this.process}:${(this.taken += 1)}`;
     const now = this.now();
     try {
-      if ((await this.redis.skillflowTakeStreamPlace(key, now, max, now + streamPlaceTtlMs, place, streamPlaceTtlMs)) === 0) return { taken: false };
+      const taken = await this.redis.run((client) => (client as ScriptedRedis).skillflowTakeStreamPlace(key, now, max, now + streamPlaceTtlMs, place, streamPlaceTtlMs));
+      if (taken === 0) return { taken: false };
     } catch (err) {
       this.onError(err);
       return { taken: true, giveBack: () => undefined };
@@ -58,7 +58,7 @@ export class SharedStreamCounts {
       taken: true,
       giveBack: () => {
         if (!this.held.delete(place)) return;
-        this.redis.zrem(key, place).catch((err: unknown) => this.onError(err));
+        this.redis.run((client) => client.zrem(key, place)).catch((err: unknown) => this.onError(err));
       },
     };
   }
@@ -67,9 +67,13 @@ export class SharedStreamCounts {
   async renew(): Promise<void> {
     if (this.held.size === 0) return;
     const expiresAt = this.now() + streamPlaceTtlMs;
-    const pipeline = this.redis.pipeline();
-    for (const [place, key] of this.held) pipeline.zadd(key, 'XX', expiresAt, place).pexpire(key, streamPlaceTtlMs);
-    await pipeline.exec().catch((err: unknown) => this.onError(err));
+    await this.redis
+      .run((client) => {
+        const pipeline = client.pipeline();
+        for (const [place, key] of this.held) pipeline.zadd(key, 'XX', expiresAt, place).pexpire(key, streamPlaceTtlMs);
+        return pipeline.exec();
+      })
+      .catch((err: unknown) => this.onError(err));
   }
 
   close(): void {

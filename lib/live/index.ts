@@ -1,4 +1,5 @@
 import type { Config } from '../config';
+import type { OpsLog } from '../logging';
 import type { LiveChannel } from './channel';
 import { InProcessChannel } from './in-process';
 import { RedisChannel } from './redis';
@@ -22,7 +23,7 @@ export function describeLiveChannel(config: LiveConfig): string {
 }
 
 /** The API's channel: Redis when configured, else the local socket broker workers on this machine publish to. */
-export async function createApiLiveChannel(config: LiveConfig, log: (line: string) => void): Promise<LiveChannel> {
+export async function createApiLiveChannel(config: LiveConfig, log: OpsLog): Promise<LiveChannel> {
   if (config.redisUrl) return new RedisChannel(config.redisUrl, { prefix: redisPrefix(config), log });
   const socketPath = liveSocketPath(config.dataDir, config.liveSocketPath);
   try {
@@ -37,7 +38,7 @@ export async function createApiLiveChannel(config: LiveConfig, log: (line: strin
 }
 
 /** The worker's channel: publishes to Redis when configured, else to the API's local socket. */
-export function createWorkerLiveChannel(config: LiveConfig, log: (line: string) => void): LiveChannel {
+export function createWorkerLiveChannel(config: LiveConfig, log: OpsLog): LiveChannel {
   if (config.redisUrl) return new RedisChannel(config.redisUrl, { prefix: redisPrefix(config), log });
   return new SocketPublisher(liveSocketPath(config.dataDir, config.liveSocketPath), { log });
 }

@@ -1,4 +1,6 @@
 import Redis, { type RedisOptions } from 'ioredis';
+import { GuardedRedis, redisHostOf } from '../guarded-redis';
+import type { OpsLog } from '../logging';
 import { closeRedis } from '../redis-close';
 import type { TurnSnapshot } from '../../core/turn-snapshot';
 import { isLiveEvent, isTurnSnapshot, type LiveChannel, type LiveEvent, type LiveListener } from './channel';
@@ -24,12 +26,21 @@ end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
 return 1`;
 
+/**
+ * How long a command of the publishing connection (a publish, a state written or read) may wait for Redis. A turn's
+ * read waits for its kept state before it asks the workflow instead, so this bounds what a Redis that hangs adds to a
+ * read; a Redis that is well answers in a millisecond or two, so a second is only missed by one that is not.
+ */
+export const liveDeadlineMs = 1_000;
+
 export interface RedisChannelOptions {
   /** Channel names are `<prefix><turnId>`; the prefix keeps deployments that share a Redis apart. */
   prefix?: string;
   /** The connections' names in Redis' CLIENT LIST: `<name>-publish` and `<name>-subscribe`. Default `skillflow-live`. */
   name?: string;
-  log?: (line: string) => void;
+  log?: OpsLog;
+  /** Default `liveDeadlineMs`. */
+  deadlineMs?: number;
 }
 
 /**
@@ -37,13 +48,15 @@ export interface RedisChannelOptions {
  * (the event is dropped); the subscriber connection opens on the first subscription (ioredis reconnects it), and after
  * a reconnect subscribes every followed turn again and, once Redis confirmed, tells `onResubscribed` listeners which
  * (events published while it was away are lost). A turn's latest state is a key (`<prefix>state:<turnId>`), written
- * only when it is not older than the one there (or is of another run), and expiring a day after its last write.
+ * only when it is not older than the one there (or is of another run), and expiring a day after its last write. The
+ * publishing connection's commands have a deadline (HangGuard): a Redis that hangs is logged once, and until it answers
+ * again publishes are dropped and `latestState` finds nothing (readers ask the workflow) at once.
  */
 export class RedisChannel implements LiveChannel {
   private readonly local = new InProcessChannel();
   /** Each followed turn's SUBSCRIBE, settled once Redis confirmed it. */
   private readonly subscriptions = new Map<string, Promise<void>>();
-  private readonly publisher: Redis;
+  private readonly publisher: GuardedRedis;
   private subscriber: Redis | undefined;
   private readonly prefix: string;
   private readonly resubscribedListeners = new Set<(turnIds: string[]) => void>();
@@ -61,21 +74,28 @@ export class RedisChannel implements LiveChannel {
     private readonly options: RedisChannelOptions = {},
   ) {
     this.prefix = options.prefix ?? 'skillflow:live:';
-    this.publisher = this.connect('publish', { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    this.publisher = new GuardedRedis(this.connect('publish', { enableOfflineQueue: false, maxRetriesPerRequest: 0 }), {
+      what: `live events: Redis at ${redisHostOf(url)}`,
+      deadlineMs: options.deadlineMs ?? liveDeadlineMs,
+      meanwhile: 'deltas are dropped and turn reads ask the workflow',
+      log: options.log,
+    });
   }
 
   publish(turnId: string, event: LiveEvent): void {
-    this.publisher.publish(this.prefix + turnId, JSON.stringify(event)).catch(() => undefined);
+    this.publisher.run((redis) => redis.publish(this.prefix + turnId, JSON.stringify(event))).catch(() => undefined);
   }
 
   publishState(turnId: string, snapshot: TurnSnapshot): void {
     const json = JSON.stringify({ offset: snapshot.offset, runId: snapshot.runId, state: snapshot.state });
-    this.publisher.eval(setNewerState, 1, this.stateKey(turnId), snapshot.offset, json, stateTtlSeconds, snapshot.runId ?? '').catch(() => undefined);
+    this.publisher
+      .run((redis) => redis.eval(setNewerState, 1, this.stateKey(turnId), snapshot.offset, json, stateTtlSeconds, snapshot.runId ?? ''))
+      .catch(() => undefined);
   }
 
   async latestState(turnId: string): Promise<TurnSnapshot | undefined> {
     try {
-      const value: unknown = JSON.parse((await this.publisher.get(this.stateKey(turnId))) ?? 'null');
+      const value: unknown = JSON.parse((await this.publisher.run((redis) => redis.get(this.stateKey(turnId)))) ?? 'null');
       return isTurnSnapshot(value) ? value : undefined;
     } catch {
       return undefined;
@@ -121,7 +141,8 @@ export class RedisChannel implements LiveChannel {
 
   async close(): Promise<void> {
     await this.local.close();
-    await Promise.all([this.publisher, this.subscriber].map((client) => client && closeRedis(client)));
+    this.publisher.guard.close();
+    await Promise.all([this.publisher.client, this.subscriber].map((client) => client && closeRedis(client)));
   }
 
   private ensureSubscriber(): Redis {
@@ -173,7 +194,7 @@ export class RedisChannel implements LiveChannel {
     const client = new Redis(this.url, { lazyConnect: false, connectionName: `${this.options.name ?? 'skillflow-live'}-${role}`, ...extra });
     client.on('error', (err: Error) => this.report(err));
     client.on('ready', () => {
-      if (this.lastError) this.options.log?.(`live events: Redis ${role} connection ready again`);
+      if (this.lastError) this.options.log?.(`live events: Redis ${role} connection ready again`, 'info');
       this.lastError = '';
     });
     return client;

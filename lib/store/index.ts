@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Config } from '../config';
+import type { OpsLog } from '../logging';
 import { FileStore } from './file-store';
 import { PostgresStore } from './postgres-store';
 import { RedisStore } from './redis-store';
@@ -12,14 +13,17 @@ export { SharedStoreError, type SharedStore } from './shared-store';
 
 type StoreConfig = Pick<Config, 'storeUrl' | 'storeRetentionHours' | 'dataDir' | 'temporalNamespace'>;
 
-/** The store `SKILLFLOW_STORE_URL` names (redis://, postgres://, file:///dir), else files in the data dir. */
-export function createSharedStore(config: StoreConfig): SharedStore {
+/**
+ * The store `SKILLFLOW_STORE_URL` names (redis://, postgres://, file:///dir), else files in the data dir. `log` hears of
+ * a Redis or PostgreSQL that goes, hangs or comes back.
+ */
+export function createSharedStore(config: StoreConfig, log?: OpsLog): SharedStore {
   const retentionMs = config.storeRetentionHours * 3_600_000;
   const url = config.storeUrl;
   if (!url) return new FileStore(path.join(config.dataDir, 'store'), retentionMs);
   const scheme = new URL(url).protocol;
-  if (scheme === 'redis:' || scheme === 'rediss:') return new RedisStore(url, `skillflow:${config.temporalNamespace}:store:`, retentionMs);
-  if (scheme === 'postgres:' || scheme === 'postgresql:') return new PostgresStore(url, config.temporalNamespace, retentionMs);
+  if (scheme === 'redis:' || scheme === 'rediss:') return new RedisStore(url, `skillflow:${config.temporalNamespace}:store:`, retentionMs, undefined, log);
+  if (scheme === 'postgres:' || scheme === 'postgresql:') return new PostgresStore(url, config.temporalNamespace, retentionMs, undefined, log);
   return new FileStore(new URL(url).pathname, retentionMs);
 }
 

@@ -1,31 +1,43 @@
 import pg from 'pg';
-import { SharedStoreError, type SharedStore } from './shared-store';
+import { HangGuard, NotAnsweringError } from '../hang-guard';
+import type { OpsLog } from '../logging';
+import { SharedStoreError, storeMeanwhile, type SharedStore } from './shared-store';
+
+/** pg's own timeouts come this long after the guard's deadline: they free a connection that hangs, after the guard answered. */
+const poolTimeoutMarginMs = 1_000;
 
 /**
  * The store on PostgreSQL: entries in `skillflow_store_entries`, each scope's last write in `skillflow_store_scopes`.
  * The tables are created on first use. `sweep()` deletes the scopes idle for longer than the retention together with
- * their entries, in one statement, so a scope written to meanwhile keeps its new entries.
+ * their entries, in one statement, so a scope written to meanwhile keeps its new entries. No call waits longer than
+ * `timeoutMs`: a PostgreSQL that hangs is logged once and fails the next calls at once until it answers (HangGuard);
+ * one that refuses is logged once too, and its return at info.
  */
 export class PostgresStore implements SharedStore {
   private readonly pool: pg.Pool;
+  private readonly guard: HangGuard;
   private ready: Promise<void> | undefined;
+  /** A call failed (not for a hang: HangGuard tracks that) and none succeeded since. */
+  private failing = false;
 
   constructor(
     private readonly url: string,
     private readonly namespace: string,
     private readonly retentionMs: number,
     timeoutMs = 5_000,
+    private readonly log?: OpsLog,
   ) {
     this.pool = new pg.Pool({
       connectionString: url,
       max: 4,
-      connectionTimeoutMillis: timeoutMs,
-      query_timeout: timeoutMs,
+      connectionTimeoutMillis: timeoutMs + poolTimeoutMarginMs,
+      query_timeout: timeoutMs + poolTimeoutMarginMs,
       idleTimeoutMillis: 30_000,
       application_name: 'skillflow-store',
     });
     // An idle connection that breaks (PostgreSQL restarted) is replaced on the next query; nothing to do here.
     this.pool.on('error', () => undefined);
+    this.guard = new HangGuard({ what: `store: ${this.description}`, deadlineMs: timeoutMs, probe: () => this.pool.query('SELECT 1'), meanwhile: storeMeanwhile, log });
   }
 
   get description(): string {
@@ -70,19 +82,31 @@ export class PostgresStore implements SharedStore {
   }
 
   async close(): Promise<void> {
+    this.guard.close();
     await this.pool.end().catch(() => undefined);
   }
 
   private async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
     try {
-      this.ready ??= this.createTables().catch((err: unknown) => {
-        this.ready = undefined;
-        throw err;
+      const result = await this.guard.call(async () => {
+        this.ready ??= this.createTables().catch((err: unknown) => {
+          this.ready = undefined;
+          throw err;
+        });
+        await this.ready;
+        return this.pool.query<R>(text, values);
       });
-      await this.ready;
-      return await this.pool.query<R>(text, values);
+      if (this.failing) this.log?.(`store: ${this.description} answering again`, 'info');
+      this.failing = false;
+      return result;
     } catch (err) {
-      throw new SharedStoreError(`PostgreSQL store unavailable: ${(err as Error).message}`);
+      const message = (err as Error).message;
+      // A hang is the guard's to log; a refusal is logged here, once until a call succeeds again.
+      if (!(err instanceof NotAnsweringError) && !this.failing) {
+        this.failing = true;
+        this.log?.(`store: ${this.description} unavailable (${message}): ${storeMeanwhile} until it is back`);
+      }
+      throw new SharedStoreError(`PostgreSQL store unavailable: ${message}`);
     }
   }
 

@@ -23,6 +23,9 @@ export interface SharedStore {
   close(): Promise<void>;
 }
 
+/** What the workers do while the store cannot be used, for the logs. */
+export const storeMeanwhile = 'turns send whole conversations (model calls cost more, nothing is lost)';
+
 export class SharedStoreError extends Error {
   override name = 'SharedStoreError';
 }

@@ -17,7 +17,7 @@ export async function buildTestApp(
   client: Client,
   taskQueue: string,
   env: Record<string, string> = {},
-  options: Partial<Pick<AppOptions, 'live' | 'skills' | 'streamTokenSecret' | 'logger' | 'metrics' | 'tracer' | 'redis' | 'feedSettings'>> = {},
+  options: Partial<Pick<AppOptions, 'live' | 'skills' | 'streamTokenSecret' | 'logger' | 'metrics' | 'tracer' | 'redis' | 'feedSettings' | 'log'>> = {},
 ): Promise<{ app: FastifyInstance; config: Config }> {
   const config = loadConfig({
     SKILLFLOW_TASK_QUEUE: taskQueue,

@@ -4,6 +4,10 @@ import { freePort } from '../../lib/dev-server';
 export interface RedisServer {
   url: string;
   port: number;
+  /** Freezes the server (SIGSTOP): connections stay open and nothing is answered, as a Redis that hangs. */
+  freeze(): void;
+  /** Lets it run again (SIGCONT): it answers what it was sent meanwhile. */
+  thaw(): void;
   stop(): Promise<void>;
 }
 
@@ -35,11 +39,15 @@ export async function startRedisServer(port?: number): Promise<RedisServer> {
   return {
     url: `redis://127.0.0.1:${chosen}`,
     port: chosen,
+    freeze: () => child.kill('SIGSTOP'),
+    thaw: () => child.kill('SIGCONT'),
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
+        // A frozen server gets its SIGTERM once it runs again.
+        child.kill('SIGCONT');
       }),
   };
 }
