@@ -46,14 +46,20 @@ export class HangGuard {
   async call<T>(command: () => Promise<T>): Promise<T> {
     if (this.hungSince !== undefined) throw this.notAnswering();
     let timer: NodeJS.Timeout | undefined;
+    let settled = false;
+    const running = command().finally(() => (settled = true));
     const expired = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => {
-        this.hang();
-        reject(this.notAnswering());
+        // After a stalled event loop the timer runs before the answer that came meanwhile is read: let I/O go first.
+        setImmediate(() => {
+          if (settled) return;
+          this.hang();
+          reject(this.notAnswering());
+        });
       }, this.options.deadlineMs);
     });
     try {
-      return await Promise.race([command(), expired]);
+      return await Promise.race([running, expired]);
     } finally {
       clearTimeout(timer);
     }

@@ -1,11 +1,13 @@
+import Redis from 'ioredis';
 import { zeroUsage } from '../core/model';
 import type { TurnSnapshot } from '../core/turn-snapshot';
+import { GuardedRedis } from '../lib/guarded-redis';
 import type { OpsLevel } from '../lib/logging';
 import { RedisChannel } from '../lib/live';
 import { PostgresStore, RedisStore, SharedStoreError } from '../lib/store';
 import { eventually } from './support/api';
 import { startRedisServer, type RedisServer } from './support/redis-server';
-import { createTestDatabase, testPostgresUrl } from './support/services';
+import { createTestDatabase, requireRedis, testPostgresUrl, testRedisUrl } from './support/services';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy';
 
 /**
@@ -131,6 +133,27 @@ describe('a Redis that hangs', () => {
       await store.put('scope', 'key3', 'value');
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe('a busy process is not a hung Redis', () => {
+  it('an answer that came while the event loop was blocked past the deadline is taken, and Redis is not taken for hung', async () => {
+    await requireRedis();
+    const ops = opsLines();
+    const client = new Redis(testRedisUrl());
+    const guarded = new GuardedRedis(client, { what: 'Redis', deadlineMs: 50, meanwhile: 'nothing', log: ops.log });
+    try {
+      await guarded.run((redis) => redis.ping());
+      const answer = guarded.run((redis) => redis.ping());
+      // The event loop blocked four times the deadline (a long GC pause, a CPU-starved machine): the reply is read after.
+      const until = Date.now() + 200;
+      while (Date.now() < until);
+      expect(await answer).toBe('PONG');
+      expect([guarded.guard.hung, ops.lines]).toEqual([false, []]);
+    } finally {
+      guarded.guard.close();
+      client.disconnect();
     }
   });
 });
