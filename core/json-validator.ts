@@ -111,6 +111,7 @@ function check(value: unknown, schema: JsonSchema, path: string, depth: number, 
     const items = schema.items;
     return value.map((item, index) => check(item, items, `${path}[${index}]`, depth + 1, context));
   }
+  if (isPlainObject(value)) checkPrototypeKey(value, schema, path, context);
   if (isPlainObject(value) && (schema.properties || schema.required || schema.additionalProperties === false)) {
     return checkObject(value, schema, path, depth, context);
   }
@@ -130,12 +131,19 @@ function checkCount(value: unknown[], schema: JsonSchema, report: Report): void 
   if (schema.maxItems !== undefined && value.length > schema.maxItems) report('maxItems', `has ${value.length} items, more than ${schema.maxItems}`, { maxItems: schema.maxItems });
 }
 
+/**
+ * Own names only: `constructor`, `toString` and the like are not declared properties because every object inherits
+ * them. The result has no prototype, and `__proto__` is refused (and left out), so no value can set what a result
+ * inherits.
+ */
 function checkObject(value: Record<string, unknown>, schema: JsonSchema, path: string, depth: number, context: Context): Record<string, unknown> {
   const properties = schema.properties ?? {};
-  const result: Record<string, unknown> = {};
+  const declared = (key: string): JsonSchema | undefined => (Object.hasOwn(properties, key) ? properties[key] : undefined);
+  const result: Record<string, unknown> = Object.create(null);
   const at = (key: string) => (path ? `${path}.${key}` : key);
   for (const [key, entry] of Object.entries(value)) {
-    const property = properties[key];
+    if (key === prototypeKey) continue;
+    const property = declared(key);
     if (property) {
       result[key] = check(entry, property, at(key), depth + 1, context);
     } else {
@@ -152,12 +160,22 @@ function checkObject(value: Record<string, unknown>, schema: JsonSchema, path: s
     }
   }
   for (const key of new Set([...Object.keys(properties), ...(schema.required ?? [])])) {
-    if (value[key] !== undefined) continue;
-    const fallback = properties[key]?.default;
+    if (Object.hasOwn(value, key) && value[key] !== undefined) continue;
+    const fallback = declared(key)?.default;
     if (context.applyDefaults && fallback !== undefined) result[key] = JSON.parse(JSON.stringify(fallback));
     else if (schema.required?.includes(key)) context.problems.push({ path: at(key), rule: 'required', message: `${at(key)} is required` });
   }
   return result;
+}
+
+/** The name that sets an object's prototype when assigned: refused as a property name everywhere. */
+const prototypeKey = '__proto__';
+
+function checkPrototypeKey(value: Record<string, unknown>, schema: JsonSchema, path: string, context: Context): void {
+  if (!Object.hasOwn(value, prototypeKey)) return;
+  const at = path ? `${path}.${prototypeKey}` : prototypeKey;
+  const names = Object.keys(schema.properties ?? {});
+  context.problems.push({ path: at, rule: 'additionalProperties', allowed: names, message: `${at} is not allowed: ${prototypeKey} is never a property name (it would set what the object inherits)` });
 }
 
 function hasType(value: unknown, type: JsonSchemaType): boolean {
@@ -202,7 +220,7 @@ function article(type: string): string {
 
 /** A schema of just the keys and JSON types of the given values: what an undeclared set of params allows. */
 export function schemaOfValues(values: Record<string, unknown>): JsonSchema {
-  const properties: Record<string, JsonSchema> = {};
+  const properties: Record<string, JsonSchema> = Object.create(null);
   for (const [key, value] of Object.entries(values)) {
     properties[key] = { type: value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value === 'object' ? 'object' : (typeof value as JsonSchemaType) };
   }

@@ -81,6 +81,38 @@ describe('the JSON validator', () => {
     });
   });
 
+  describe('reads only own names, and no value sets what a result inherits', () => {
+    const withConstructor: JsonSchema = fieldsToJsonSchema([
+      { name: 'constructor', type: 'string', description: 'Who builds it', required: true },
+      { name: 'level', type: 'integer', description: 'Level', required: false, default: 1 },
+    ]);
+
+    it('treats inherited names (constructor, toString, hasOwnProperty) as undeclared', () => {
+      const result = validateJson({ level: 2, toString: 'x', hasOwnProperty: 1 }, withConstructor);
+      expect(result.ok ? [] : result.problems.map((p) => [p.path, p.rule])).toEqual([
+        ['toString', 'additionalProperties'],
+        ['hasOwnProperty', 'additionalProperties'],
+        ['constructor', 'required'],
+      ]);
+      expect(validateJson({ constructor: 'Ada' }, withConstructor, { applyDefaults: true })).toEqual({ ok: true, value: { constructor: 'Ada', level: 1 } });
+    });
+
+    it('refuses __proto__ in every object it checks, and returns results without a prototype', () => {
+      const value = JSON.parse('{"level": 2, "__proto__": {"constructor": "Ada", "admin": true}}') as Record<string, unknown>;
+      const result = validateJson(value, withConstructor);
+      expect(result.ok ? [] : result.problems.map((p) => [p.path, p.rule, p.message])).toEqual([
+        ['__proto__', 'additionalProperties', '__proto__ is not allowed: __proto__ is never a property name (it would set what the object inherits)'],
+        ['constructor', 'required', 'constructor is required'],
+      ]);
+      const checked = result.value as Record<string, unknown>;
+      expect([Object.getPrototypeOf(checked), checked.admin, Object.keys(checked)]).toEqual([null, undefined, ['level']]);
+      const nested = JSON.parse('{"m": {"__proto__": {"admin": true}}}') as unknown;
+      expect(validateJson(nested, { type: 'object', properties: { m: { type: 'object' } } })).toMatchObject({ ok: false, problems: [{ path: 'm.__proto__', rule: 'additionalProperties' }] });
+      const undeclared = schemaOfValues(JSON.parse('{"__proto__": {"type": "string"}}') as Record<string, unknown>);
+      expect([Object.getPrototypeOf(undeclared.properties), Object.keys(undeclared.properties ?? {})]).toEqual([null, ['__proto__']]);
+    });
+  });
+
   const toolInput: JsonSchema = {
     type: 'object',
     properties: {
