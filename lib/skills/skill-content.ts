@@ -6,6 +6,7 @@ import {
   skillFileName,
   subskillFolder,
   type SkillManifest,
+  type SkillSizeLimits,
   type SubskillContent,
 } from '../../core/skills';
 import { sanitizeMarkdown } from '../../core/skills/sanitize';
@@ -25,6 +26,13 @@ export interface SkillContent {
   hash: string;
   fingerprint: string;
   problems: ProblemList;
+}
+
+/** A subskill file as read, before sanitizing. */
+interface SubskillText {
+  name: string;
+  rel: string;
+  text: string;
 }
 
 /**
@@ -66,32 +74,52 @@ export async function readSkillContent(folder: string, deps: ScanDeps): Promise<
     problems.error(skillFileName, '-', error.message, error.fix);
     return content;
   }
-  content.body = sanitizeMarkdown(rawBody);
-  if (content.body === '') {
-    problems.error(skillFileName, 'body', 'the body is empty once HTML is removed, so there are no instructions to load', 'write the instructions in markdown below the front matter.');
-  } else if (content.body.split('\n').length > deps.limits.bodyLines) {
-    problems.warning(skillFileName, 'body', `the body has more than ${deps.limits.bodyLines} lines`, 'move phases into subskills and details into resource files.');
-  }
-
+  const subskillTexts: SubskillText[] = [];
   for (const { name, entry } of listing.subskills) {
     const bytes = await read(entry.rel, entry.abs, deps.limits.snapshotBytes);
-    if (bytes === null) continue;
-    const text = bytes.toString('utf8');
-    if (hasFrontmatter(text)) {
-      problems.error(entry.rel, '-', 'subskill files carry no front matter', `remove the --- block; describe the subskill in the body of ${skillFileName}.`);
-      continue;
-    }
-    const body = sanitizeMarkdown(text);
-    if (body === '') problems.error(entry.rel, '-', 'the subskill is empty once HTML is removed', 'write its instructions in markdown, or delete the file.');
-    content.subskills.push({ name, body });
+    if (bytes !== null) subskillTexts.push({ name, rel: entry.rel, text: bytes.toString('utf8') });
   }
-  const textBytes = Buffer.byteLength(content.body) + content.subskills.reduce((sum, s) => sum + Buffer.byteLength(s.body), 0);
-  if (textBytes > deps.limits.snapshotBytes) {
-    problems.error(subskillFolder, '-', `SKILL.md and its subskills hold ${formatBytes(textBytes)} of text; the limit is ${formatBytes(deps.limits.snapshotBytes)}`, 'move reference material into resource files, which are read only when needed.');
+  // Sizes as written, before any sanitizing: a skill too large for a snapshot costs no time to refuse.
+  const rawBytes = Buffer.byteLength(rawBody) + subskillTexts.reduce((sum, s) => sum + Buffer.byteLength(s.text), 0);
+  if (rawBytes > deps.limits.snapshotBytes) {
+    problems.error(subskillFolder, '-', tooMuchText(rawBytes, deps.limits.snapshotBytes), 'move reference material into resource files, which are read only when needed.');
+  } else {
+    sanitizeTexts(content, rawBody, subskillTexts, deps.limits);
   }
   for (const resource of listing.resources) await read(resource.rel, resource.abs, deps.limits.resourceBytes);
 
   content.manifest = problems.hasErrors ? null : scan.manifest;
   content.hash = hashSkillFiles(folder, content.files);
   return content;
+}
+
+/**
+ * The body and the subskills, sanitized and checked. The total is checked again on the sanitized text, which is what a
+ * snapshot carries: sanitizing may add a backslash before a `<`.
+ */
+function sanitizeTexts(content: SkillContent, rawBody: string, subskills: SubskillText[], limits: SkillSizeLimits): void {
+  const { problems } = content;
+  content.body = sanitizeMarkdown(rawBody);
+  if (content.body === '') {
+    problems.error(skillFileName, 'body', 'the body is empty once HTML is removed, so there are no instructions to load', 'write the instructions in markdown below the front matter.');
+  } else if (content.body.split('\n').length > limits.bodyLines) {
+    problems.warning(skillFileName, 'body', `the body has more than ${limits.bodyLines} lines`, 'move phases into subskills and details into resource files.');
+  }
+  for (const { name, rel, text } of subskills) {
+    if (hasFrontmatter(text)) {
+      problems.error(rel, '-', 'subskill files carry no front matter', `remove the --- block; describe the subskill in the body of ${skillFileName}.`);
+      continue;
+    }
+    const body = sanitizeMarkdown(text);
+    if (body === '') problems.error(rel, '-', 'the subskill is empty once HTML is removed', 'write its instructions in markdown, or delete the file.');
+    content.subskills.push({ name, body });
+  }
+  const textBytes = Buffer.byteLength(content.body) + content.subskills.reduce((sum, s) => sum + Buffer.byteLength(s.body), 0);
+  if (textBytes > limits.snapshotBytes) {
+    problems.error(subskillFolder, '-', tooMuchText(textBytes, limits.snapshotBytes), 'move reference material into resource files, which are read only when needed.');
+  }
+}
+
+function tooMuchText(bytes: number, limit: number): string {
+  return `SKILL.md and its subskills hold ${formatBytes(bytes)} of text; the limit is ${formatBytes(limit)}`;
 }

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { SkillValidationError } from '../../core/skills';
 import { nodeSkillFileReader, type SkillFileReader } from '../../lib/skills';
 import { registryFor, rewrite, scratchCopy } from './helpers';
 
@@ -210,6 +211,16 @@ describe('skill registry', () => {
         'warning quiz/references/notes.md: the file is 31 bytes, over the 20 bytes resource limit, so it is never served',
       ]);
       expect(catalog.skills.find((s) => s.name === 'quiz')?.resources).toEqual(['assets/data.csv']);
+    });
+
+    it('checks the total on the text as written, before sanitizing any of it', async () => {
+      const subskills = path.join(scratch.skillsDir, 'quiz', 'subskills');
+      // 4 KiB as written, 17 bytes once sanitized; and a subskill that sanitizing would find empty.
+      rewrite(path.join(subskills, 'grade.md'), `Grade the answer.\n<!-- ${'x'.repeat(4096)} -->\n`);
+      rewrite(path.join(subskills, 'ask.md'), '<!-- only a comment -->\n');
+      const registry = registryFor(scratch.skillsDir, scratch.dataDir, { limits: { snapshotBytes: 1024 } });
+      const refused = await registry.snapshot('quiz').catch((error: SkillValidationError) => error.problems.map((p) => `${p.file}: ${p.message}`));
+      expect(refused).toEqual([expect.stringMatching(/^quiz\/subskills: SKILL\.md and its subskills hold 4\.\d KiB of text; the limit is 1 KiB$/)]);
     });
 
     it('rejects a snapshot whose text is over the cap', async () => {

@@ -1,8 +1,9 @@
 import MarkdownIt from 'markdown-it';
-import v8 from 'node:v8';
-import vm from 'node:vm';
+import path from 'node:path';
 import { isAllowedUrl } from '../../core/skills/link-destinations';
 import { sanitizeMarkdown } from '../../core/skills/sanitize';
+import { CpuBudgetWorker, type Answer } from '../support/cpu-budget-worker';
+import { adversarialPatterns, isLinear, roundsCpuMs, type Growth } from './sanitize-doubling';
 
 /** Sanitizing twice gives what sanitizing once gave. */
 const sanitized = (text: string) => {
@@ -127,90 +128,26 @@ describe('sanitizeMarkdown', () => {
   });
 
   describe('takes linear time on adversarial input', () => {
-    const repeat = (unit: string, length: number) => unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
-    const patterns: Record<string, (length: number) => string> = {
-      'link opener then spaces': (n) => `](${' '.repeat(n - 2)}`,
-      'definition then spaces': (n) => `[a]:${' '.repeat(n - 4)}`,
-      'definitions of spaces': (n) => repeat('[a]:    \n', n),
-      'link openers': (n) => repeat('[a](', n),
-      'script links': (n) => repeat('](javascript:', n),
-      'unclosed comments': (n) => repeat('<!--', n),
-      'nested comments': (n) => repeat('<<!-- -->!--', n),
-      'unclosed tags': (n) => repeat('<a ', n),
-      'attributes never closed': (n) => `<a${repeat(' b="<a"', n - 2)}`,
-      'quotes inside tags': (n) => repeat('<a x="<a y=\'', n),
-      'closing tags never closed': (n) => repeat('</a', n),
-      'lone angle brackets': (n) => repeat('<', n),
-      'angle brackets and letters': (n) => repeat('<a', n),
-      'unclosed autolinks': (n) => repeat('<http://a', n),
-      'unclosed email autolinks': (n) => repeat('<a@b', n),
-      'backtick runs of growing length': (n) => {
-        let text = '';
-        for (let run = 1; text.length < n; run += 1) text += `${'`'.repeat(run)}a`;
-        return text.slice(0, n);
+    /** What the worker may spend measuring (`roundsCpuMs`) and a round over, far less than a quadratic pattern takes. */
+    const budget = { cpuMs: roundsCpuMs.both + 8_000, wallMs: 150_000 };
+    const worker = new CpuBudgetWorker<{ name: string }, Growth>(path.join(__dirname, 'sanitize-doubling.ts'));
+    afterAll(() => worker.stop());
+
+    /** 'linear', or what the pattern cost: its growth per doubling with the figures, or the CPU time it ran unfinished. */
+    const verdict = (answer: Answer<Growth>): string => {
+      if (answer.kind === 'over budget') return `not done after ${answer.cpuMs} ms of CPU time (${answer.wallMs} ms of wall time)`;
+      if (isLinear(answer.value)) return 'linear';
+      const figures = answer.value.doublings.map(({ bytes, growth, ms, plainMs }) => `x${growth} from ${bytes / 1024} KiB (${ms.join(' then ')} ms; plain prose ${plainMs.join(' then ')} ms)`);
+      return figures.join(', ');
+    };
+
+    it.each(Object.keys(adversarialPatterns))(
+      '%s: doubling the input from 256 KiB doubles the time, as for plain prose',
+      async (name) => {
+        expect({ name, growth: verdict(await worker.ask({ name }, budget)) }).toEqual({ name, growth: 'linear' });
       },
-      'backtick pairs': (n) => repeat('`a``', n),
-      'unclosed scripts': (n) => repeat('<script>', n),
-      'an HTML block of unclosed tags': (n) => `<div>\n${repeat('<a ', n - 6)}`,
-      'an HTML block of unclosed comments': (n) => `<div>\n${repeat('<!--', n - 6)}`,
-      'processing instructions': (n) => repeat('<?', n),
-      'entities in a link': (n) => `](${repeat('&#0;', n - 2)}`,
-      'escaped angle brackets': (n) => repeat('\\<', n),
-      'fences around HTML': (n) => repeat('```\n<b>\n', n),
-      'indented HTML': (n) => repeat('    <div>x</div>\n', n),
-      'nested block quotes': (n) => repeat('> ', n),
-      'code that removing HTML turns into prose': (n) => repeat('<b></b>- a\n\n    <script>x</script>\n\n', n),
-    };
-    const size = 256 * 1024;
-    const baseline = (n: number) => repeat('Plain prose, as most skills are: words, **emphasis**, a [link](https://example.com).\n', n);
-    v8.setFlagsFromString('--expose-gc');
-    const collectGarbage = vm.runInNewContext('gc') as () => void;
-
-    /**
-     * CPU seconds of one call (CPU time, not wall time: a busy shared machine does not count against the code), from a
-     * collected heap, so that garbage left by the inputs measured before does not count against this one.
-     */
-    const cpuSecondsPerCall = (text: string) => {
-      collectGarbage();
-      let calls = 0;
-      let used = 0;
-      const started = process.cpuUsage();
-      do {
-        sanitizeMarkdown(text);
-        calls += 1;
-        const { user, system } = process.cpuUsage(started);
-        used = (user + system) / 1e6;
-      } while (used < 0.015);
-      return used / calls;
-    };
-    /** The best of several rounds, taken in turns so that a slow moment of the machine hits every input alike. */
-    const bestOf = (texts: string[], rounds = 5) => {
-      const best = texts.map(() => Infinity);
-      for (let round = 0; round < rounds; round += 1) {
-        texts.forEach((text, i) => (best[i] = Math.min(best[i], cpuSecondsPerCall(text))));
-      }
-      return best;
-    };
-
-    it.each(Object.keys(patterns))('%s: 256 KiB in under a second, growing with the size as plain prose does', (name) => {
-      const make = patterns[name];
-      const texts = [make(size), make(2 * size), baseline(size), baseline(2 * size)];
-      // Doubling the input from 256 KiB may cost at most 2.5 times as much, measured against plain prose, whose growth
-      // (about 2) is what allocation and GC add on this machine; a quadratic pattern (4 and more) stands out from that
-      // noise. The doubling is measured from 256 KiB up, not up to it: between 128 and 256 KiB the working set of
-      // every pattern, linear or not, outgrows the CPU's caches, a one-off step of up to x3 on a busy machine.
-      // A linear pattern measured at a bad moment of a loaded machine can come out at 2.6 once; a quadratic one comes
-      // out at 4 every time: so the lowest growth of up to three measurements counts.
-      let growth = Infinity;
-      let full = Infinity;
-      for (let attempt = 0; attempt < 3 && growth > 2.5; attempt += 1) {
-        const [whole, double, plainWhole, plainDouble] = bestOf(texts);
-        growth = Math.min(growth, (double / whole) * (2 / Math.max(2, plainDouble / plainWhole)));
-        full = Math.min(full, whole);
-      }
-      expect({ name, underASecond: full < 1 }).toEqual({ name, underASecond: true });
-      expect({ name, growth: growth <= 2.5 ? 'linear' : `x${growth.toFixed(2)}` }).toEqual({ name, growth: 'linear' });
-    });
+      budget.wallMs + 10_000,
+    );
   });
 });
 
