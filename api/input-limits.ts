@@ -2,8 +2,9 @@ import type { Config } from '../lib/config';
 import { HttpError } from './errors';
 import type { CheckpointAnswer } from '../core/protocol';
 
-/** How deep a checkpoint's `overrides` may nest, and how large they may be as JSON. */
-export const maxOverrideDepth = 16;
+/** How deep a checkpoint's `overrides` and a typed start's `params` may nest. */
+export const maxNestingDepth = 16;
+/** How large a checkpoint's `overrides` may be as JSON. */
 export const maxOverrideBytes = 64 * 1024;
 /** A `choice` names one of a checkpoint's options. */
 export const maxChoiceChars = 1_000;
@@ -64,19 +65,27 @@ export function checkedAnswer(answer: CheckpointAnswer, config: TextLimits): Che
     }
   }
   if (answer.overrides !== undefined) {
-    checked.overrides = normalizedValue(answer.overrides, 1) as Record<string, unknown>;
+    checked.overrides = normalizedValue(answer.overrides, 1, 'overrides') as Record<string, unknown>;
     const bytes = Buffer.byteLength(JSON.stringify(checked.overrides));
     if (bytes > maxOverrideBytes) throw new HttpError(400, 'invalid_request', `overrides are ${bytes} bytes as JSON; the limit is ${maxOverrideBytes}.`);
   }
   return checked;
 }
 
-function normalizedValue(value: unknown, depth: number): unknown {
+/** A typed start's params, cleaned like a message: every string and every key, at every depth (at most 16 levels). */
+export function checkedParams(params: Record<string, unknown>): Record<string, unknown> {
+  return normalizedValue(params, 1, 'params') as Record<string, unknown>;
+}
+
+/** The JSON values a client sends beside its text, and whose parameters they give. */
+const nestedValues = { overrides: "the checkpoint's", params: "the skill's" } as const;
+
+function normalizedValue(value: unknown, depth: number, field: keyof typeof nestedValues): unknown {
   if (typeof value === 'string') return normalizeText(value);
   if (value === null || typeof value !== 'object') return value;
-  if (depth > maxOverrideDepth) {
-    throw new HttpError(400, 'invalid_request', `overrides nest deeper than ${maxOverrideDepth} levels; send plain values for the checkpoint's parameters.`);
+  if (depth > maxNestingDepth) {
+    throw new HttpError(400, 'invalid_request', `${field} nest deeper than ${maxNestingDepth} levels; send plain values for ${nestedValues[field]} parameters.`);
   }
-  if (Array.isArray(value)) return value.map((item) => normalizedValue(item, depth + 1));
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [normalizeText(key), normalizedValue(item, depth + 1)]));
+  if (Array.isArray(value)) return value.map((item) => normalizedValue(item, depth + 1, field));
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [normalizeText(key), normalizedValue(item, depth + 1, field)]));
 }

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { PayloadConverterError } from '@temporalio/common';
 import type { FastifyInstance } from 'fastify';
 import { errorReply } from '../api/errors';
-import { checkedAnswer, checkedMessage, normalizeText } from '../api/input-limits';
+import { checkedAnswer, checkedMessage, checkedParams, normalizeText } from '../api/input-limits';
 import { loadConfig } from '../lib/config';
 import { aliceKey, authHeaders, buildTestApp } from './support/api';
 import { text, toolUse } from './support/fake-anthropic';
@@ -45,6 +45,20 @@ describe('input limits', () => {
     const sent = everythingSentToTheModel();
     expect(sent).toContain(JSON.stringify('hi there evil \ufffd tab\tand\nline').slice(1, -1));
     for (const bad of ['\\u0000', '\\u202e', '\\u2066', '\\ud800']) expect(sent.toLowerCase()).not.toContain(bad);
+  });
+
+  it('a typed start\'s params lose them too: every string and every key, at every depth', async () => {
+    // The exam's plan asks for more than a reply; whatever the turn becomes, its first request shows the params.
+    harness.fake.respond(() => ({ content: [text('ok')] }));
+    const params = { 'top\u202Eic': 'gra\u0000phs\u2066', concepts: ['b\u202Efs', 'd\ud800fs'] };
+    const turnId = await api.startTurn('An exam, please.', { skill: 'exam-mode-tuner', params });
+    await api.finished(turnId);
+    const sent = everythingSentToTheModel();
+    expect(sent).toContain(JSON.stringify('The user gave these parameters for it: {"topic":"graphs","concepts":["bfs","d\ufffdfs"]}').slice(1, -1));
+    for (const bad of ['\\u0000', '\\u202e', '\\u2066', '\\ud800']) expect(sent.toLowerCase()).not.toContain(bad);
+    const deep = checkedParams({ a: [{ 'k\u202E': ['\u2067x\u0007'] }] });
+    expect(deep).toEqual({ a: [{ k: ['x'] }] });
+    expect(() => checkedParams(JSON.parse(`{"a":${'['.repeat(20)}${']'.repeat(20)}}`))).toThrow(expect.objectContaining({ statusCode: 400, message: expect.stringMatching(/^params nest deeper than 16 levels/) }));
   });
 
   it('the message limit counts the message as normalized; one of only controls is refused', async () => {

@@ -12,7 +12,7 @@ import { SessionErrorType } from '../../workflows/session-types';
 import type { ApiContext } from '../context';
 import { HttpError, notFound } from '../errors';
 import { idempotencyHeader, keyDigest, keyReused, newAttempt, replayedHeader, requestDigest, sessionIdOf } from '../idempotency';
-import { checkedMessage } from '../input-limits';
+import { checkedMessage, checkedParams } from '../input-limits';
 import {
   CreatedSession,
   CreateSessionHeaders,
@@ -143,8 +143,9 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
     },
     async (request, reply) => {
       const sessionId = request.params.id;
-      const { skill, params } = request.body;
+      const { skill } = request.body;
       const message = checkedMessage(request.body.message, config);
+      const params = request.body.params === undefined ? undefined : checkedParams(request.body.params);
       if (params !== undefined && !skill) throw new HttpError(400, 'invalid_request', 'params go with a skill: name the skill they are for.');
       await describeVisibleSession(client, request.caller, sessionId);
       const tokenBudget = await quotas.checkTokenBudget(request.caller.id);
@@ -159,7 +160,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
       let turnId: string;
       try {
         const started = await client.workflow.getHandle(sessionWorkflowId(sessionId)).executeUpdate(startTurnUpdate, {
-          args: [{ ...request.body, message, requestId: request.id, ...(origin ? { idempotency: origin } : {}), ...(tokenBudget !== undefined ? { tokenBudget } : {}) }],
+          args: [{ ...request.body, message, ...(params !== undefined ? { params } : {}), requestId: request.id, ...(origin ? { idempotency: origin } : {}), ...(tokenBudget !== undefined ? { tokenBudget } : {}) }],
         });
         turnId = started.turnId;
         if (origin && started.idempotency && started.idempotency.requestDigest !== origin.requestDigest) throw keyReused();
