@@ -6,7 +6,8 @@ import { parentPort, Worker } from 'node:worker_threads';
  * deadline, in seconds, not by Jest's. The worker is terminated when a request overruns, and started again for the
  * next one. CPU time, not wall time, so that a busy shared machine does not count against the code; the process's
  * CPU time is read, which is the worker's while this thread only waits for it. A wall-clock cap (generous) still ends
- * a request if the machine gives the worker almost no CPU at all.
+ * a request if the machine gives the worker almost no CPU at all. (test/support/budgeted-worker.ts runs one piece of
+ * work with a wall-clock budget; this keeps one worker for many requests, each within CPU time.)
  */
 export type Answer<T> = { kind: 'answered'; value: T } | { kind: 'over budget'; cpuMs: number; wallMs: number };
 
