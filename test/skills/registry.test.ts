@@ -215,12 +215,14 @@ describe('skill registry', () => {
 
     it('checks the total on the text as written, before sanitizing any of it', async () => {
       const subskills = path.join(scratch.skillsDir, 'quiz', 'subskills');
-      // 4 KiB as written, 17 bytes once sanitized; and a subskill that sanitizing would find empty.
-      rewrite(path.join(subskills, 'grade.md'), `Grade the answer.\n<!-- ${'x'.repeat(4096)} -->\n`);
+      // Each under the limit alone, over it together as written, far under it once sanitized; and a subskill that
+      // sanitizing would find empty.
+      rewrite(path.join(subskills, 'grade.md'), `Grade the answer.\n<!-- ${'x'.repeat(600)} -->\n`);
+      rewrite(path.join(subskills, 'report.md'), `Report the score.\n<!-- ${'y'.repeat(600)} -->\n`);
       rewrite(path.join(subskills, 'ask.md'), '<!-- only a comment -->\n');
       const registry = registryFor(scratch.skillsDir, scratch.dataDir, { limits: { snapshotBytes: 1024 } });
       const refused = await registry.snapshot('quiz').catch((error: SkillValidationError) => error.problems.map((p) => `${p.file}: ${p.message}`));
-      expect(refused).toEqual([expect.stringMatching(/^quiz\/subskills: SKILL\.md and its subskills hold 4\.\d KiB of text; the limit is 1 KiB$/)]);
+      expect(refused).toEqual([expect.stringMatching(/^quiz\/subskills: SKILL\.md and its subskills hold 1\.\d KiB of text; the limit is 1 KiB$/)]);
     });
 
     it('rejects a snapshot whose text is over the cap', async () => {
