@@ -31,6 +31,10 @@ class UnreadableRegistry extends ToolRegistry {
   override catalog(): never {
     throw eacces();
   }
+
+  override catalogReference(): never {
+    throw eacces();
+  }
 }
 
 /** Issue 13.11: internal error text reaches neither clients nor the model; it goes to the worker's log at error level. */
