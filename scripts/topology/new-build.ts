@@ -15,7 +15,7 @@ import { repoRoot } from './cluster';
 export const newBuildPatch = 'topology-new-build';
 
 const loopFile = 'workflows/agent-loop.ts';
-const roundAnchor = '    const response = await callModel(run, {';
+const roundAnchor = '    const response = await spend(held, () => callModel(run, {';
 
 export function prepareNewBuild(runDir: string): string {
   const root = path.join(runDir, 'new-build');
