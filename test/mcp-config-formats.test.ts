@@ -1,10 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { grantedTools, mcpToolName } from '../core/tools';
 import { buildToolRegistry, type BuiltRegistry } from '../lib/tools/build';
 import { loadMcpConfig, McpConfigError } from '../lib/tools/mcp';
+import { startMcpHttpServer } from './support/mcp-http-server';
 
 /**
  * MCP configuration files in the shapes users have (Claude Desktop, Claude Code's .mcp.json, VS Code's
@@ -23,19 +24,7 @@ let port = 0;
 const opened: BuiltRegistry[] = [];
 
 async function startHttpServer(): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', serverScript, 'http', '0', token], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
-  httpServer = child;
-  port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the MCP test server did not start within 30 s')), 30_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      const match = /listening (\d+)/.exec(chunk.toString());
-      if (match) {
-        clearTimeout(timer);
-        resolve(Number(match[1]));
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`the MCP test server exited (${code})`)));
-  });
+  ({ child: httpServer, port } = await startMcpHttpServer(token));
 }
 
 const testEnv = () => ({ MCP_TEST_SERVER_SCRIPT: serverScript, MCP_TEST_PORT: String(port), MCP_TEST_TOKEN: token, MCP_TEST_CODE_PREFIX: 'code ' });

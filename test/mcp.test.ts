@@ -1,9 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { idempotencyKeyOf } from '../core/tools';
 import { buildToolRegistry, type BuiltRegistry } from '../lib/tools/build';
+import { startMcpHttpServer } from './support/mcp-http-server';
 import { text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
 import type { TemporalTestEnv } from './support/temporal';
@@ -23,24 +24,9 @@ let httpServer: ChildProcess;
 let built: BuiltRegistry;
 const lines: string[] = [];
 
-async function startHttpServer(): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', serverScript, 'http', '0'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the MCP test server did not start within 30 s')), 30_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      const match = /listening (\d+)/.exec(chunk.toString());
-      if (match) {
-        clearTimeout(timer);
-        resolve(Number(match[1]));
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`the MCP test server exited (${code})`)));
-  });
-  return { child, port };
-}
 
 beforeAll(async () => {
-  const started = await startHttpServer();
+  const started = await startMcpHttpServer();
   httpServer = started.child;
   const config = {
     servers: {
