@@ -1,9 +1,34 @@
 import tseslint from 'typescript-eslint';
 
 const nodeBuiltins = [
-  'assert', 'buffer', 'child_process', 'cluster', 'crypto', 'dgram', 'dns', 'events', 'fs', 'fs/promises', 'http',
-  'http2', 'https', 'net', 'os', 'path', 'perf_hooks', 'process', 'readline', 'stream', 'timers', 'tls', 'url',
-  'util', 'v8', 'vm', 'worker_threads', 'zlib',
+  'assert',
+  'buffer',
+  'child_process',
+  'cluster',
+  'crypto',
+  'dgram',
+  'dns',
+  'events',
+  'fs',
+  'fs/promises',
+  'http',
+  'http2',
+  'https',
+  'net',
+  'os',
+  'path',
+  'perf_hooks',
+  'process',
+  'readline',
+  'stream',
+  'timers',
+  'tls',
+  'url',
+  'util',
+  'v8',
+  'vm',
+  'worker_threads',
+  'zlib',
 ];
 
 export default tseslint.config(
@@ -11,7 +36,10 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     files: ['bin/**/*.js', '*.js'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly' } },
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly' },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
@@ -26,48 +54,86 @@ export default tseslint.config(
   {
     files: ['workflows/**/*.ts', 'core/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: nodeBuiltins.flatMap((name) => [
-          { name, message: 'Workflow and core code must stay deterministic: no Node built-ins.' },
-          { name: `node:${name}`, message: 'Workflow and core code must stay deterministic: no Node built-ins.' },
-        ]),
-        patterns: [
-          { group: ['**/activities', '**/activities/**'], message: 'Workflows call activities through proxyActivities with `import type` only.', allowTypeImports: true },
-          { group: ['**/api/**', '**/worker/**', '**/lib/**'], message: 'Workflow and core code must not import Node-side modules.' },
-        ],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.flatMap((name) => [
+            { name, message: 'Workflow and core code must stay deterministic: no Node built-ins.' },
+            { name: `node:${name}`, message: 'Workflow and core code must stay deterministic: no Node built-ins.' },
+          ]),
+          patterns: [
+            {
+              group: ['**/activities', '**/activities/**'],
+              message: 'Workflows call activities through proxyActivities with `import type` only.',
+              allowTypeImports: true,
+            },
+            {
+              group: ['**/api/**', '**/worker/**', '**/lib/**'],
+              message: 'Workflow and core code must not import Node-side modules.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
     files: ['api/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [{ group: ['**/activities', '**/activities/**', '**/worker/**'], message: 'The API talks to Temporal only: no activities or worker code.' }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/activities', '**/activities/**', '**/worker/**'],
+              message: 'The API talks to Temporal only: no activities or worker code.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
     files: ['lib/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [
-          { group: ['**/workflows', '**/workflows/**'], message: 'lib/ must not import workflows/: put shared names in core/.' },
-          { group: ['**/activities', '**/activities/**', '**/worker/**'], message: 'lib/ is shared by every process: no activities or worker code.' },
-          { regex: '^(\\.\\./)+api(/|$)', message: 'lib/ must not import api/: the protocol\'s shapes are in core/protocol/.' },
-        ],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/workflows', '**/workflows/**'],
+              message: 'lib/ must not import workflows/: put shared names in core/.',
+            },
+            {
+              group: ['**/activities', '**/activities/**', '**/worker/**'],
+              message: 'lib/ is shared by every process: no activities or worker code.',
+            },
+            {
+              regex: '^(\\.\\./)+api(/|$)',
+              message: "lib/ must not import api/: the protocol's shapes are in core/protocol/.",
+            },
+          ],
+        },
+      ],
     },
   },
   {
     files: ['core/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: nodeBuiltins.flatMap((name) => [name, `node:${name}`].map((n) => ({ name: n, message: 'core/ is pure logic: no Node built-ins.' }))),
-        patterns: [
-          { group: ['@temporalio/*'], message: 'core/ is pure logic: no Temporal imports.' },
-          { group: ['**/activities', '**/activities/**', '**/api/**', '**/worker/**', '**/lib/**', '**/workflows/**'], message: 'core/ depends on nothing in the project but core/.' },
-        ],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.flatMap((name) =>
+            [name, `node:${name}`].map((n) => ({ name: n, message: 'core/ is pure logic: no Node built-ins.' })),
+          ),
+          patterns: [
+            { group: ['@temporalio/*'], message: 'core/ is pure logic: no Temporal imports.' },
+            {
+              group: ['**/activities', '**/activities/**', '**/api/**', '**/worker/**', '**/lib/**', '**/workflows/**'],
+              message: 'core/ depends on nothing in the project but core/.',
+            },
+          ],
+        },
+      ],
     },
   },
 );

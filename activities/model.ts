@@ -55,7 +55,10 @@ export function createModelActivities(deps: ModelDeps) {
       throw modelFailure(ModelErrorType.authentication, 'No Anthropic API key configured: set ANTHROPIC_API_KEY.');
     }
     const context = Context.current();
-    const [messages, prompt] = await Promise.all([transcripts.resolve(request.turnId, request.messages, request.delta), prompts.resolve(request)]);
+    const [messages, prompt] = await Promise.all([
+      transcripts.resolve(request.turnId, request.messages, request.delta),
+      prompts.resolve(request),
+    ]);
     const promptShared = prompts.share(request, prompt);
     const marked = withCacheBreakpoints(prompt.system, prompt.tools, messages);
     const params = toParams({ ...request, ...marked }, deps);
@@ -67,8 +70,10 @@ export function createModelActivities(deps: ModelDeps) {
       for await (const event of stream) {
         watch.sawEvent();
         if (event.type !== 'content_block_delta') continue;
-        if (event.delta.type === 'text_delta') publish(liveTurn, { type: 'message.delta', text: event.delta.text, ...located });
-        if (event.delta.type === 'thinking_delta') publish(liveTurn, { type: 'thinking.delta', text: event.delta.thinking, ...located });
+        if (event.delta.type === 'text_delta')
+          publish(liveTurn, { type: 'message.delta', text: event.delta.text, ...located });
+        if (event.delta.type === 'thinking_delta')
+          publish(liveTurn, { type: 'thinking.delta', text: event.delta.thinking, ...located });
       }
       const response = toModelResponse(await stream.finalMessage());
       // The turn's next call may run on any worker: it must find this conversation, and this response, in the store.
@@ -98,7 +103,10 @@ export function createModelActivities(deps: ModelDeps) {
   return { callModel };
 }
 
-function toParams(request: ModelRequest & { messages: ChatMessage[]; system: TextBlock[] }, deps: ModelDeps): MessageStreamParams {
+function toParams(
+  request: ModelRequest & { messages: ChatMessage[]; system: TextBlock[] },
+  deps: ModelDeps,
+): MessageStreamParams {
   const params: MessageStreamParams = {
     model: request.model ?? deps.model,
     max_tokens: request.maxTokens ?? deps.maxTokens,

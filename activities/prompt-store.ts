@@ -42,14 +42,19 @@ export class PromptStore {
   /** Keeps the parts the call carried whole, here and in the shared store; resolves (never rejects) once written or lost. */
   async share(request: ModelRequest, prompt: Prompt): Promise<void> {
     const refs = request.promptRefs ?? {};
-    const whole = [refs.system === undefined ? prompt.system : undefined, refs.tools === undefined ? prompt.tools : undefined];
+    const whole = [
+      refs.system === undefined ? prompt.system : undefined,
+      refs.tools === undefined ? prompt.tools : undefined,
+    ];
     await Promise.all(
       whole.map(async (value) => {
         if (value === undefined) return;
         const digest = digestOf(value);
         this.keep(request.turnId, digest, value);
         // A lost write only means another worker misses and the turn sends the prompt whole again.
-        await this.shared?.put(turnScope(request.turnId), promptEntry(digest), JSON.stringify(value)).catch(() => undefined);
+        await this.shared
+          ?.put(turnScope(request.turnId), promptEntry(digest), JSON.stringify(value))
+          .catch(() => undefined);
       }),
     );
   }
@@ -60,7 +65,10 @@ export class PromptStore {
       this.keep(turnId, digest, held);
       return held as T;
     }
-    if (!this.shared) throw miss(`This worker does not hold the prompt part ${digest} of turn ${turnId} and has no shared store; send it whole.`);
+    if (!this.shared)
+      throw miss(
+        `This worker does not hold the prompt part ${digest} of turn ${turnId} and has no shared store; send it whole.`,
+      );
     let value: unknown;
     try {
       value = await readPromptPart(this.shared, turnId, digest);

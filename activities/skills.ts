@@ -26,8 +26,12 @@ export function createSkillActivities(deps: SkillActivityDeps) {
      * The pinned versions a carried plan names, read back for the turn that continues it; those no longer available
      * (another worker's store, a skill changed since) are listed, and the turn goes on without them.
      */
-    async resolveSkillSnapshots(input: { skills: SkillRef[] }): Promise<{ snapshots: SkillSnapshot[]; unavailable: SkillRef[] }> {
-      const found = await Promise.all(input.skills.map(async (ref) => ({ ref, snapshot: await registry.pinnedSnapshot(ref) })));
+    async resolveSkillSnapshots(input: {
+      skills: SkillRef[];
+    }): Promise<{ snapshots: SkillSnapshot[]; unavailable: SkillRef[] }> {
+      const found = await Promise.all(
+        input.skills.map(async (ref) => ({ ref, snapshot: await registry.pinnedSnapshot(ref) })),
+      );
       return {
         snapshots: found.flatMap(({ snapshot }) => (snapshot ? [snapshot] : [])),
         unavailable: found.flatMap(({ ref, snapshot }) => (snapshot ? [] : [ref])),

@@ -1,5 +1,12 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { ToolCatalog, ToolCatalogReference, ToolDetail, ToolDetailsRequest, ToolRunInput, ToolRunResult } from '../core/tools';
+import type {
+  ToolCatalog,
+  ToolCatalogReference,
+  ToolDetail,
+  ToolDetailsRequest,
+  ToolRunInput,
+  ToolRunResult,
+} from '../core/tools';
 import { deadlineSignal } from '../lib/deadline-signal';
 import type { ToolRegistry } from '../lib/tools/registry';
 
@@ -48,10 +55,16 @@ export function createToolActivities(deps: ToolActivityDeps) {
     async runTool(input: ToolRunInput): Promise<ToolRunResult> {
       const context = Context.current();
       const heartbeatMs = registry.get(input.name)?.spec.activity?.heartbeatMs ?? null;
-      const beating = heartbeatMs ? setInterval(() => context.heartbeat(), Math.max(100, Math.floor(heartbeatMs / 3))) : undefined;
+      const beating = heartbeatMs
+        ? setInterval(() => context.heartbeat(), Math.max(100, Math.floor(heartbeatMs / 3)))
+        : undefined;
       const timeUp = deadlineSignal(context.info.startToCloseTimeoutMs, [context.cancellationSignal]);
       try {
-        return await registry.run(input, { attempt: context.info.attempt, signal: timeUp.signal, heartbeat: (details) => context.heartbeat(details) });
+        return await registry.run(input, {
+          attempt: context.info.attempt,
+          signal: timeUp.signal,
+          heartbeat: (details) => context.heartbeat(details),
+        });
       } finally {
         timeUp.clear();
         clearInterval(beating);

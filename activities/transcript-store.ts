@@ -3,7 +3,14 @@ import type { ChatMessage } from '../core/messages';
 import type { ModelRequest } from '../core/model';
 import { ConversationMeasure, restoreRepeated, transcriptMissType, type TranscriptDelta } from '../core/transcript';
 import type { SharedStore } from '../lib/store';
-import { conversationEntry, readConversation, TurnEntryError, turnScope, type ConversationKey, type ConversationRecord } from '../lib/store/turn-entries';
+import {
+  conversationEntry,
+  readConversation,
+  TurnEntryError,
+  turnScope,
+  type ConversationKey,
+  type ConversationRecord,
+} from '../lib/store/turn-entries';
 
 /** What a worker keeps of recent conversations: JSON characters, whatever the number of turns they belong to. */
 export const defaultMaxTranscriptChars = 32 * 1024 * 1024;
@@ -45,13 +52,20 @@ export class TranscriptStore {
   }
 
   /** The whole conversation of a call, from a full list or a delta on a conversation of the same turn. */
-  async resolve(turnId: string, messages: ChatMessage[] | undefined, delta: TranscriptDelta | undefined): Promise<ChatMessage[]> {
+  async resolve(
+    turnId: string,
+    messages: ChatMessage[] | undefined,
+    delta: TranscriptDelta | undefined,
+  ): Promise<ChatMessage[]> {
     if (!delta) return messages ?? [];
     const base = await this.conversation(turnId, { count: delta.baseCount, digest: delta.baseDigest });
     const conversation = [...base, ...delta.append];
     if (!delta.repeated || delta.repeated.length === 0) return conversation;
     const restored = restoreRepeated(conversation, delta.baseCount, delta.repeated);
-    if (!restored) throw miss(`A repeated tool result of turn ${turnId} names a content its conversation does not hold; send it whole.`);
+    if (!restored)
+      throw miss(
+        `A repeated tool result of turn ${turnId} names a content its conversation does not hold; send it whole.`,
+      );
     return restored;
   }
 
@@ -74,11 +88,15 @@ export class TranscriptStore {
       ? { base: { count: delta.baseCount, digest: delta.baseDigest }, append: conversation.slice(delta.baseCount) }
       : { base: null, append: conversation };
     try {
-      await this.shared.put(turnScope(turnId), conversationEntry(key), JSON.stringify(record), [conversationEntry(sent)]);
+      await this.shared.put(turnScope(turnId), conversationEntry(key), JSON.stringify(record), [
+        conversationEntry(sent),
+      ]);
       this.lastProblem = '';
     } catch (err) {
       // The next call of this turn may then miss on another worker and send the conversation whole: slower, not wrong.
-      this.report(`cannot write to the shared store (${(err as Error).message}); other workers will ask for whole conversations`);
+      this.report(
+        `cannot write to the shared store (${(err as Error).message}); other workers will ask for whole conversations`,
+      );
     }
   }
 
@@ -117,18 +135,22 @@ export class TranscriptStore {
     if (!held || held.count < key.count) return undefined;
     if (held.count === key.count) return held.digest === key.digest ? held.messages : undefined;
     const measure = this.measures.get(turnId);
-    return measure && measure.digest(held.messages, key.count) === key.digest ? held.messages.slice(0, key.count) : undefined;
+    return measure && measure.digest(held.messages, key.count) === key.digest
+      ? held.messages.slice(0, key.count)
+      : undefined;
   }
 
   private async conversation(turnId: string, wanted: ConversationKey): Promise<ChatMessage[]> {
     const held = this.heldConversation(turnId, wanted);
     if (held) return held;
-    if (!this.shared) throw miss(`This worker does not hold turn ${turnId}'s conversation and has no shared store; send it whole.`);
+    if (!this.shared)
+      throw miss(`This worker does not hold turn ${turnId}'s conversation and has no shared store; send it whole.`);
     try {
       return await readConversation(this.shared, turnId, wanted, (key) => this.heldConversation(turnId, key));
     } catch (err) {
       if (!(err instanceof TurnEntryError)) throw err;
-      if (err.problem === 'unreadable') this.report(`cannot read the shared store (${err.message}); turns send whole conversations meanwhile`);
+      if (err.problem === 'unreadable')
+        this.report(`cannot read the shared store (${err.message}); turns send whole conversations meanwhile`);
       throw miss(`${err.message}; send the conversation whole.`);
     }
   }

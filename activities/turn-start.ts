@@ -16,16 +16,27 @@ export function createTurnStartActivities(skills: SkillActivities, tools: ToolAc
       const [catalog, toolCatalog, carried] = await Promise.all([
         skills.skillCatalog(),
         !input.tools ? emptyToolCatalog : input.toolsByReference ? tools.toolCatalogReference() : tools.toolCatalog(),
-        input.carried.length > 0 ? skills.resolveSkillSnapshots({ skills: input.carried }) : { snapshots: [], unavailable: [] },
+        input.carried.length > 0
+          ? skills.resolveSkillSnapshots({ skills: input.carried })
+          : { snapshots: [], unavailable: [] },
       ]);
       const { given } = input;
-      const wanted = given && catalog.skills.some((skill) => skill.name === given) && !carried.snapshots.some((snapshot) => snapshot.name === given);
+      const wanted =
+        given &&
+        catalog.skills.some((skill) => skill.name === given) &&
+        !carried.snapshots.some((snapshot) => snapshot.name === given);
       if (!wanted) return { catalog, tools: toolCatalog, carried };
       try {
-        return { catalog, tools: toolCatalog, carried, given: { snapshot: await skills.loadSkillSnapshot({ name: given }) } };
+        return {
+          catalog,
+          tools: toolCatalog,
+          carried,
+          given: { snapshot: await skills.loadSkillSnapshot({ name: given }) },
+        };
       } catch (err) {
         // Any other error: left unread, so the turn loads it with loadSkillSnapshot, retried, its failure shown to the model.
-        if (!(err instanceof SkillError) || !nonRetryableSkillErrors.includes(err.name)) return { catalog, tools: toolCatalog, carried };
+        if (!(err instanceof SkillError) || !nonRetryableSkillErrors.includes(err.name))
+          return { catalog, tools: toolCatalog, carried };
         return { catalog, tools: toolCatalog, carried, given: { failure: { type: err.name, message: err.message } } };
       }
     },

@@ -68,7 +68,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { client, config } = options;
   const app = Fastify({
     // Stream tokens (`?token=`) are credentials: the request line is logged with them redacted.
-    ...(options.logger ? { loggerInstance: options.logger.child({}, { serializers: { req: requestForLog } }) } : { logger: false }),
+    ...(options.logger
+      ? { loggerInstance: options.logger.child({}, { serializers: { req: requestForLog } }) }
+      : { logger: false }),
     logController: new LogController({ disableRequestLogging: !config.logRequests, requestIdLogLabel: 'requestId' }),
     // The client's address (per-address limits, logs) comes from X-Forwarded-For only when the peer is a listed proxy.
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
@@ -143,12 +145,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       info: {
         title: 'skillflow API',
         version: '0.1.0',
-        description: 'Start chat turns, follow their events, answer checkpoints. Errors are always {"error": {"code", "message"}}; see docs/api.md.',
+        description:
+          'Start chat turns, follow their events, answer checkpoints. Errors are always {"error": {"code", "message"}}; see docs/api.md.',
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());

@@ -36,9 +36,14 @@ export function resolveApiKeys(config: Config, announce: (line: string) => void)
   if (!config.authEnabled) return [];
   if (config.apiKeys.length > 0) return config.apiKeys;
   const file = path.join(config.secretsDir, 'api-key');
-  const { value: key, created } = readOrCreateSecretFile(file, () => `sk-sf-${randomBytes(minSecretBytes).toString('base64url')}`);
+  const { value: key, created } = readOrCreateSecretFile(
+    file,
+    () => `sk-sf-${randomBytes(minSecretBytes).toString('base64url')}`,
+  );
   if (key.length < minSecretBytes) {
-    throw new ConfigError(`${file} holds a key of ${key.length} characters; it must have at least ${minSecretBytes}. Delete the file to generate a new key.`);
+    throw new ConfigError(
+      `${file} holds a key of ${key.length} characters; it must have at least ${minSecretBytes}. Delete the file to generate a new key.`,
+    );
   }
   if (created) announce(`API key (generated and kept in ${file}; shown this once): ${key}`);
   else announce(`API key: the one kept in ${file} (fingerprint ${fingerprint(key)})`);
@@ -62,7 +67,13 @@ export function isPublicRoute(request: FastifyRequest): boolean {
 /** What a failed authentication answers instead of `refusal` (api/limits.ts counts failures per address). */
 export type FailedAuthentication = (request: FastifyRequest, refusal: HttpError) => Promise<HttpError>;
 
-export function installAuth(app: FastifyInstance, keys: ApiKey[], enabled: boolean, tokens: StreamTokens, failed: FailedAuthentication): void {
+export function installAuth(
+  app: FastifyInstance,
+  keys: ApiKey[],
+  enabled: boolean,
+  tokens: StreamTokens,
+  failed: FailedAuthentication,
+): void {
   app.decorateRequest('caller', null as unknown as Caller);
   app.addHook('onRequest', async (request: FastifyRequest) => {
     if (!enabled) {

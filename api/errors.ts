@@ -40,29 +40,48 @@ export interface ErrorReply {
 
 /** The status and body for any error: HttpErrors as they are, Fastify's own client errors mapped, the rest hidden. */
 export function errorReply(given: unknown): ErrorReply & { unexpected: boolean } {
-  const reply = (status: number, code: string, message: string, unexpected = false) => ({ status, body: { error: { code, message } }, unexpected });
+  const reply = (status: number, code: string, message: string, unexpected = false) => ({
+    status,
+    body: { error: { code, message } },
+    unexpected,
+  });
   const error = transientTemporalError(given) ?? given;
   if (error instanceof HttpError) {
     const { body } = reply(error.statusCode, error.code, error.message);
-    const extra = { ...(error.details ? { details: error.details } : {}), ...(error.expectedParameters ? { expectedParameters: error.expectedParameters } : {}) };
+    const extra = {
+      ...(error.details ? { details: error.details } : {}),
+      ...(error.expectedParameters ? { expectedParameters: error.expectedParameters } : {}),
+    };
     const retry = error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {};
     return { status: error.statusCode, body: { error: { ...body.error, ...extra } }, ...retry, unexpected: false };
   }
   const fastifyError = error as Partial<FastifyError> & { code?: unknown };
   if (fastifyError?.validation) return reply(400, 'invalid_request', String(fastifyError.message));
-  if (fastifyError?.code === 'FST_ERR_HANDLER_TIMEOUT') return reply(503, 'timeout', 'The request took too long; try again.');
+  if (fastifyError?.code === 'FST_ERR_HANDLER_TIMEOUT')
+    return reply(503, 'timeout', 'The request took too long; try again.');
   // A value the payload converter cannot encode came from the request: the client's to fix, not a server fault.
   if (error instanceof PayloadConverterError || error instanceof ValueError) {
-    return reply(400, 'invalid_request', 'The request holds a value that cannot be passed on (too deep, too large or not JSON); simplify it.');
+    return reply(
+      400,
+      'invalid_request',
+      'The request holds a value that cannot be passed on (too deep, too large or not JSON); simplify it.',
+    );
   }
   const status = fastifyError?.statusCode ?? 500;
-  if (status >= 400 && status < 500) return reply(status, fastifyCode(fastifyError as FastifyError), String(fastifyError.message));
+  if (status >= 400 && status < 500)
+    return reply(status, fastifyCode(fastifyError as FastifyError), String(fastifyError.message));
   return reply(500, 'internal', 'Something went wrong on our side; it has been logged.', true);
 }
 
 export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
-    void reply.code(404).send({ error: { code: 'not_found', message: `No route ${request.method} ${request.url.split('?')[0]}.`, requestId: request.id } });
+    void reply.code(404).send({
+      error: {
+        code: 'not_found',
+        message: `No route ${request.method} ${request.url.split('?')[0]}.`,
+        requestId: request.id,
+      },
+    });
   });
   app.setErrorHandler((error, request, reply) => {
     const { status, body, unexpected, retryAfterSeconds } = errorReply(error);
@@ -100,7 +119,12 @@ const workflowNotReadyType = 'temporal.api.errordetails.v1.WorkflowNotReadyFailu
 /** The 503 for a Temporal error a client should retry, or undefined for any other error. */
 export function transientTemporalError(error: unknown): HttpError | undefined {
   if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
-    return new HttpError(503, 'timeout', 'Temporal did not confirm the request in time; retry it with the same Idempotency-Key.', unavailableRetryAfterSeconds);
+    return new HttpError(
+      503,
+      'timeout',
+      'Temporal did not confirm the request in time; retry it with the same Idempotency-Key.',
+      unavailableRetryAfterSeconds,
+    );
   }
   const grpc = error instanceof ServiceError ? error.cause : error;
   if (!isGrpcServiceError(grpc)) return undefined;
@@ -114,8 +138,17 @@ export function transientTemporalError(error: unknown): HttpError | undefined {
       busyRetryAfterSeconds,
     );
   }
-  if (grpc.code === grpcStatus.unavailable || grpc.code === grpcStatus.deadlineExceeded || grpc.code === grpcStatus.resourceExhausted) {
-    return new HttpError(503, 'unavailable', 'Temporal is not reachable or overloaded right now; try again shortly.', unavailableRetryAfterSeconds);
+  if (
+    grpc.code === grpcStatus.unavailable ||
+    grpc.code === grpcStatus.deadlineExceeded ||
+    grpc.code === grpcStatus.resourceExhausted
+  ) {
+    return new HttpError(
+      503,
+      'unavailable',
+      'Temporal is not reachable or overloaded right now; try again shortly.',
+      unavailableRetryAfterSeconds,
+    );
   }
   return undefined;
 }
@@ -124,7 +157,9 @@ function hasDetail(grpc: { metadata?: { get(key: string): unknown[] } }, type: s
   const encoded = grpc.metadata?.get('grpc-status-details-bin')?.[0];
   if (!(encoded instanceof Uint8Array)) return false;
   try {
-    return (google.rpc.Status.decode(encoded).details ?? []).some((detail) => detail.type_url?.endsWith(`/${type}`) || detail.type_url === type);
+    return (google.rpc.Status.decode(encoded).details ?? []).some(
+      (detail) => detail.type_url?.endsWith(`/${type}`) || detail.type_url === type,
+    );
   } catch {
     return false;
   }

@@ -32,7 +32,8 @@ export function requestDigest(body: unknown): string {
 export const newAttempt = (): string => randomUUID();
 
 /** The `answerCheckpoint` update id of a key for one checkpoint and one answer: a retry is the first update again. */
-export const answerUpdateId = (checkpointId: string, key: string, body: string): string => `answer/${checkpointId}/${key}/${body}`;
+export const answerUpdateId = (checkpointId: string, key: string, body: string): string =>
+  `answer/${checkpointId}/${key}/${body}`;
 
 export function keyReused(): HttpError {
   return new HttpError(
@@ -47,7 +48,10 @@ function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, entry]) => entry !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, entry]) => `${JSON.stringify(key)}:${canonicalJson(entry)}`).join(',')}}`;
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, entry]) => `${JSON.stringify(key)}:${canonicalJson(entry)}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }

@@ -34,7 +34,11 @@ function checkLength(field: string, text: string, config: TextLimits, code: stri
   }
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > config.maxMessageBytes) {
-    throw new HttpError(400, code, `${field} is ${bytes} bytes as UTF-8; the limit is ${config.maxMessageBytes} bytes (SKILLFLOW_MAX_MESSAGE_BYTES).`);
+    throw new HttpError(
+      400,
+      code,
+      `${field} is ${bytes} bytes as UTF-8; the limit is ${config.maxMessageBytes} bytes (SKILLFLOW_MAX_MESSAGE_BYTES).`,
+    );
   }
 }
 
@@ -42,7 +46,8 @@ function checkLength(field: string, text: string, config: TextLimits, code: stri
 export function checkedMessage(message: string, config: TextLimits): string {
   const text = normalizeText(message);
   checkLength('message', text, config, 'message_too_long');
-  if (text.trim() === '') throw new HttpError(400, 'invalid_request', 'message is empty once control characters are removed.');
+  if (text.trim() === '')
+    throw new HttpError(400, 'invalid_request', 'message is empty once control characters are removed.');
   return text;
 }
 
@@ -61,13 +66,22 @@ export function checkedAnswer(answer: CheckpointAnswer, config: TextLimits): Che
   if (answer.choice !== undefined) {
     checked.choice = normalizeText(answer.choice);
     if (checked.choice.length > maxChoiceChars) {
-      throw new HttpError(400, 'invalid_request', `choice is ${checked.choice.length} characters; the limit is ${maxChoiceChars}.`);
+      throw new HttpError(
+        400,
+        'invalid_request',
+        `choice is ${checked.choice.length} characters; the limit is ${maxChoiceChars}.`,
+      );
     }
   }
   if (answer.overrides !== undefined) {
     checked.overrides = normalizedValue(answer.overrides, 1, 'overrides') as Record<string, unknown>;
     const bytes = Buffer.byteLength(JSON.stringify(checked.overrides));
-    if (bytes > maxOverrideBytes) throw new HttpError(400, 'invalid_request', `overrides are ${bytes} bytes as JSON; the limit is ${maxOverrideBytes}.`);
+    if (bytes > maxOverrideBytes)
+      throw new HttpError(
+        400,
+        'invalid_request',
+        `overrides are ${bytes} bytes as JSON; the limit is ${maxOverrideBytes}.`,
+      );
   }
   return checked;
 }
@@ -84,8 +98,14 @@ function normalizedValue(value: unknown, depth: number, field: keyof typeof nest
   if (typeof value === 'string') return normalizeText(value);
   if (value === null || typeof value !== 'object') return value;
   if (depth > maxNestingDepth) {
-    throw new HttpError(400, 'invalid_request', `${field} nest deeper than ${maxNestingDepth} levels; send plain values for ${nestedValues[field]} parameters.`);
+    throw new HttpError(
+      400,
+      'invalid_request',
+      `${field} nest deeper than ${maxNestingDepth} levels; send plain values for ${nestedValues[field]} parameters.`,
+    );
   }
   if (Array.isArray(value)) return value.map((item) => normalizedValue(item, depth + 1, field));
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [normalizeText(key), normalizedValue(item, depth + 1, field)]));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [normalizeText(key), normalizedValue(item, depth + 1, field)]),
+  );
 }

@@ -5,7 +5,13 @@ import type { Config } from '../lib/config';
 import { addressBucketOf } from '../lib/client-addresses';
 import { isPublicRoute, type Caller, type FailedAuthentication } from './auth';
 import { HttpError } from './errors';
-import { MemoryWindowStore, RateLimiter, RedisWindowStore, type RateDecision, type WindowStore } from '../lib/rate-limits';
+import {
+  MemoryWindowStore,
+  RateLimiter,
+  RedisWindowStore,
+  type RateDecision,
+  type WindowStore,
+} from '../lib/rate-limits';
 
 /** CORS must answer before auth does, so a browser can read the 401; register it first. */
 export async function installCors(app: FastifyInstance, config: Pick<Config, 'corsOrigins'>): Promise<void> {
@@ -14,7 +20,15 @@ export async function installCors(app: FastifyInstance, config: Pick<Config, 'co
     origin: config.corsOrigins.includes('*') ? true : config.corsOrigins,
     methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['authorization', 'content-type', 'last-event-id', 'x-request-id', 'idempotency-key'],
-    exposedHeaders: ['retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-request-id', 'location', 'idempotent-replayed'],
+    exposedHeaders: [
+      'retry-after',
+      'x-ratelimit-limit',
+      'x-ratelimit-remaining',
+      'x-ratelimit-reset',
+      'x-request-id',
+      'location',
+      'idempotent-replayed',
+    ],
     maxAge: 600,
   });
 }
@@ -38,7 +52,9 @@ export function createRateLimits(
   redis: GuardedRedis | undefined,
   onStoreError: (err: unknown) => void,
 ): RateLimits {
-  const store: WindowStore = redis ? new RedisWindowStore(redis, `${config.redisPrefix}rate:`) : new MemoryWindowStore();
+  const store: WindowStore = redis
+    ? new RedisWindowStore(redis, `${config.redisPrefix}rate:`)
+    : new MemoryWindowStore();
   const limiter = (max: number) => (max > 0 ? new RateLimiter(store, max, windowMs, onStoreError) : null);
   return {
     perUser: limiter(config.rateLimitPerMinute),
@@ -52,7 +68,12 @@ export const userBucket = (caller: Pick<Caller, 'id'>) => `user:${caller.id}`;
 /** 429 `rate_limited` with `retry-after` (seconds), as every limit answers. */
 export function rateLimited(decision: RateDecision, what: string): HttpError {
   const seconds = Math.max(1, Math.ceil(decision.resetInMs / 1000));
-  return new HttpError(429, 'rate_limited', `Too many requests: at most ${decision.limit} a minute ${what}. Retry in ${seconds} s.`, seconds);
+  return new HttpError(
+    429,
+    'rate_limited',
+    `Too many requests: at most ${decision.limit} a minute ${what}. Retry in ${seconds} s.`,
+    seconds,
+  );
 }
 
 /** Before auth: readiness probes are counted per client address. */
@@ -60,7 +81,12 @@ export function installAddressLimits(app: FastifyInstance, limits: RateLimits): 
   const { readiness } = limits;
   if (!readiness) return;
   app.addHook('onRequest', async (request: FastifyRequest) => {
-    if (request.method === 'OPTIONS' || !isPublicRoute(request) || !costlyPublicRoutes.has(request.routeOptions.url ?? '')) return;
+    if (
+      request.method === 'OPTIONS' ||
+      !isPublicRoute(request) ||
+      !costlyPublicRoutes.has(request.routeOptions.url ?? '')
+    )
+      return;
     const decision = await readiness.take(`ready:${addressBucketOf(request.ip)}`);
     if (!decision.allowed) throw rateLimited(decision, 'per address');
   });
@@ -76,7 +102,9 @@ export function failedAuthLimit(limits: RateLimits): FailedAuthentication {
   return async (request, refusal) => {
     if (!failedAuth) return refusal;
     const decision = await failedAuth.take(`auth:${addressBucketOf(request.ip)}`);
-    return decision.allowed ? refusal : rateLimited(decision, 'failed authentications per address (requests with a valid key are not refused)');
+    return decision.allowed
+      ? refusal
+      : rateLimited(decision, 'failed authentications per address (requests with a valid key are not refused)');
   };
 }
 

@@ -38,7 +38,11 @@ export class ApiMetrics {
     });
     app.addHook('onResponse', async (request, reply) => {
       // The route's pattern, never the raw URL: ids would make every request a series of its own.
-      const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
+      const labels = {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status: String(reply.statusCode),
+      };
       this.requests.inc(labels);
       this.durations.observe(labels, reply.elapsedTime / 1000);
     });
@@ -54,7 +58,8 @@ export async function serveMetrics(registry: Registry, port: number, host: strin
     }
     registry.metrics().then(
       (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
-      (err: unknown) => response.writeHead(500, { 'content-type': 'text/plain' }).end(`Metrics failed: ${String(err)}\n`),
+      (err: unknown) =>
+        response.writeHead(500, { 'content-type': 'text/plain' }).end(`Metrics failed: ${String(err)}\n`),
     );
   });
   await new Promise<void>((resolve, reject) => {

@@ -153,7 +153,10 @@ export class RedisQuotaStore implements QuotaStore {
     try {
       return await fn();
     } finally {
-      if (held) await this.redis.run((redis) => redis.eval(releaseScript, 1, key, token)).catch((err: unknown) => this.onError(err));
+      if (held)
+        await this.redis
+          .run((redis) => redis.eval(releaseScript, 1, key, token))
+          .catch((err: unknown) => this.onError(err));
     }
   }
 
@@ -196,13 +199,7 @@ export class RedisQuotaStore implements QuotaStore {
   async addSpentTokens(user: string, day: string, tokens: number): Promise<void> {
     const key = this.spentKey(user, day);
     await this.redis
-      .run((redis) =>
-        redis
-          .multi()
-          .incrby(key, tokens)
-          .pexpire(key, spentTtlMs)
-          .exec(),
-      )
+      .run((redis) => redis.multi().incrby(key, tokens).pexpire(key, spentTtlMs).exec())
       .catch((err: unknown) => this.onError(err));
   }
 
@@ -217,7 +214,10 @@ export class RedisQuotaStore implements QuotaStore {
 
   async claim(name: string, ttlMs: number): Promise<boolean> {
     try {
-      return (await this.redis.run((redis) => redis.set(`${this.prefix}quota:claim:${name}`, '1', 'PX', ttlMs, 'NX'))) === 'OK';
+      return (
+        (await this.redis.run((redis) => redis.set(`${this.prefix}quota:claim:${name}`, '1', 'PX', ttlMs, 'NX'))) ===
+        'OK'
+      );
     } catch (err) {
       this.onError(err);
       return true;

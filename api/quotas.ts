@@ -51,7 +51,12 @@ export class Quotas {
       for (const deleted of await this.store.deletedSessions(user)) open.delete(deleted);
       for (const recent of await this.store.recentSessions(user)) open.add(recent);
       if (!open.has(sessionId) && open.size >= max) {
-        throw new HttpError(429, 'too_many_sessions', `${user} has ${open.size} open sessions; the limit is ${max}. Delete one (DELETE /v1/sessions/{id}) first.`, 60);
+        throw new HttpError(
+          429,
+          'too_many_sessions',
+          `${user} has ${open.size} open sessions; the limit is ${max}. Delete one (DELETE /v1/sessions/{id}) first.`,
+          60,
+        );
       }
       const created = await create();
       await this.store.addRecentSession(user, sessionId);
@@ -83,7 +88,11 @@ export class Quotas {
     const used = await this.tokensToday(user);
     if (used < budget) return budget - used;
     const now = this.now();
-    const midnight = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), new Date(now).getUTCDate() + 1);
+    const midnight = Date.UTC(
+      new Date(now).getUTCFullYear(),
+      new Date(now).getUTCMonth(),
+      new Date(now).getUTCDate() + 1,
+    );
     const seconds = Math.ceil((midnight - now) / 1000);
     throw new HttpError(
       429,
@@ -113,7 +122,9 @@ export class Quotas {
       this.client,
       `WorkflowType = 'turnWorkflow' AND SkillflowSession = ${quoted(sessionId)} AND StartTime >= '${new Date(day).toISOString()}'`,
     );
-    const tokens = (await Promise.all(turns.map((turn) => this.turnTokens(turn.workflowId, turn.runId, turn.status)))).reduce((a, b) => a + b, 0);
+    const tokens = (
+      await Promise.all(turns.map((turn) => this.turnTokens(turn.workflowId, turn.runId, turn.status)))
+    ).reduce((a, b) => a + b, 0);
     if (tokens > 0) await this.store.addSpentTokens(user, day, tokens);
   }
 

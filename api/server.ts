@@ -22,7 +22,9 @@ async function main(): Promise<void> {
   const metrics = config.apiMetricsPort > 0 ? new ApiMetrics({ processMetrics: true }) : undefined;
   const apiKeys = resolveApiKeys(config, (line) => logger.info(line));
   if (!config.authEnabled) {
-    const reach = config.unauthenticatedNetwork ? `from the network (HOST=${config.host}, SKILLFLOW_UNAUTHENTICATED_NETWORK=allow)` : 'from this machine';
+    const reach = config.unauthenticatedNetwork
+      ? `from the network (HOST=${config.host}, SKILLFLOW_UNAUTHENTICATED_NETWORK=allow)`
+      : 'from this machine';
     logger.warn(`SKILLFLOW_AUTH=off: the API accepts every request ${reach} without a key, as an operator.`);
   }
   const live = await createApiLiveChannel(config, opsLogOf(logger));

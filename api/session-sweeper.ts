@@ -83,10 +83,13 @@ export class SessionSweeper {
 
   /** When the session was last used, in ms (Infinity while a turn runs), and its user; null when it cannot be read. */
   private async lastActivity(sessionId: string): Promise<{ last: number; user: string } | null> {
-    const state = await this.query(() => this.client.workflow.getHandle(sessionWorkflowId(sessionId)).query(sessionStateQuery));
+    const state = await this.query(() =>
+      this.client.workflow.getHandle(sessionWorkflowId(sessionId)).query(sessionStateQuery),
+    );
     if (!state) return null;
     let last = Date.parse(state.createdAt);
-    for (const turn of state.turns) last = Math.max(last, Date.parse(turn.createdAt), turn.endedAt ? Date.parse(turn.endedAt) : 0);
+    for (const turn of state.turns)
+      last = Math.max(last, Date.parse(turn.createdAt), turn.endedAt ? Date.parse(turn.endedAt) : 0);
     if (state.activeTurnId) {
       const turn = await this.query(() => this.client.workflow.getHandle(state.activeTurnId!).query(turnStateQuery));
       if (!turn) return null;

@@ -15,10 +15,17 @@ import { listAll, listPage, quoted } from './visibility';
 const queryDeadlineMs = 5_000;
 
 /** The session's workflow, when it is open and the caller may see it (anything else is a 404). */
-export async function describeVisibleSession(client: Client, caller: Caller, sessionId: string): Promise<WorkflowExecutionDescription> {
+export async function describeVisibleSession(
+  client: Client,
+  caller: Caller,
+  sessionId: string,
+): Promise<WorkflowExecutionDescription> {
   try {
     const description = await client.workflow.getHandle(sessionWorkflowId(sessionId)).describe();
-    if (description.status.name !== 'RUNNING' || !canSee(caller, description.typedSearchAttributes.get(searchAttributes.user))) {
+    if (
+      description.status.name !== 'RUNNING' ||
+      !canSee(caller, description.typedSearchAttributes.get(searchAttributes.user))
+    ) {
       throw notFound(`Session ${sessionId}`);
     }
     return description;
@@ -35,7 +42,12 @@ export async function describeVisibleSession(client: Client, caller: Caller, ses
  * result), so reading a session need not load the turn's worker. When the turn cannot be described, the session's
  * record stands.
  */
-export async function readSession(client: Client, caller: Caller, sessionId: string, states?: TurnStates): Promise<Static<typeof SessionView>> {
+export async function readSession(
+  client: Client,
+  caller: Caller,
+  sessionId: string,
+  states?: TurnStates,
+): Promise<Static<typeof SessionView>> {
   await describeVisibleSession(client, caller, sessionId);
   const state = await client.connection.withDeadline(Date.now() + queryDeadlineMs, () =>
     client.workflow.getHandle(sessionWorkflowId(sessionId)).query(sessionStateQuery),
@@ -52,7 +64,14 @@ export async function readSession(client: Client, caller: Caller, sessionId: str
   }
   // Sessions of code before the bound have no count: their turns are all there.
   const turnCount = state.turnCount ?? state.turns.length;
-  return { id: state.sessionId, userId: state.userId, createdAt: state.createdAt, activeTurnId: state.activeTurnId ?? null, turnCount, turns };
+  return {
+    id: state.sessionId,
+    userId: state.userId,
+    createdAt: state.createdAt,
+    activeTurnId: state.activeTurnId ?? null,
+    turnCount,
+    turns,
+  };
 }
 
 function turnOf(record: TurnRecord) {
@@ -72,9 +91,18 @@ function turnOf(record: TurnRecord) {
 }
 
 /** Open sessions, newest first: the caller's own, or for operators everyone's (or one user's). */
-export async function listSessions(client: Client, cursors: PageCursors, caller: Caller, filter: { user?: string; limit?: number; cursor?: string }) {
+export async function listSessions(
+  client: Client,
+  cursors: PageCursors,
+  caller: Caller,
+  filter: { user?: string; limit?: number; cursor?: string },
+) {
   const user = caller.operator ? filter.user : caller.id;
-  const query = [`WorkflowType = 'sessionWorkflow'`, `ExecutionStatus = 'Running'`, ...(user ? [`SkillflowUser = ${quoted(user)}`] : [])].join(' AND ');
+  const query = [
+    `WorkflowType = 'sessionWorkflow'`,
+    `ExecutionStatus = 'Running'`,
+    ...(user ? [`SkillflowUser = ${quoted(user)}`] : []),
+  ].join(' AND ');
   const page = await listPage(client, cursors, query, filter.limit ?? 20, filter.cursor);
   const sessions: Static<typeof SessionSummary>[] = page.executions.map((execution) => ({
     id: execution.workflowId.slice('session-'.length),
@@ -101,13 +129,19 @@ export async function deleteSession(client: Client, caller: Caller, sessionId: s
 
   const namespace = client.options.namespace;
   const remove = (workflowId: string, runId?: string) =>
-    client.workflowService.deleteWorkflowExecution({ namespace, workflowExecution: { workflowId, runId } }).catch((err: { code?: number }) => {
-      if (err.code !== 5) throw err;
-    });
+    client.workflowService
+      .deleteWorkflowExecution({ namespace, workflowExecution: { workflowId, runId } })
+      .catch((err: { code?: number }) => {
+        if (err.code !== 5) throw err;
+      });
   await remove(sessionWorkflowId(sessionId));
   const runs = new Map<string, { workflowId: string; runId?: string }>();
   for (const turn of state?.turns ?? []) runs.set(turn.id, { workflowId: turn.id });
-  for (const execution of listed) runs.set(`${execution.workflowId}/${execution.runId}`, { workflowId: execution.workflowId, runId: execution.runId });
+  for (const execution of listed)
+    runs.set(`${execution.workflowId}/${execution.runId}`, {
+      workflowId: execution.workflowId,
+      runId: execution.runId,
+    });
   await Promise.all([...runs.values()].map(({ workflowId, runId }) => remove(workflowId, runId)));
 }
 

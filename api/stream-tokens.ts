@@ -6,7 +6,6 @@ import type { Caller } from './auth';
 import { HttpError } from './errors';
 import { readOrCreateSecretFile } from './secret-files';
 
-
 interface TokenClaims {
   /** user */
   u: string;
@@ -33,11 +32,22 @@ export class StreamTokens {
     readonly ttlMs: number,
     private readonly now: () => number = Date.now,
   ) {
-    if (secret.length < minSecretBytes) throw new ConfigError(`The stream token secret has ${secret.length} bytes; it needs at least ${minSecretBytes}.`);
+    if (secret.length < minSecretBytes)
+      throw new ConfigError(`The stream token secret has ${secret.length} bytes; it needs at least ${minSecretBytes}.`);
   }
 
-  issue(caller: Caller, turnId: string, scope: StreamTokenScope = 'read'): { token: string; expiresAt: string; scope: StreamTokenScope } {
-    const claims: TokenClaims = { u: caller.id, o: caller.operator, t: turnId, e: this.now() + this.ttlMs, s: scope === 'write' ? 'w' : 'r' };
+  issue(
+    caller: Caller,
+    turnId: string,
+    scope: StreamTokenScope = 'read',
+  ): { token: string; expiresAt: string; scope: StreamTokenScope } {
+    const claims: TokenClaims = {
+      u: caller.id,
+      o: caller.operator,
+      t: turnId,
+      e: this.now() + this.ttlMs,
+      s: scope === 'write' ? 'w' : 'r',
+    };
     const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
     return { token: `${prefix}.${payload}.${this.sign(payload)}`, expiresAt: new Date(claims.e).toISOString(), scope };
   }
@@ -56,7 +66,11 @@ export class StreamTokens {
     }
     if (claims.t !== turnId) throw new HttpError(401, 'invalid_token', 'That stream token is for another turn.');
     if (!(claims.e > this.now())) {
-      throw new HttpError(401, 'token_expired', 'That stream token has expired; get a new one from POST /v1/stream-tokens.');
+      throw new HttpError(
+        401,
+        'token_expired',
+        'That stream token has expired; get a new one from POST /v1/stream-tokens.',
+      );
     }
     return {
       id: claims.u,
@@ -87,7 +101,9 @@ export function resolveStreamTokenSecret(config: Pick<Config, 'streamTokenSecret
   const { value } = readOrCreateSecretFile(file, () => randomBytes(minSecretBytes).toString('base64url'));
   const secret = Buffer.from(value, 'base64url');
   if (secret.length < minSecretBytes) {
-    throw new ConfigError(`${file} holds ${secret.length} bytes of secret; at least ${minSecretBytes} are needed. Delete it to generate a new one.`);
+    throw new ConfigError(
+      `${file} holds ${secret.length} bytes of secret; at least ${minSecretBytes} are needed. Delete it to generate a new one.`,
+    );
   }
   return secret;
 }

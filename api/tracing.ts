@@ -13,7 +13,10 @@ export function installHttpTracing(app: FastifyInstance, tracer: Tracer): void {
     const route = request.routeOptions.url ?? 'unmatched';
     const span = tracer.startSpan(
       `${request.method} ${route}`,
-      { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'http.route': route, 'skillflow.request_id': request.id } },
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'http.request.method': request.method, 'http.route': route, 'skillflow.request_id': request.id },
+      },
       parent,
     );
     spans.set(request, span);

@@ -33,11 +33,15 @@ export async function answerCheckpoint(
   states?: TurnStates,
 ): Promise<CheckpointAccepted> {
   const answer = checkedAnswer(given, limits);
-  const updateId = idempotencyKey === undefined ? undefined : answerUpdateId(checkpointId, keyDigest(caller.id, idempotencyKey), requestDigest(answer));
+  const updateId =
+    idempotencyKey === undefined
+      ? undefined
+      : answerUpdateId(checkpointId, keyDigest(caller.id, idempotencyKey), requestDigest(answer));
   const send = async () => {
-    const accepted = await client.workflow
-      .getHandle(turnId)
-      .executeUpdate(answerCheckpointUpdate, { args: [{ ...answer, checkpointId, by: caller.id }], ...(updateId ? { updateId } : {}) });
+    const accepted = await client.workflow.getHandle(turnId).executeUpdate(answerCheckpointUpdate, {
+      args: [{ ...answer, checkpointId, by: caller.id }],
+      ...(updateId ? { updateId } : {}),
+    });
     return { checkpointId: accepted.checkpointId, action: accepted.action, by: caller.id };
   };
   const published = await publishedVisibleTurn(client, caller, turnId, states);
@@ -62,7 +66,8 @@ export async function answerCheckpoint(
   }
 }
 
-const turnEndedAnswer = (turnId: string) => new HttpError(409, 'checkpoint_not_pending', `Turn ${turnId} has ended; its checkpoints can no longer be answered.`);
+const turnEndedAnswer = (turnId: string) =>
+  new HttpError(409, 'checkpoint_not_pending', `Turn ${turnId} has ended; its checkpoints can no longer be answered.`);
 
 export async function cancelTurn(client: Client, caller: Caller, turnId: string): Promise<void> {
   const description = await describeVisibleTurn(client, caller, turnId);
@@ -86,7 +91,10 @@ function isAlreadyClosed(err: unknown): boolean {
 /** The problems the turn listed (path, rule, allowed values, message), when it did. */
 function detailsOf(value: unknown): ErrorDetail[] | undefined {
   if (!Array.isArray(value)) return undefined;
-  return value.filter((entry): entry is ErrorDetail => typeof entry?.path === 'string' && typeof entry?.rule === 'string' && typeof entry?.message === 'string');
+  return value.filter(
+    (entry): entry is ErrorDetail =>
+      typeof entry?.path === 'string' && typeof entry?.rule === 'string' && typeof entry?.message === 'string',
+  );
 }
 
 function mapCheckpointError(err: unknown, turnId: string): unknown {
@@ -95,7 +103,8 @@ function mapCheckpointError(err: unknown, turnId: string): unknown {
     const { type, message } = err.cause;
     if (type === CheckpointErrorType.notFound) return new HttpError(404, 'not_found', message);
     if (type === CheckpointErrorType.notPending) return new HttpError(409, 'checkpoint_not_pending', message);
-    if (type === CheckpointErrorType.invalidDecision) return new HttpError(400, 'invalid_decision', message, undefined, detailsOf(err.cause.details?.[0]));
+    if (type === CheckpointErrorType.invalidDecision)
+      return new HttpError(400, 'invalid_decision', message, undefined, detailsOf(err.cause.details?.[0]));
   }
   return err;
 }

@@ -24,7 +24,12 @@ const statusClauses: Record<TurnStatus, string> = {
  * The caller's turns, or for operators everyone's (the inbox: `status=waiting`), from Temporal visibility. Order is
  * visibility's: turns still open first, newest first, then ended ones, most recently ended first.
  */
-export async function listTurns(client: Client, cursors: PageCursors, caller: Caller, filter: TurnListQuery): Promise<{ turns: TurnSummary[]; nextCursor: string | null }> {
+export async function listTurns(
+  client: Client,
+  cursors: PageCursors,
+  caller: Caller,
+  filter: TurnListQuery,
+): Promise<{ turns: TurnSummary[]; nextCursor: string | null }> {
   const user = caller.operator ? filter.user : caller.id;
   const clauses = [`WorkflowType = 'turnWorkflow'`];
   if (user) clauses.push(`SkillflowUser = ${quoted(user)}`);
@@ -36,9 +41,13 @@ export async function listTurns(client: Client, cursors: PageCursors, caller: Ca
 }
 
 function summaryOf(execution: ListedExecution): TurnSummary {
-  const attribute = (key: (typeof searchAttributes)[keyof typeof searchAttributes]) => (execution.attributes.get(key) as string | undefined) ?? null;
+  const attribute = (key: (typeof searchAttributes)[keyof typeof searchAttributes]) =>
+    (execution.attributes.get(key) as string | undefined) ?? null;
   const recorded = (attribute(searchAttributes.status) ?? 'running') as TurnStatus;
-  const status = execution.status === 'RUNNING' || execution.status === 'COMPLETED' ? recorded : endingOfClosedWorkflow(execution.status).status;
+  const status =
+    execution.status === 'RUNNING' || execution.status === 'COMPLETED'
+      ? recorded
+      : endingOfClosedWorkflow(execution.status).status;
   return {
     id: execution.workflowId,
     sessionId: attribute(searchAttributes.session) ?? sessionIdOfTurn(execution.workflowId),

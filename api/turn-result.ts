@@ -6,7 +6,9 @@ import { turnResultOfFailure, type TurnResult } from '../core/turn';
  * How a closed turn workflow ended: its result when it completed, or when it failed because the turn ended `failed`
  * (the result is the failure's detail); else the failure (terminated, timed out, or failed for another reason).
  */
-export async function closedTurnOutcome(handle: WorkflowHandle): Promise<{ result: TurnResult } | { failure: unknown }> {
+export async function closedTurnOutcome(
+  handle: WorkflowHandle,
+): Promise<{ result: TurnResult } | { failure: unknown }> {
   try {
     return { result: (await handle.result()) as TurnResult };
   } catch (err) {

@@ -1,4 +1,9 @@
-import { WorkflowFailedError, type Client, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
+import {
+  WorkflowFailedError,
+  type Client,
+  type WorkflowExecutionDescription,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { pendingCheckpointOf } from '../core/checkpoints';
 import { zeroUsage } from '../core/model';
@@ -33,16 +38,24 @@ export function canSee(caller: Caller, owner: string | undefined): boolean {
  * terminates it and removes it and its turns, but Temporal removes closed executions in the background: a terminated
  * session is what says its turns are gone. Anything else is a 404, never a 403.
  */
-export async function describeVisibleTurn(client: Client, caller: Caller, turnId: string): Promise<WorkflowExecutionDescription> {
+export async function describeVisibleTurn(
+  client: Client,
+  caller: Caller,
+  turnId: string,
+): Promise<WorkflowExecutionDescription> {
   const exists = (err: unknown) => {
     if (err instanceof WorkflowNotFoundError) throw notFound(`Turn ${turnId}`);
     throw err;
   };
   const [description, session] = await Promise.all([
     client.workflow.getHandle(turnId).describe().catch(exists),
-    client.workflow.getHandle(sessionWorkflowId(sessionIdOfTurn(turnId))).describe().catch(exists),
+    client.workflow
+      .getHandle(sessionWorkflowId(sessionIdOfTurn(turnId)))
+      .describe()
+      .catch(exists),
   ]);
-  const visible = description.type === 'turnWorkflow' && canSee(caller, description.typedSearchAttributes.get(searchAttributes.user));
+  const visible =
+    description.type === 'turnWorkflow' && canSee(caller, description.typedSearchAttributes.get(searchAttributes.user));
   if (!visible || session.status.name === 'TERMINATED') {
     throw notFound(`Turn ${turnId}`);
   }
@@ -56,7 +69,12 @@ export async function describeVisibleTurn(client: Client, caller: Caller, turnId
  * expired, or the live channel's store unreachable): then describeVisibleTurn decides. The state may be stale: it
  * stands for who owns the turn, never for whether it still runs.
  */
-export async function publishedVisibleTurn(client: Client, caller: Caller, turnId: string, states: TurnStates | undefined): Promise<TurnState | undefined> {
+export async function publishedVisibleTurn(
+  client: Client,
+  caller: Caller,
+  turnId: string,
+  states: TurnStates | undefined,
+): Promise<TurnState | undefined> {
   const published = await states?.latestState(turnId).catch(() => undefined);
   if (!published || published.state.turnId !== turnId) return undefined;
   const session = await client.workflow
@@ -79,7 +97,9 @@ export async function readTurn(client: Client, caller: Caller, turnId: string, s
 /** The turn's durable event log after `after` (the `turnEvents` query, which also answers for a closed turn). */
 export async function readTurnLog(client: Client, caller: Caller, turnId: string, after: number): Promise<TurnEvent[]> {
   await describeVisibleTurn(client, caller, turnId);
-  return client.connection.withDeadline(Date.now() + queryDeadlineMs, () => client.workflow.getHandle(turnId).query(turnEventsQuery, after));
+  return client.connection.withDeadline(Date.now() + queryDeadlineMs, () =>
+    client.workflow.getHandle(turnId).query(turnEventsQuery, after),
+  );
 }
 
 /**
@@ -87,7 +107,12 @@ export async function readTurnLog(client: Client, caller: Caller, turnId: string
  * describe says (core/turn-snapshot.ts), so a read costs the worker nothing; else (none kept, or it lags or leads the
  * search attributes) the `turnState` query, once.
  */
-export async function viewOf(client: Client, turnId: string, description: WorkflowExecutionDescription, states?: TurnStates): Promise<TurnView> {
+export async function viewOf(
+  client: Client,
+  turnId: string,
+  description: WorkflowExecutionDescription,
+  states?: TurnStates,
+): Promise<TurnView> {
   const handle = client.workflow.getHandle(turnId);
   const base = {
     id: turnId,
@@ -96,12 +121,22 @@ export async function viewOf(client: Client, turnId: string, description: Workfl
     createdAt: description.startTime.toISOString(),
     updatedAt: (description.closeTime ?? description.startTime).toISOString(),
   };
-  const empty = { output: null, pendingCheckpoint: null, error: null, skill: null, step: null, usage: zeroUsage(), skills: [], artifacts: [] };
+  const empty = {
+    output: null,
+    pendingCheckpoint: null,
+    error: null,
+    skill: null,
+    step: null,
+    usage: zeroUsage(),
+    skills: [],
+    artifacts: [],
+  };
   switch (description.status.name) {
     case 'RUNNING': {
       const state = await runningTurnState(client, handle, description, states);
       if (state) return { ...base, ...fromState(state) };
-      const status = (description.typedSearchAttributes.get(searchAttributes.status) as TurnStatus | undefined) ?? 'running';
+      const status =
+        (description.typedSearchAttributes.get(searchAttributes.status) as TurnStatus | undefined) ?? 'running';
       return { ...base, ...empty, status, reason: null };
     }
     case 'COMPLETED':
@@ -130,12 +165,21 @@ export async function runningTurnState(
 ): Promise<TurnState | undefined> {
   const published = await states?.latestState(handle.workflowId).catch(() => undefined);
   if (published && snapshotAgrees(published, positionOf(description))) return published.state;
-  return client.connection.withDeadline(Date.now() + queryDeadlineMs, () => handle.query(turnStateQuery)).catch(() => undefined);
+  return client.connection
+    .withDeadline(Date.now() + queryDeadlineMs, () => handle.query(turnStateQuery))
+    .catch(() => undefined);
 }
 
 function positionOf(description: WorkflowExecutionDescription): DescribedPosition {
-  const attribute = (key: (typeof searchAttributes)[keyof typeof searchAttributes]) => (description.typedSearchAttributes.get(key) as string | undefined) ?? null;
-  return { runId: description.runId, status: attribute(searchAttributes.status), checkpoint: attribute(searchAttributes.checkpoint), skill: attribute(searchAttributes.skill), step: attribute(searchAttributes.step) };
+  const attribute = (key: (typeof searchAttributes)[keyof typeof searchAttributes]) =>
+    (description.typedSearchAttributes.get(key) as string | undefined) ?? null;
+  return {
+    runId: description.runId,
+    status: attribute(searchAttributes.status),
+    checkpoint: attribute(searchAttributes.checkpoint),
+    skill: attribute(searchAttributes.skill),
+    step: attribute(searchAttributes.step),
+  };
 }
 
 function fromState(state: TurnState) {

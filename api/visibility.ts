@@ -17,7 +17,16 @@ export interface ListedExecution {
   attributes: TypedSearchAttributes;
 }
 
-const statusNames = ['UNSPECIFIED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'CONTINUED_AS_NEW', 'TIMED_OUT'];
+const statusNames = [
+  'UNSPECIFIED',
+  'RUNNING',
+  'COMPLETED',
+  'FAILED',
+  'CANCELLED',
+  'TERMINATED',
+  'CONTINUED_AS_NEW',
+  'TIMED_OUT',
+];
 
 /** One page of a visibility query, with the cursor of the next one (signed: see PageCursors). */
 export async function listPage(
@@ -56,11 +65,14 @@ export async function listAll(client: Client, query: string, max = 10_000): Prom
 
 /** A value for a visibility query; callers only pass values their schemas restricted to [A-Za-z0-9._@-]. */
 export function quoted(value: string): string {
-  if (!/^[A-Za-z0-9._@:-]*$/.test(value)) throw new HttpError(400, 'invalid_request', `Unexpected characters in ${JSON.stringify(value)}.`);
+  if (!/^[A-Za-z0-9._@:-]*$/.test(value))
+    throw new HttpError(400, 'invalid_request', `Unexpected characters in ${JSON.stringify(value)}.`);
   return `'${value}'`;
 }
 
-type RawExecution = NonNullable<Awaited<ReturnType<Client['workflowService']['listWorkflowExecutions']>>['executions']>[number];
+type RawExecution = NonNullable<
+  Awaited<ReturnType<Client['workflowService']['listWorkflowExecutions']>>['executions']
+>[number];
 
 function fromRaw(raw: RawExecution): ListedExecution {
   return {

@@ -19,7 +19,11 @@ export interface BenchEvent {
 }
 
 export class HttpStatusError extends Error {
-  constructor(readonly status: number, what: string, body: string) {
+  constructor(
+    readonly status: number,
+    what: string,
+    body: string,
+  ) {
     super(`${what}: HTTP ${status} ${body.slice(0, 300)}`);
   }
 }
@@ -28,7 +32,11 @@ export class BenchClient {
   /** Responses by HTTP status, over the whole run. */
   readonly statuses = new Map<number, number>();
 
-  constructor(private readonly baseUrl: string, private readonly apiKey: string, private readonly signal: AbortSignal) {}
+  constructor(
+    private readonly baseUrl: string,
+    private readonly apiKey: string,
+    private readonly signal: AbortSignal,
+  ) {}
 
   private async request<T>(method: string, path: string, body: unknown, expected: number[]): Promise<T> {
     const idempotencyKey = randomUUID();
@@ -77,7 +85,8 @@ export class BenchClient {
       signal: stop ? AbortSignal.any([this.signal, stop]) : this.signal,
     });
     this.statuses.set(response.status, (this.statuses.get(response.status) ?? 0) + 1);
-    if (response.status !== 200 || !response.body) throw new HttpStatusError(response.status, `GET /v1/turns/${turnId}/events`, await response.text());
+    if (response.status !== 200 || !response.body)
+      throw new HttpStatusError(response.status, `GET /v1/turns/${turnId}/events`, await response.text());
     const decoder = new TextDecoder();
     let buffer = '';
     const reader = response.body.getReader();
@@ -90,7 +99,10 @@ export class BenchClient {
         while ((end = buffer.indexOf('\n\n')) >= 0) {
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
-          const data = block.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trimStart());
+          const data = block
+            .split('\n')
+            .filter((line) => line.startsWith('data:'))
+            .map((line) => line.slice(5).trimStart());
           if (data.length === 0) continue;
           const event = JSON.parse(data.join('\n')) as BenchEvent;
           onEvent(event);

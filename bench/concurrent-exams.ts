@@ -38,7 +38,13 @@ export interface ConcurrentExamsResult {
   failed: string[];
 }
 
-export async function measureConcurrentExams(stack: Stack, worker: WorkerProcess, exams: number, questions: number, first: number): Promise<ConcurrentExamsResult> {
+export async function measureConcurrentExams(
+  stack: Stack,
+  worker: WorkerProcess,
+  exams: number,
+  questions: number,
+  first: number,
+): Promise<ConcurrentExamsResult> {
   const failed: string[] = [];
   const sessions = await inWaves(exams, 10, () => worker.client.createSession());
   const from = stack.fake.requests.length;
@@ -68,7 +74,8 @@ export async function measureConcurrentExams(stack: Stack, worker: WorkerProcess
   const side = emptySide();
   const byExam = requestsByExam(stack.fake.requests.slice(from), first, exams);
   byExam.forEach((requests, i) => {
-    if (requests.length !== examModelCalls(questions)) failed.push(`exam ${first + i}: ${requests.length}/${examModelCalls(questions)} model calls`);
+    if (requests.length !== examModelCalls(questions))
+      failed.push(`exam ${first + i}: ${requests.length}/${examModelCalls(questions)} model calls`);
     gapsOf(requests, answeredAt[i], side);
   });
   return {
@@ -84,20 +91,27 @@ export async function measureConcurrentExams(stack: Stack, worker: WorkerProcess
     worker: timings,
     gauges: gaugeSummary,
     rss: { before: workerSampler.before, peak, after },
-    cpuSeconds: { worker: cpuSeconds, bench: (benchUsed.user + benchUsed.system) / 1e6, temporal: cpuOfPid(stack.devServer.process.pid) - temporalCpu },
+    cpuSeconds: {
+      worker: cpuSeconds,
+      bench: (benchUsed.user + benchUsed.system) / 1e6,
+      temporal: cpuOfPid(stack.devServer.process.pid) - temporalCpu,
+    },
     workerThreads: threads,
     failed,
   };
 }
 
 const pair = (values: number[]) => `${ms(percentile(values, 50))} / ${ms(percentile(values, 95))} (${values.length})`;
-const mean = ({ meanMs, count }: { meanMs: number; count: number }) => `${Number.isFinite(meanMs) ? meanMs.toFixed(1) : '-'} ms (${count})`;
-const slots = ({ max, mean: average, of }: { max: number; mean: number; of: number }) => `${max} / ${Number.isFinite(average) ? average.toFixed(1) : '-'} of ${of}`;
+const mean = ({ meanMs, count }: { meanMs: number; count: number }) =>
+  `${Number.isFinite(meanMs) ? meanMs.toFixed(1) : '-'} ms (${count})`;
+const slots = ({ max, mean: average, of }: { max: number; mean: number; of: number }) =>
+  `${max} / ${Number.isFinite(average) ? average.toFixed(1) : '-'} of ${of}`;
 
 export function concurrentExamsTable(r: ConcurrentExamsResult): string {
   const seconds = r.wallMs / 1000;
   const g = r.gauges;
-  const perCall = (cpuSeconds: number) => (Number.isFinite(cpuSeconds) && r.modelCalls > 0 ? ((cpuSeconds * 1000) / r.modelCalls).toFixed(1) : '-');
+  const perCall = (cpuSeconds: number) =>
+    Number.isFinite(cpuSeconds) && r.modelCalls > 0 ? ((cpuSeconds * 1000) / r.modelCalls).toFixed(1) : '-';
   return [
     `${r.exams} exams of ${r.questions} questions started at once through the API of a worker process of their own ` +
       `(workflow cache ${r.cacheSize}), the fake answering at once; ${r.modelCalls}/${r.expectedModelCalls} model calls and ` +

@@ -4,7 +4,8 @@ import type { RecordedRequest } from '../test/support/fake-anthropic';
 export function examNumberOf(request: RecordedRequest): number | undefined {
   const first = request.body.messages[0] as { content: string | Array<{ type: string; text?: string }> } | undefined;
   if (!first) return undefined;
-  const text = typeof first.content === 'string' ? first.content : first.content.map((block) => block.text ?? '').join('\n');
+  const text =
+    typeof first.content === 'string' ? first.content : first.content.map((block) => block.text ?? '').join('\n');
   const match = /\(#(\d+)\)/.exec(text);
   return match ? Number(match[1]) : undefined;
 }

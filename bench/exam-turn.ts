@@ -27,7 +27,8 @@ export async function followExam(client: BenchClient, turnId: string, answeredAt
       },
       stop.signal,
     );
-    if (terminal.type !== 'done') throw new Error(`turn ${turnId} ended with ${JSON.stringify(terminal).slice(0, 200)}`);
+    if (terminal.type !== 'done')
+      throw new Error(`turn ${turnId} ended with ${JSON.stringify(terminal).slice(0, 200)}`);
   } catch (err) {
     if (refused.length === 0) throw err;
   } finally {

@@ -28,4 +28,6 @@ export async function summarizeHistory(client: Client, workflowId: string): Prom
 
 export const describeHistory = (summary: HistorySummary): string =>
   `${summary.events} history events, ${summary.workflowTasks} workflow tasks, activities ` +
-  (Object.entries(summary.activities).map(([name, n]) => `${name}×${n}`).join(', ') || 'none');
+  (Object.entries(summary.activities)
+    .map(([name, n]) => `${name}×${n}`)
+    .join(', ') || 'none');

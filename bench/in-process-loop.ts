@@ -1,9 +1,24 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageStreamParams } from '@anthropic-ai/sdk/resources';
 import { withCacheBreakpoints } from '../core/cache-control';
-import { toolUsesOf, type ChatMessage, type ContentBlock, type ToolResultBlock, type ToolUseBlock } from '../core/messages';
+import {
+  toolUsesOf,
+  type ChatMessage,
+  type ContentBlock,
+  type ToolResultBlock,
+  type ToolUseBlock,
+} from '../core/messages';
 import { basePrompt } from '../core/prompts';
-import { buildSystemPrompt, humanApprovalToolName, loadSkillResult, loadSubskillResult, pinSkill, SkillToolName, emptySkillTurnState, type SkillTurnState } from '../core/skills';
+import {
+  buildSystemPrompt,
+  humanApprovalToolName,
+  loadSkillResult,
+  loadSubskillResult,
+  pinSkill,
+  SkillToolName,
+  emptySkillTurnState,
+  type SkillTurnState,
+} from '../core/skills';
 import { engineToolSpecs, toolDefinitionOf } from '../core/tools';
 import { SkillRegistry } from '../lib/skills/registry';
 import { examDecision } from '../test/support/exam-script';
@@ -37,7 +52,9 @@ export async function createInProcessLoop(deps: LoopDeps) {
     } else if (call.name === SkillToolName.loadSubskill) {
       content = loadSubskillResult(input, pinned.state).content;
     } else if (call.name === humanApprovalToolName) {
-      content = JSON.stringify(examDecision({ name: String(input.checkpoint), options: (input.options as string[] | undefined) ?? null }));
+      content = JSON.stringify(
+        examDecision({ name: String(input.checkpoint), options: (input.options as string[] | undefined) ?? null }),
+      );
     } else {
       content = JSON.stringify({ accepted: true });
     }
@@ -50,7 +67,13 @@ export async function createInProcessLoop(deps: LoopDeps) {
     const pinned = { state: emptySkillTurnState() };
     for (let round = 1; round <= maxRounds; round++) {
       const marked = withCacheBreakpoints(system, tools, messages);
-      const params: MessageStreamParams = { model: 'claude-bench', max_tokens: 1024, system: marked.system, tools: marked.tools, messages: marked.messages };
+      const params: MessageStreamParams = {
+        model: 'claude-bench',
+        max_tokens: 1024,
+        system: marked.system,
+        tools: marked.tools,
+        messages: marked.messages,
+      };
       const stream = client.messages.stream(params);
       for await (const event of stream) void event;
       const response = await stream.finalMessage();

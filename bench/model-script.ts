@@ -1,5 +1,11 @@
 import { examOutput } from '../test/support/exam-script';
-import { text, toolUse, type MessagesRequestBody, type ResponseHandler, type ScriptedBlock } from '../test/support/fake-anthropic';
+import {
+  text,
+  toolUse,
+  type MessagesRequestBody,
+  type ResponseHandler,
+  type ScriptedBlock,
+} from '../test/support/fake-anthropic';
 
 /**
  * What the scripted fake model answers in the benchmark. Many turns run at once, so answers cannot be queued in order:
@@ -10,7 +16,9 @@ import { text, toolUse, type MessagesRequestBody, type ResponseHandler, type Scr
 export type TurnKind = 'plain' | 'exam';
 
 export const benchMessage = (kind: TurnKind, n: number): string =>
-  kind === 'plain' ? `[bench:plain] Explain in two sentences what a hash map is (#${n}).` : `[bench:exam] Give me a practice test on data structures (#${n}).`;
+  kind === 'plain'
+    ? `[bench:plain] Explain in two sentences what a hash map is (#${n}).`
+    : `[bench:exam] Give me a practice test on data structures (#${n}).`;
 
 const plainAnswer =
   'A hash map stores key-value pairs in an array of buckets and uses a hash of the key to find the bucket, so lookups, ' +
@@ -27,12 +35,27 @@ const subskill = (name: string) => toolUse('load_subskill', { skill: exam, subsk
  */
 const examRounds: ScriptedBlock[][] = [
   [text('Loading the exam skill.'), toolUse('load_skill', { name: exam })],
-  [toolUse('request_human_approval', { checkpoint: 'exam_params', summary: 'Exam on data structures', kind: 'approval', params: { question_count: 2, time_limit_min: 35, concepts: ['arrays', 'trees'] } })],
+  [
+    toolUse('request_human_approval', {
+      checkpoint: 'exam_params',
+      summary: 'Exam on data structures',
+      kind: 'approval',
+      params: { question_count: 2, time_limit_min: 35, concepts: ['arrays', 'trees'] },
+    }),
+  ],
   [subskill('question-generation')],
   [subskill('adaptive-difficulty')],
   [subskill('performance-analytics')],
   [toolUse('submit_output', { output: examOutput(2) })],
-  [text('You scored 100%.'), toolUse('request_human_approval', { checkpoint: 'post_exam_routing', summary: 'What next?', kind: 'approval', options: ['Stop here'] })],
+  [
+    text('You scored 100%.'),
+    toolUse('request_human_approval', {
+      checkpoint: 'post_exam_routing',
+      summary: 'What next?',
+      kind: 'approval',
+      options: ['Stop here'],
+    }),
+  ],
   [text('Great work: the exam is done. Come back any time.')],
 ];
 

@@ -59,7 +59,8 @@ async function waitUntilPaused(stack: Stack, worker: WorkerProcess, exams: numbe
     signal.throwIfAborted();
     const { count } = await stack.probeClient.workflow.count(query);
     if (count >= exams) return;
-    if (performance.now() > deadline) throw new Error(`${count} of ${exams} exams paused at exam_params after ${pauseDeadlineMs(exams)} ms`);
+    if (performance.now() > deadline)
+      throw new Error(`${count} of ${exams} exams paused at exam_params after ${pauseDeadlineMs(exams)} ms`);
     await sleep(500);
   }
 }
@@ -79,20 +80,27 @@ export async function measurePausedExams(
   const started = performance.now();
   const turns = await inWaves(exams, inFlight, async (i) => {
     try {
-      return await worker.client.startTurn(await worker.client.createSession(), padded(examMessage(questions, first + i), messageChars));
+      return await worker.client.startTurn(
+        await worker.client.createSession(),
+        padded(examMessage(questions, first + i), messageChars),
+      );
     } catch (err) {
       failed.push(`exam ${first + i} did not start: ${err instanceof Error ? err.message : String(err)}`);
       return undefined;
     }
   });
-  log(`  ${turns.filter(Boolean).length} exams started in ${((performance.now() - started) / 1000).toFixed(1)} s; waiting for them to pause...`);
+  log(
+    `  ${turns.filter(Boolean).length} exams started in ${((performance.now() - started) / 1000).toFixed(1)} s; waiting for them to pause...`,
+  );
   await waitUntilPaused(stack, worker, turns.filter(Boolean).length, signal);
   const pauseMs = performance.now() - started;
   await sleep(settleMs);
   const paused = workerSampler.now();
   const temporalRss = rssOfPid(stack.devServer.process.pid);
   const pausedGauges = await gauges.now().catch(() => undefined);
-  log(`  all paused after ${(pauseMs / 1000).toFixed(1)} s: worker RSS ${mb(paused)} MB, ${pausedGauges?.cachedWorkflows ?? '?'} workflows cached; answering them...`);
+  log(
+    `  all paused after ${(pauseMs / 1000).toFixed(1)} s: worker RSS ${mb(paused)} MB, ${pausedGauges?.cachedWorkflows ?? '?'} workflows cached; answering them...`,
+  );
 
   const resumed = performance.now();
   const done = await inWaves(turns.length, inFlight, async (i) => {

@@ -18,7 +18,10 @@ export class TemporalProbe {
   private running = true;
   private readonly loop: Promise<void>;
 
-  constructor(private readonly client: Client, private readonly inFlight: Set<string>) {
+  constructor(
+    private readonly client: Client,
+    private readonly inFlight: Set<string>,
+  ) {
     this.loop = this.run();
   }
 
@@ -47,7 +50,11 @@ export class TemporalProbe {
   async stop(): Promise<ProbeResult> {
     this.running = false;
     await this.loop;
-    const summary = (values: number[]) => ({ p50: percentile(values, 50), p95: percentile(values, 95), n: values.length });
+    const summary = (values: number[]) => ({
+      p50: percentile(values, 50),
+      p95: percentile(values, 95),
+      n: values.length,
+    });
     return { query: summary(this.queries), describe: summary(this.describes) };
   }
 }

@@ -11,7 +11,10 @@ export class ProcessSampler {
   readonly before: number;
   peak: number;
 
-  constructor(private readonly pid: number, everyMs = 200) {
+  constructor(
+    private readonly pid: number,
+    everyMs = 200,
+  ) {
     this.cpuBefore = cpuOfPid(pid);
     this.threadsBefore = threadCpuOfPid(pid);
     this.before = rssOfPid(pid);

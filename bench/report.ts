@@ -15,7 +15,11 @@ export interface Machine {
   commit: string;
 }
 
-const loadavg = () => os.loadavg().map((value) => value.toFixed(2)).join(' ');
+const loadavg = () =>
+  os
+    .loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ');
 
 export function describeMachine(): Machine {
   let cpu = os.cpus()[0]?.model ?? 'unknown';
@@ -26,7 +30,10 @@ export function describeMachine(): Machine {
   }
   let commit = 'unknown';
   try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   } catch {
     // not a git checkout
   }
@@ -53,7 +60,19 @@ const table = (head: string[], align: string[], rows: Array<Array<string | numbe
 
 export function resultsTable(results: ScenarioResult[]): string {
   return table(
-    ['scenario', 'turns', 'in flight', 'turns/s', 'p50 ms', 'p95 ms', 'max ms', 'model calls (made/expected)', 'errors', 'bench RSS MB before → after (peak)', 'Temporal RSS MB before → after'],
+    [
+      'scenario',
+      'turns',
+      'in flight',
+      'turns/s',
+      'p50 ms',
+      'p95 ms',
+      'max ms',
+      'model calls (made/expected)',
+      'errors',
+      'bench RSS MB before → after (peak)',
+      'Temporal RSS MB before → after',
+    ],
     ['---', ...Array<string>(10).fill('--:')],
     results.map((r) => [
       r.name,
@@ -102,11 +121,24 @@ export function timeTable(results: ScenarioResult[]): string {
 }
 
 export function workerTable(results: ScenarioResult[]): string {
-  const mean = ({ meanMs, count }: { meanMs: number; count: number }) => `${Number.isFinite(meanMs) ? meanMs.toFixed(1) : '-'} (${count})`;
+  const mean = ({ meanMs, count }: { meanMs: number; count: number }) =>
+    `${Number.isFinite(meanMs) ? meanMs.toFixed(1) : '-'} (${count})`;
   return table(
-    ['scenario', 'workflow task schedule → start', 'workflow task execution', 'activity schedule → start', 'activity execution'],
+    [
+      'scenario',
+      'workflow task schedule → start',
+      'workflow task execution',
+      'activity schedule → start',
+      'activity execution',
+    ],
     ['---', '--:', '--:', '--:', '--:'],
-    results.map((r) => [r.name, mean(r.worker.wftScheduleToStart), mean(r.worker.wftExecution), mean(r.worker.activityScheduleToStart), mean(r.worker.activityExecution)]),
+    results.map((r) => [
+      r.name,
+      mean(r.worker.wftScheduleToStart),
+      mean(r.worker.wftExecution),
+      mean(r.worker.activityScheduleToStart),
+      mean(r.worker.activityExecution),
+    ]),
   );
 }
 
@@ -128,7 +160,7 @@ export function allTables(results: ScenarioResult[]): string {
     resultsTable(results),
     'Where the time goes (lags: receiving an SSE event minus the workflow time stamped on it):',
     timeTable(results),
-    'The worker, from the Temporal SDK\'s metrics: mean ms (count) during the scenario:',
+    "The worker, from the Temporal SDK's metrics: mean ms (count) during the scenario:",
     workerTable(results),
     'gRPC calls from the API to Temporal during the measured part:',
     rpcTable(results),
@@ -143,7 +175,10 @@ export function markdownSection(
   histories: string[],
 ): string {
   const errors = results.flatMap((r) => r.errorSamples.map((e) => `- ${r.name}: ${e}`));
-  const httpStatuses = [...statuses].sort(([a], [b]) => a - b).map(([status, n]) => `${status}×${n}`).join(', ');
+  const httpStatuses = [...statuses]
+    .sort(([a], [b]) => a - b)
+    .map(([status, n]) => `${status}×${n}`)
+    .join(', ');
   return [
     `### Run of ${machine.date}`,
     '',
@@ -166,7 +201,10 @@ export function markdownSection(
 const currentFigures = '## Current figures';
 
 /** Replaces the current figures at the end of docs/benchmarks.md with this run's (earlier runs stay in git history). */
-export function writeCurrentFigures(section: string, file = path.resolve(__dirname, '..', 'docs', 'benchmarks.md')): string {
+export function writeCurrentFigures(
+  section: string,
+  file = path.resolve(__dirname, '..', 'docs', 'benchmarks.md'),
+): string {
   const existing = fs.readFileSync(file, 'utf8');
   const at = existing.indexOf(`\n${currentFigures}\n`);
   const method = at === -1 ? existing.trimEnd() : existing.slice(0, at).trimEnd();

@@ -41,7 +41,9 @@ export interface RoundsResult {
 }
 
 const asksHuman = (request: RecordedRequest) =>
-  request.reply !== undefined && 'content' in request.reply && request.reply.content.some((block) => block.type === 'tool_use' && block.name === humanApprovalToolName);
+  request.reply !== undefined &&
+  'content' in request.reply &&
+  request.reply.content.some((block) => block.type === 'tool_use' && block.name === humanApprovalToolName);
 
 /** The gaps of one conversation's requests, in order: after a checkpoint (resume) or after a tool round. */
 export function gapsOf(requests: RecordedRequest[], answeredAt: number[] | undefined, side: Side): void {
@@ -74,9 +76,21 @@ async function runEngineExam(client: BenchClient, questions: number, n: number, 
   return turnId;
 }
 
-export const emptySide = (): Side => ({ toolRounds: [], resumes: [], modelCalls: 0, cacheReadRatio: Number.NaN, wallMs: 0 });
+export const emptySide = (): Side => ({
+  toolRounds: [],
+  resumes: [],
+  modelCalls: 0,
+  cacheReadRatio: Number.NaN,
+  wallMs: 0,
+});
 
-export async function measureRounds(stack: Stack, client: BenchClient, exams: number, questions: number, first: number): Promise<RoundsResult> {
+export async function measureRounds(
+  stack: Stack,
+  client: BenchClient,
+  exams: number,
+  questions: number,
+  first: number,
+): Promise<RoundsResult> {
   const engine = { ...emptySide(), historyBytesPerRound: [] as number[], failed: [] as string[] };
   const engineConversations: RecordedRequest[][] = [];
   const metricsBefore = await scrapeWorkerMetrics(stack.metricsUrl);
@@ -87,7 +101,8 @@ export async function measureRounds(stack: Stack, client: BenchClient, exams: nu
     try {
       const turnId = await runEngineExam(client, questions, first + i, answeredAt);
       const requests = stack.fake.requests.slice(from);
-      if (requests.length !== examModelCalls(questions)) engine.failed.push(`exam ${first + i}: ${requests.length}/${examModelCalls(questions)} model calls`);
+      if (requests.length !== examModelCalls(questions))
+        engine.failed.push(`exam ${first + i}: ${requests.length}/${examModelCalls(questions)} model calls`);
       gapsOf(requests, answeredAt, engine);
       engineConversations.push(requests);
       engine.historyBytesPerRound.push((await transcriptFigures(stack.probeClient, turnId)).bytesPerRound);
@@ -101,7 +116,11 @@ export async function measureRounds(stack: Stack, client: BenchClient, exams: nu
   engine.cacheReadRatio = cacheReadRatio(engineConversations);
 
   const loop = emptySide();
-  const inProcess = await createInProcessLoop({ baseURL: stack.fake.url, skillsDir: path.resolve(__dirname, '..', 'skills'), dataDir: stack.dataDir });
+  const inProcess = await createInProcessLoop({
+    baseURL: stack.fake.url,
+    skillsDir: path.resolve(__dirname, '..', 'skills'),
+    dataDir: stack.dataDir,
+  });
   const loopConversations: RecordedRequest[][] = [];
   started = performance.now();
   for (let i = 0; i < exams; i++) {
@@ -124,7 +143,8 @@ export function roundsTable(r: RoundsResult): string {
   const overhead = (q: number) => ms(percentile(r.engine.toolRounds, q) - percentile(r.loop.toolRounds, q));
   const kib = r.engine.historyBytesPerRound.map((bytes) => (bytes / 1024).toFixed(2)).join(', ');
   const w = r.engine.worker;
-  const mean = ({ meanMs, count }: { meanMs: number; count: number }) => `${Number.isFinite(meanMs) ? meanMs.toFixed(1) : '-'} ms (${count})`;
+  const mean = ({ meanMs, count }: { meanMs: number; count: number }) =>
+    `${Number.isFinite(meanMs) ? meanMs.toFixed(1) : '-'} ms (${count})`;
   return [
     `${r.exams} exams of ${r.questions} questions, one at a time, the fake answering at once; skillflow ${r.engine.modelCalls} model calls in ` +
       `${(r.engine.wallMs / 1000).toFixed(1)} s, the in-process loop ${r.loop.modelCalls} in ${(r.loop.wallMs / 1000).toFixed(1)} s.`,

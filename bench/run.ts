@@ -53,7 +53,13 @@ import { measureWorkers, workersTable, type WorkersResult } from './workers';
 
 const log = (line: string) => console.log(`[bench] ${line}`);
 
-async function measure(stack: Stack, client: BenchClient, scenarios: ScenarioSpec[], signal: AbortSignal, first: () => Promise<void>): Promise<ScenarioResult[]> {
+async function measure(
+  stack: Stack,
+  client: BenchClient,
+  scenarios: ScenarioSpec[],
+  signal: AbortSignal,
+  first: () => Promise<void>,
+): Promise<ScenarioResult[]> {
   log('warm-up: one plain turn and one exam turn (not measured)');
   for (const kind of ['plain', 'exam'] as const) {
     signal.throwIfAborted();
@@ -68,7 +74,9 @@ async function measure(stack: Stack, client: BenchClient, scenarios: ScenarioSpe
     log(`${spec.name}: ${spec.turns} ${spec.kind} turns, ${spec.concurrency} at a time...`);
     const result = await runScenario(spec, stack, client);
     signal.throwIfAborted();
-    log(`  ${result.turnsPerSec.toFixed(2)} turns/s, p50 ${Math.round(result.latency.p50)} ms, ${result.errors} errors`);
+    log(
+      `  ${result.turnsPerSec.toFixed(2)} turns/s, p50 ${Math.round(result.latency.p50)} ms, ${result.errors} errors`,
+    );
     results.push(result);
   }
   return results;
@@ -108,11 +116,15 @@ async function main(): Promise<number> {
   let stack: Stack | undefined;
   let starting: Promise<Stack> | undefined;
   try {
-    const aborted = new Promise<never>((_, reject) => abort.signal.addEventListener('abort', () => reject(abort.signal.reason)));
+    const aborted = new Promise<never>((_, reject) =>
+      abort.signal.addEventListener('abort', () => reject(abort.signal.reason)),
+    );
     aborted.catch(() => undefined);
     starting = startStack(chunkDelayMs, log);
     stack = await Promise.race([starting, aborted]);
-    const workerStopped = stack.workerRunning.then(() => Promise.reject(new Error('the worker stopped during the run')));
+    const workerStopped = stack.workerRunning.then(() =>
+      Promise.reject(new Error('the worker stopped during the run')),
+    );
     workerStopped.catch(() => undefined);
     const client = new BenchClient(stack.apiUrl, stack.apiKey, abort.signal);
     const scenarios: ScenarioSpec[] = [
@@ -125,7 +137,9 @@ async function main(): Promise<number> {
     // The rounds go first, on a quiet worker (after the warm-up): the issue's table is measured one turn at a time.
     const beforeScenarios = async () => {
       if (roundExams === 0) return;
-      log(`rounds: ${roundExams} exams of ${roundQuestions} questions through skillflow, then through the in-process loop...`);
+      log(
+        `rounds: ${roundExams} exams of ${roundQuestions} questions through skillflow, then through the in-process loop...`,
+      );
       const running = stack as Stack;
       running.setExamDelay(0);
       rounds = await measureRounds(running, client, roundExams, roundQuestions, 500);
@@ -166,29 +180,48 @@ async function main(): Promise<number> {
     for (const line of histories) log(line);
     const workersSection = workers.length > 0 ? `\n\n#### One worker and three\n\n${workersTable(workers)}` : '';
     if (workersSection) console.log(workersSection);
-    const watchersSection = watching.length > 0 ? `\n\n#### What watching a turn costs the worker\n\n${watchersTable(watching)}` : '';
+    const watchersSection =
+      watching.length > 0 ? `\n\n#### What watching a turn costs the worker\n\n${watchersTable(watching)}` : '';
     if (watchersSection) console.log(watchersSection);
-    const roundsSection = rounds ? `\n\n#### A model round: skillflow against an in-process loop\n\n${roundsTable(rounds)}` : '';
+    const roundsSection = rounds
+      ? `\n\n#### A model round: skillflow against an in-process loop\n\n${roundsTable(rounds)}`
+      : '';
     if (roundsSection) console.log(roundsSection);
     const scaleSection = scaled.section ? `\n\n${scaled.section}` : '';
     if (scaleSection) console.log(scaleSection);
     const rateLimited = client.statuses.get(429) ?? 0;
     if (rateLimited > 0) log(`the API answered 429 (rate limited) ${rateLimited} times with its default limits`);
-    if (process.env.BENCH_WRITE !== '0') log(`wrote the current figures of ${writeCurrentFigures(markdownSection(machine, { chunkDelayMs, baselineTurns, examBaselineTurns, concurrency }, results, client.statuses, histories) + roundsSection + watchersSection + workersSection + scaleSection)}`);
+    if (process.env.BENCH_WRITE !== '0')
+      log(
+        `wrote the current figures of ${writeCurrentFigures(markdownSection(machine, { chunkDelayMs, baselineTurns, examBaselineTurns, concurrency }, results, client.statuses, histories) + roundsSection + watchersSection + workersSection + scaleSection)}`,
+      );
     const failed = results.filter((r) => r.errors > 0 || r.modelCalls !== r.expectedModelCalls);
-    for (const r of failed) log(`FAILED ${r.name}: ${r.errors} errors, ${r.modelCalls}/${r.expectedModelCalls} model calls; ${r.errorSamples.join(' | ')}`);
+    for (const r of failed)
+      log(
+        `FAILED ${r.name}: ${r.errors} errors, ${r.modelCalls}/${r.expectedModelCalls} model calls; ${r.errorSamples.join(' | ')}`,
+      );
     const [one, three] = workers;
     const workerProblems = [
       ...workers.flatMap((w) => w.failed),
       ...(three && three.misses > 0 ? [`three workers missed ${three.misses} transcripts`] : []),
-      ...(three && three.bytesPerRound > one.bytesPerRound * 1.1 ? [`three workers: ${Math.round(three.bytesPerRound)} bytes of history per round, one: ${Math.round(one.bytesPerRound)}`] : []),
+      ...(three && three.bytesPerRound > one.bytesPerRound * 1.1
+        ? [
+            `three workers: ${Math.round(three.bytesPerRound)} bytes of history per round, one: ${Math.round(one.bytesPerRound)}`,
+          ]
+        : []),
     ];
     for (const problem of workerProblems) log(`FAILED workers: ${problem}`);
     const watchProblems = watching.flatMap((w) => w.failed);
     for (const problem of watchProblems) log(`FAILED watchers: ${problem}`);
     for (const problem of rounds?.engine.failed ?? []) log(`FAILED rounds: ${problem}`);
     for (const problem of scaled.failed) log(`FAILED ${problem}`);
-    return failed.length === 0 && workerProblems.length === 0 && watchProblems.length === 0 && (rounds?.engine.failed.length ?? 0) === 0 && scaled.failed.length === 0 ? 0 : 1;
+    return failed.length === 0 &&
+      workerProblems.length === 0 &&
+      watchProblems.length === 0 &&
+      (rounds?.engine.failed.length ?? 0) === 0 &&
+      scaled.failed.length === 0
+      ? 0
+      : 1;
   } catch (err) {
     log(`${timedOut ? 'aborted' : 'failed'}: ${err instanceof Error ? err.message : String(err)}`);
     return 1;

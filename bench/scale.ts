@@ -36,7 +36,12 @@ export interface ScaleResult {
   failed: string[];
 }
 
-async function withWorker<T>(stack: Stack, signal: AbortSignal, log: (line: string) => void, run: (worker: WorkerProcess) => Promise<T>): Promise<T> {
+async function withWorker<T>(
+  stack: Stack,
+  signal: AbortSignal,
+  log: (line: string) => void,
+  run: (worker: WorkerProcess) => Promise<T>,
+): Promise<T> {
   const worker = await startWorkerProcess(stack, signal, log);
   try {
     return await run(worker);
@@ -45,7 +50,12 @@ async function withWorker<T>(stack: Stack, signal: AbortSignal, log: (line: stri
   }
 }
 
-export async function measureScale(stack: Stack, settings: ScaleSettings, signal: AbortSignal, log: (line: string) => void): Promise<ScaleResult> {
+export async function measureScale(
+  stack: Stack,
+  settings: ScaleSettings,
+  signal: AbortSignal,
+  log: (line: string) => void,
+): Promise<ScaleResult> {
   const parts: string[] = [];
   const failed: string[] = [];
   // Exams answered at once: the fake's pause between stream events would measure the fake, not the engine.
@@ -53,7 +63,9 @@ export async function measureScale(stack: Stack, settings: ScaleSettings, signal
   const { concurrentExams: exams, concurrentQuestions: questions } = settings;
   if (exams > 0) {
     log(`rounds per second: ${exams} exams of ${questions} questions at once on a worker process of their own...`);
-    const r = await withWorker(stack, signal, log, (worker) => measureConcurrentExams(stack, worker, exams, questions, 10_000));
+    const r = await withWorker(stack, signal, log, (worker) =>
+      measureConcurrentExams(stack, worker, exams, questions, 10_000),
+    );
     log(`  ${((r.modelCalls / r.wallMs) * 1000).toFixed(1)} model rounds/s, ${r.failed.length} problems`);
     parts.push(`#### Rounds per second, ${exams} exams at once\n\n${concurrentExamsTable(r)}`);
     failed.push(...r.failed.map((problem) => `concurrent exams: ${problem}`));
@@ -61,7 +73,19 @@ export async function measureScale(stack: Stack, settings: ScaleSettings, signal
   if (settings.pausedExams > 0) {
     log(`paused exams: ${settings.pausedExams} exams left at a checkpoint on a worker process of their own...`);
     const r = await withWorker(stack, signal, log, (worker) =>
-      measurePausedExams(stack, worker, { exams: settings.pausedExams, questions: settings.pausedQuestions, inFlight: settings.pausedInFlight, messageChars: settings.pausedMessageChars, first: 20_000 }, signal, log),
+      measurePausedExams(
+        stack,
+        worker,
+        {
+          exams: settings.pausedExams,
+          questions: settings.pausedQuestions,
+          inFlight: settings.pausedInFlight,
+          messageChars: settings.pausedMessageChars,
+          first: 20_000,
+        },
+        signal,
+        log,
+      ),
     );
     log(`  ${r.completed}/${r.exams} completed, ${r.failed.length} problems`);
     parts.push(`#### ${settings.pausedExams} exams paused at a checkpoint\n\n${pausedExamsTable(r)}`);

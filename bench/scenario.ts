@@ -72,7 +72,9 @@ export async function runScenario(spec: ScenarioSpec, stack: Stack, client: Benc
   const inFlight = new Set<string>();
   const probe = new TemporalProbe(stack.probeClient, inFlight);
   const started = performance.now();
-  const results: TurnResult[] = await inWaves(spec.turns, spec.concurrency, (i) => runTurn(client, sessions[i], spec.kind, i + 1, inFlight));
+  const results: TurnResult[] = await inWaves(spec.turns, spec.concurrency, (i) =>
+    runTurn(client, sessions[i], spec.kind, i + 1, inFlight),
+  );
   const wallMs = performance.now() - started;
   const probed = await probe.stop();
   const worker = timingsBetween(metricsBefore, await scrapeWorkerMetrics(stack.metricsUrl));
@@ -92,7 +94,10 @@ export async function runScenario(spec: ScenarioSpec, stack: Stack, client: Benc
     wallMs,
     turnsPerSec: (spec.turns / wallMs) * 1000,
     latency: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), max: percentile(latencies, 100) },
-    endedP50: percentile(results.map((r) => r.endedMs), 50),
+    endedP50: percentile(
+      results.map((r) => r.endedMs),
+      50,
+    ),
     endLag: p50p95(endLags),
     checkpointLag: p50p95(checkpointLags),
     startRequest: p50p95(results.map((r) => r.startMs)),

@@ -79,7 +79,10 @@ export async function startStack(chunkDelayMs: number, log: (line: string) => vo
     stops.push(() => fake.close());
 
     const metricsAddress = `127.0.0.1:${await freePort()}`;
-    Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress } } } });
+    Runtime.install({
+      logger: new DefaultLogger('ERROR'),
+      telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress } } },
+    });
     const taskQueue = `bench-${randomUUID()}`;
     const live = new InProcessChannel();
     // Every worker shares conversations through the store, as `npm start` and a deployment do.
@@ -92,7 +95,15 @@ export async function startStack(chunkDelayMs: number, log: (line: string) => vo
         namespace: 'default',
         taskQueue,
         deps: {
-          model: { apiKey: 'bench-model-key', baseURL: fake.url, model: 'claude-bench', maxTokens: 1024, timeoutMs: 60_000, publishDelta: livePublisher(live), store },
+          model: {
+            apiKey: 'bench-model-key',
+            baseURL: fake.url,
+            model: 'claude-bench',
+            maxTokens: 1024,
+            timeoutMs: 60_000,
+            publishDelta: livePublisher(live),
+            store,
+          },
           skills: { skillsDir: path.join(repoRoot, 'skills'), dataDir: path.join(dir, 'data') },
           tools: { registry: new ToolRegistry(builtinTools()) },
         },
@@ -111,7 +122,10 @@ export async function startStack(chunkDelayMs: number, log: (line: string) => vo
     const { running: workerRunning } = await startWorker('bench-worker-1');
 
     const apiRpcs = new Map<string, number>();
-    const connection = await Connection.connect({ address, interceptors: [countingInterceptor(apiRpcs), makeGrpcRetryInterceptor(defaultGrpcRetryOptions())] });
+    const connection = await Connection.connect({
+      address,
+      interceptors: [countingInterceptor(apiRpcs), makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
+    });
     stops.push(() => connection.close());
     const probeConnection = await Connection.connect({ address });
     stops.push(() => probeConnection.close());
@@ -131,17 +145,37 @@ export async function startStack(chunkDelayMs: number, log: (line: string) => vo
       SKILLFLOW_MAX_STREAMS_PER_KEY: String(benchStreamsPerKey),
       SKILLFLOW_MAX_SESSIONS_PER_USER: '0',
     });
-    const app: FastifyInstance = await buildApp({ client: new Client({ connection }), config, apiKeys: config.apiKeys, live });
+    const app: FastifyInstance = await buildApp({
+      client: new Client({ connection }),
+      config,
+      apiKeys: config.apiKeys,
+      live,
+    });
     stops.push(() => app.close());
     const apiUrl = await app.listen({ host: '127.0.0.1', port: 0 });
-    log(`API ${apiUrl}, worker on task queue ${taskQueue}, fake model ${fake.url} (${chunkDelayMs} ms between stream events)`);
+    log(
+      `API ${apiUrl}, worker on task queue ${taskQueue}, fake model ${fake.url} (${chunkDelayMs} ms between stream events)`,
+    );
     const addWorker = async (identity: string) => {
       await startWorker(identity);
     };
     const setExamDelay = (ms: number) => {
       examOptions.delayMs = ms;
     };
-    return { apiUrl, apiKey: benchApiKey, fake, setExamDelay, dataDir: dir, devServer, probeClient: new Client({ connection: probeConnection }), apiRpcs, metricsUrl: `http://${metricsAddress}/metrics`, workerRunning, addWorker, stop };
+    return {
+      apiUrl,
+      apiKey: benchApiKey,
+      fake,
+      setExamDelay,
+      dataDir: dir,
+      devServer,
+      probeClient: new Client({ connection: probeConnection }),
+      apiRpcs,
+      metricsUrl: `http://${metricsAddress}/metrics`,
+      workerRunning,
+      addWorker,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;

@@ -79,11 +79,19 @@ export class Sampler {
 
   private track(): MemorySample {
     const now = this.sample();
-    this.peak = { rss: Math.max(this.peak.rss, now.rss), temporalRss: Math.max(this.peak.temporalRss, now.temporalRss) };
+    this.peak = {
+      rss: Math.max(this.peak.rss, now.rss),
+      temporalRss: Math.max(this.peak.temporalRss, now.temporalRss),
+    };
     return now;
   }
 
-  stop(): { after: MemorySample; loopDelayP99Ms: number; loopDelayMaxMs: number; cpuSeconds: { bench: number; temporal: number } } {
+  stop(): {
+    after: MemorySample;
+    loopDelayP99Ms: number;
+    loopDelayMaxMs: number;
+    cpuSeconds: { bench: number; temporal: number };
+  } {
     clearInterval(this.timer);
     this.loop.disable();
     const cpu = process.cpuUsage(this.cpuBefore);
@@ -91,7 +99,10 @@ export class Sampler {
       after: this.track(),
       loopDelayP99Ms: this.loop.percentile(99) / 1e6,
       loopDelayMaxMs: this.loop.max / 1e6,
-      cpuSeconds: { bench: (cpu.user + cpu.system) / 1e6, temporal: cpuOfPid(this.temporalPid) - this.temporalCpuBefore },
+      cpuSeconds: {
+        bench: (cpu.user + cpu.system) / 1e6,
+        temporal: cpuOfPid(this.temporalPid) - this.temporalCpuBefore,
+      },
     };
   }
 }

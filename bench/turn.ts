@@ -23,7 +23,10 @@ export interface TurnResult {
 /** Answers a checkpoint as the bench's human would: approve the exam, then stop after it. */
 function decisionFor(checkpoint: { name?: string; options?: string[] | null }): Record<string, unknown> {
   if (checkpoint.options && checkpoint.options.length > 0) {
-    return { action: 'choose', choice: checkpoint.options.find((option) => option === 'Stop here') ?? checkpoint.options.at(-1) };
+    return {
+      action: 'choose',
+      choice: checkpoint.options.find((option) => option === 'Stop here') ?? checkpoint.options.at(-1),
+    };
   }
   return { action: 'approve' };
 }
@@ -31,7 +34,13 @@ function decisionFor(checkpoint: { name?: string; options?: string[] | null }): 
 const lagOf = (event: BenchEvent) => (event.at ? Date.now() - Date.parse(event.at) : Number.NaN);
 
 /** Sends one message and follows the turn to its end over SSE, answering every checkpoint through the API. */
-export async function runTurn(client: BenchClient, sessionId: string, kind: TurnKind, n: number, inFlight?: Set<string>): Promise<TurnResult> {
+export async function runTurn(
+  client: BenchClient,
+  sessionId: string,
+  kind: TurnKind,
+  n: number,
+  inFlight?: Set<string>,
+): Promise<TurnResult> {
   const startedWall = Date.now();
   const started = performance.now();
   const answers: Array<Promise<void>> = [];
@@ -51,11 +60,16 @@ export async function runTurn(client: BenchClient, sessionId: string, kind: Turn
     const id = turnId;
     inFlight?.add(id);
     const terminal = await client.follow(id, (event: BenchEvent) => {
-      if (event.type === 'tool.end' && event.isError === true) problems.push(`tool ${String(event.name)} refused: ${JSON.stringify(event.result).slice(0, 200)}`);
+      if (event.type === 'tool.end' && event.isError === true)
+        problems.push(`tool ${String(event.name)} refused: ${JSON.stringify(event.result).slice(0, 200)}`);
       if (event.type === 'checkpoint.requested') {
         checkpointLagsMs.push(lagOf(event));
         const checkpoint = event.checkpoint as { id: string; name?: string; options?: string[] | null };
-        answers.push(timed(client.answer(id, checkpoint.id, decisionFor(checkpoint)), answerMs).catch((err: unknown) => void problems.push(String(err))));
+        answers.push(
+          timed(client.answer(id, checkpoint.id, decisionFor(checkpoint)), answerMs).catch(
+            (err: unknown) => void problems.push(String(err)),
+          ),
+        );
       }
     });
     const endLagMs = lagOf(terminal);
@@ -63,12 +77,32 @@ export async function runTurn(client: BenchClient, sessionId: string, kind: Turn
     await Promise.all(answers);
     const endedMs = terminal.at ? Date.parse(terminal.at) - startedWall : Number.NaN;
     if (terminal.type !== 'done') problems.push(`turn ended with ${JSON.stringify(terminal).slice(0, 300)}`);
-    return { turnId, ok: problems.length === 0, latencyMs, endedMs, endLagMs, checkpointLagsMs, startMs, answerMs, error: problems[0] };
+    return {
+      turnId,
+      ok: problems.length === 0,
+      latencyMs,
+      endedMs,
+      endLagMs,
+      checkpointLagsMs,
+      startMs,
+      answerMs,
+      error: problems[0],
+    };
   } catch (err) {
     await Promise.allSettled(answers);
     const error = err instanceof Error ? err.message : String(err);
     const latencyMs = performance.now() - started;
-    return { turnId, ok: false, latencyMs, endedMs: Number.NaN, endLagMs: Number.NaN, checkpointLagsMs, startMs, answerMs, error };
+    return {
+      turnId,
+      ok: false,
+      latencyMs,
+      endedMs: Number.NaN,
+      endLagMs: Number.NaN,
+      checkpointLagsMs,
+      startMs,
+      answerMs,
+      error,
+    };
   } finally {
     if (turnId) inFlight?.delete(turnId);
   }

@@ -36,7 +36,12 @@ class StartedTurns extends Set<string> {
  * bench's client (which follows it and answers its checkpoints), while `watchers` more clients follow it to its end.
  * Run once with 0 and once with 100 watchers: the difference is what watching costs the worker.
  */
-export async function measureWatchers(stack: Stack, client: BenchClient, watchers: number, turns: number): Promise<WatchersResult> {
+export async function measureWatchers(
+  stack: Stack,
+  client: BenchClient,
+  watchers: number,
+  turns: number,
+): Promise<WatchersResult> {
   const failed: string[] = [];
   const rpcBefore = new Map(stack.apiRpcs);
   const before = await scrapeWorkerMetrics(stack.metricsUrl);
@@ -45,7 +50,9 @@ export async function measureWatchers(stack: Stack, client: BenchClient, watcher
     const following: Array<Promise<unknown>> = [];
     const started = new StartedTurns((turnId) => {
       for (let i = 0; i < watchers; i += 1) {
-        following.push(client.follow(turnId, () => undefined).then((terminal) => terminal.type === 'done' && (watchersEnded += 1)));
+        following.push(
+          client.follow(turnId, () => undefined).then((terminal) => terminal.type === 'done' && (watchersEnded += 1)),
+        );
       }
     });
     const result = await runTurn(client, await client.createSession(), 'exam', n, started);

@@ -26,7 +26,8 @@ function sumOf(text: string, metric: string, workerType?: string): number {
   let found = false;
   let total = 0;
   for (const line of text.split('\n')) {
-    if (!line.startsWith(`${metric}{`) && !line.startsWith(`${metric}_total{`) && !line.startsWith(`${metric} `)) continue;
+    if (!line.startsWith(`${metric}{`) && !line.startsWith(`${metric}_total{`) && !line.startsWith(`${metric} `))
+      continue;
     if (workerType && !line.includes(`worker_type="${workerType}"`)) continue;
     found = true;
     total += Number(line.slice(line.lastIndexOf(' ') + 1));
@@ -37,7 +38,10 @@ function sumOf(text: string, metric: string, workerType?: string): number {
 export async function readWorkerGauges(url: string): Promise<GaugeReading> {
   const text = await (await fetch(url)).text();
   const reading = {} as GaugeReading;
-  for (const [key, [metric, workerType]] of Object.entries(gauges) as Array<[Gauge, readonly [string, string | undefined]]>) reading[key] = sumOf(text, metric, workerType);
+  for (const [key, [metric, workerType]] of Object.entries(gauges) as Array<
+    [Gauge, readonly [string, string | undefined]]
+  >)
+    reading[key] = sumOf(text, metric, workerType);
   for (const [key, metric] of Object.entries(counters) as Array<[Counter, string]>) reading[key] = sumOf(text, metric);
   return reading;
 }
@@ -60,7 +64,10 @@ export class GaugeSampler {
   private running = true;
   private readonly loop: Promise<void>;
 
-  constructor(private readonly url: string, private readonly everyMs = 250) {
+  constructor(
+    private readonly url: string,
+    private readonly everyMs = 250,
+  ) {
     this.loop = this.run();
   }
 
@@ -89,12 +96,14 @@ export class GaugeSampler {
 
 const finite = (values: number[]) => values.filter(Number.isFinite);
 const max = (values: number[]) => (finite(values).length > 0 ? Math.max(...finite(values)) : Number.NaN);
-const mean = (values: number[]) => (finite(values).length > 0 ? finite(values).reduce((a, b) => a + b, 0) / finite(values).length : Number.NaN);
+const mean = (values: number[]) =>
+  finite(values).length > 0 ? finite(values).reduce((a, b) => a + b, 0) / finite(values).length : Number.NaN;
 
 function summarize(readings: GaugeReading[]): GaugeSummary {
   const pick = (key: keyof GaugeReading) => readings.map((r) => r[key]);
   // A counter appears in the output only once it has counted something: absent is 0.
-  const count = (reading: GaugeReading | undefined, key: Counter) => (reading && Number.isFinite(reading[key]) ? reading[key] : 0);
+  const count = (reading: GaugeReading | undefined, key: Counter) =>
+    reading && Number.isFinite(reading[key]) ? reading[key] : 0;
   const delta = (key: Counter) => count(readings.at(-1), key) - count(readings[0], key);
   const slots = (used: Gauge, available: Gauge) => ({
     max: max(pick(used)),

@@ -75,7 +75,11 @@ function workerNodeArgs(): string[] {
 function ready(child: ChildProcess, logFile: string, timeoutMs: number): Promise<void> {
   const log = fs.createWriteStream(logFile);
   return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the worker did not print "${workerReadyMarker}" within ${timeoutMs} ms (log: ${logFile})`)), timeoutMs);
+    const timer = setTimeout(
+      () =>
+        reject(new Error(`the worker did not print "${workerReadyMarker}" within ${timeoutMs} ms (log: ${logFile})`)),
+      timeoutMs,
+    );
     const onExit = (code: number | null) => {
       clearTimeout(timer);
       reject(new Error(`the worker exited with ${code} before it was ready (log: ${logFile})`));
@@ -93,7 +97,11 @@ function ready(child: ChildProcess, logFile: string, timeoutMs: number): Promise
   });
 }
 
-export async function startWorkerProcess(stack: Stack, signal: AbortSignal, log: (line: string) => void): Promise<WorkerProcess> {
+export async function startWorkerProcess(
+  stack: Stack,
+  signal: AbortSignal,
+  log: (line: string) => void,
+): Promise<WorkerProcess> {
   const taskQueue = `bench-worker-process-${randomUUID()}`;
   const dataDir = fs.mkdtempSync(path.join(stack.dataDir, 'wp-'));
   const stops: Array<() => Promise<unknown>> = [];
@@ -113,7 +121,11 @@ export async function startWorkerProcess(stack: Stack, signal: AbortSignal, log:
       SKILLFLOW_MAX_SESSIONS_PER_USER: '0',
       SKILLFLOW_MAX_STREAMS_PER_KEY: String(benchStreamsPerKey),
       // Longer messages than the defaults allow (BENCH_PAUSED_MESSAGE_CHARS), when the benchmark's environment says so.
-      ...Object.fromEntries(['SKILLFLOW_MAX_MESSAGE_CHARS', 'SKILLFLOW_MAX_MESSAGE_BYTES', 'SKILLFLOW_BODY_LIMIT_BYTES'].flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : []))),
+      ...Object.fromEntries(
+        ['SKILLFLOW_MAX_MESSAGE_CHARS', 'SKILLFLOW_MAX_MESSAGE_BYTES', 'SKILLFLOW_BODY_LIMIT_BYTES'].flatMap((name) =>
+          process.env[name] ? [[name, process.env[name]]] : [],
+        ),
+      ),
     });
     const live = await createApiLiveChannel(config, log);
     stops.push(() => live.close());
@@ -133,12 +145,24 @@ export async function startWorkerProcess(stack: Stack, signal: AbortSignal, log:
     await ready(child, path.join(dataDir, 'worker.log'), 180_000);
     const connection = await Connection.connect({ address: stack.devServer.address });
     stops.push(() => connection.close());
-    const app: FastifyInstance = await buildApp({ client: new Client({ connection }), config, apiKeys: config.apiKeys, live });
+    const app: FastifyInstance = await buildApp({
+      client: new Client({ connection }),
+      config,
+      apiKeys: config.apiKeys,
+      live,
+    });
     stops.push(() => app.close());
     const apiUrl = await app.listen({ host: '127.0.0.1', port: 0 });
     const cacheSize = loadConfig(workerEnv(stack, taskQueue, dataDir, metricsPort)).workerMaxCachedWorkflows;
     log(`worker process ${child.pid} on task queue ${taskQueue} (cache ${cacheSize} workflows), its API ${apiUrl}`);
-    return { pid: child.pid as number, taskQueue, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, client: new BenchClient(apiUrl, benchApiKey, signal), cacheSize, stop };
+    return {
+      pid: child.pid as number,
+      taskQueue,
+      metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+      client: new BenchClient(apiUrl, benchApiKey, signal),
+      cacheSize,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;

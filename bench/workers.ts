@@ -35,16 +35,26 @@ async function runExam(client: BenchClient, n: number, questions: number): Promi
   return turnId;
 }
 
-export async function measureWorkers(stack: Stack, client: BenchClient, workers: number, exams: number, questions: number, first: number): Promise<WorkersResult> {
+export async function measureWorkers(
+  stack: Stack,
+  client: BenchClient,
+  workers: number,
+  exams: number,
+  questions: number,
+  first: number,
+): Promise<WorkersResult> {
   const failed: string[] = [];
   const turns = await Promise.all(
-    Array.from({ length: exams }, (_, i) => runExam(client, first + i, questions).catch((err: unknown) => void failed.push(String(err)))),
+    Array.from({ length: exams }, (_, i) =>
+      runExam(client, first + i, questions).catch((err: unknown) => void failed.push(String(err))),
+    ),
   );
   const figures: TranscriptFigures[] = [];
   for (const turnId of turns) if (turnId) figures.push(await transcriptFigures(stack.probeClient, turnId));
   const sum = (pick: (f: TranscriptFigures) => number) => figures.reduce((total, f) => total + pick(f), 0);
   const spread: Record<string, number> = {};
-  for (const f of figures) for (const [worker, count] of Object.entries(f.workers)) spread[worker] = (spread[worker] ?? 0) + count;
+  for (const f of figures)
+    for (const [worker, count] of Object.entries(f.workers)) spread[worker] = (spread[worker] ?? 0) + count;
   return {
     workers,
     exams,
@@ -52,7 +62,12 @@ export async function measureWorkers(stack: Stack, client: BenchClient, workers:
     rounds: sum((f) => f.rounds),
     misses: sum((f) => f.misses),
     wholeConversations: sum((f) => f.wholeConversations),
-    bytesPerRound: sum((f) => f.historyBytes) / Math.max(1, sum((f) => f.rounds)),
+    bytesPerRound:
+      sum((f) => f.historyBytes) /
+      Math.max(
+        1,
+        sum((f) => f.rounds),
+      ),
     spread,
     failed,
   };
@@ -66,7 +81,9 @@ export function workersTable(results: WorkersResult[]): string {
     ...results.map(
       (r) =>
         `| ${r.workers} | ${r.exams} × ${r.questions} | ${r.rounds} | ${r.misses} | ${r.wholeConversations} | ${(r.bytesPerRound / 1024).toFixed(2)} KiB | ` +
-        `${((r.bytesPerRound / base.bytesPerRound - 1) * 100).toFixed(1)}% | ${Object.entries(r.spread).map(([w, n]) => `${w.replace('bench-', '')} ${n}`).join(', ')} |`,
+        `${((r.bytesPerRound / base.bytesPerRound - 1) * 100).toFixed(1)}% | ${Object.entries(r.spread)
+          .map(([w, n]) => `${w.replace('bench-', '')} ${n}`)
+          .join(', ')} |`,
     ),
   ].join('\n');
 }

@@ -49,15 +49,23 @@ function readLine(checkpoint: PendingCheckpoint, text: string): CheckpointAnswer
 
 /** The prompt offers exactly the checkpoint's actions. */
 export function promptFor(checkpoint: PendingCheckpoint): string {
-  const can = (action: CheckpointAnswer['action']) => checkpoint.actions.includes(action) && (action !== 'choose' || (checkpoint.options ?? []).length > 0);
+  const can = (action: CheckpointAnswer['action']) =>
+    checkpoint.actions.includes(action) && (action !== 'choose' || (checkpoint.options ?? []).length > 0);
   if (checkpoint.kind === 'question') {
-    const parts = [can('answer') && 'text', can('choose') && 'a number to choose', can('cancel') && '/cancel'].filter(Boolean);
+    const parts = [can('answer') && 'text', can('choose') && 'a number to choose', can('cancel') && '/cancel'].filter(
+      Boolean,
+    );
     return `answer (${parts.join(', ')})> `;
   }
   if (!can('approve')) {
     const parts = [can('choose') && 'a number', can('cancel') && '[c]ancel'].filter(Boolean);
     return `choose (${parts.join(', ')})> `;
   }
-  const parts = ['[y]es', can('modify') && '[m]odify', can('cancel') && '[c]ancel', can('choose') && 'a number to choose'].filter(Boolean);
+  const parts = [
+    '[y]es',
+    can('modify') && '[m]odify',
+    can('cancel') && '[c]ancel',
+    can('choose') && 'a number to choose',
+  ].filter(Boolean);
   return `approve? (${parts.join(', ')})> `;
 }

@@ -73,7 +73,8 @@ export async function chat(options: ChatOptions, io: CliIo): Promise<number> {
         return;
       } catch (err) {
         if (!(err instanceof SkillflowApiError) || err.status !== 400) {
-          if (err instanceof SkillflowApiError && err.code === 'checkpoint_not_pending') return void out('  Someone else answered it already.\n');
+          if (err instanceof SkillflowApiError && err.code === 'checkpoint_not_pending')
+            return void out('  Someone else answered it already.\n');
           throw err;
         }
         out(`  ${err.message}\n`);
@@ -120,7 +121,9 @@ export async function chat(options: ChatOptions, io: CliIo): Promise<number> {
     }
     if (abort.signal.aborted) return 130;
     if (err instanceof SkillflowApiError && err.status === 404 && options.session) {
-      io.stderr(`skillflow: session ${options.session} was not found (it may have been deleted, or belong to another user).\n`);
+      io.stderr(
+        `skillflow: session ${options.session} was not found (it may have been deleted, or belong to another user).\n`,
+      );
       return 1;
     }
     io.stderr(`skillflow: ${explain(err, connection)}\n`);

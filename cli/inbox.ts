@@ -15,13 +15,25 @@ export interface InboxOptions {
 export async function inbox(options: InboxOptions, io: CliIo): Promise<number> {
   const connection = connect(io.env, io.cwd);
   try {
-    const page = await connection.client.listTurns({ status: 'waiting', user: options.user, skill: options.skill, limit: options.limit ?? 100 });
+    const page = await connection.client.listTurns({
+      status: 'waiting',
+      user: options.user,
+      skill: options.skill,
+      limit: options.limit ?? 100,
+    });
     const rows = [];
     for (const summary of page.turns) {
       const turn = await connection.client.getTurn(summary.id).catch(() => null);
       const checkpoint = turn?.pendingCheckpoint;
       if (!turn || turn.status !== 'waiting' || !checkpoint) continue;
-      rows.push({ turnId: turn.id, sessionId: turn.sessionId, userId: summary.userId, skill: turn.skill, step: turn.step, checkpoint });
+      rows.push({
+        turnId: turn.id,
+        sessionId: turn.sessionId,
+        userId: summary.userId,
+        skill: turn.skill,
+        step: turn.step,
+        checkpoint,
+      });
     }
     rows.sort((a, b) => a.checkpoint.requestedAt.localeCompare(b.checkpoint.requestedAt));
     if (options.json) {
@@ -47,7 +59,9 @@ export async function inbox(options: InboxOptions, io: CliIo): Promise<number> {
     ];
     io.stdout(formatTable(table));
     if (page.nextCursor) io.stdout('(more waiting turns: use --limit, or the API with the cursor)\n');
-    io.stdout('Answer with: skillflow answer TURN CHECKPOINT --approve | --modify key=value... | --cancel | --choose X | --answer TEXT\n');
+    io.stdout(
+      'Answer with: skillflow answer TURN CHECKPOINT --approve | --modify key=value... | --cancel | --choose X | --answer TEXT\n',
+    );
     return 0;
   } catch (err) {
     io.stderr(`skillflow: ${explain(err, connection)}\n`);
@@ -63,7 +77,16 @@ function deadline(checkpoint: PendingCheckpoint, now: number): string {
 
 export function formatTable(rows: string[][]): string {
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-  return rows.map((row) => row.map((cell, i) => (i < row.length - 1 ? cell.padEnd(widths[i]) : cell)).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((row) =>
+        row
+          .map((cell, i) => (i < row.length - 1 ? cell.padEnd(widths[i]) : cell))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 export interface AnswerOptions {
@@ -77,9 +100,17 @@ export interface AnswerOptions {
 
 /** `skillflow answer TURN CHECKPOINT --approve | ...`: CHECKPOINT is the pending checkpoint's id (cp-3) or name. */
 export async function answer(turnId: string, checkpoint: string, options: AnswerOptions, io: CliIo): Promise<number> {
-  const given = [options.approve, options.cancel, options.modify !== undefined, options.choose !== undefined, options.answer !== undefined].filter(Boolean);
+  const given = [
+    options.approve,
+    options.cancel,
+    options.modify !== undefined,
+    options.choose !== undefined,
+    options.answer !== undefined,
+  ].filter(Boolean);
   if (given.length !== 1) {
-    io.stderr('skillflow answer: give exactly one of --approve, --modify key=value..., --cancel, --choose X, --answer TEXT.\n');
+    io.stderr(
+      'skillflow answer: give exactly one of --approve, --modify key=value..., --cancel, --choose X, --answer TEXT.\n',
+    );
     return 2;
   }
   let decision: CheckpointAnswer;
@@ -101,13 +132,19 @@ export async function answer(turnId: string, checkpoint: string, options: Answer
     if (!/^cp-\d+$/.test(checkpoint)) {
       const pending = (await connection.client.getTurn(turnId)).pendingCheckpoint;
       if (!pending || pending.name !== checkpoint) {
-        io.stderr(`skillflow: turn ${turnId} does not wait at a checkpoint named ${checkpoint}${pending ? ` (it waits at ${pending.id} ${pending.name})` : ''}.\n`);
+        io.stderr(
+          `skillflow: turn ${turnId} does not wait at a checkpoint named ${checkpoint}${pending ? ` (it waits at ${pending.id} ${pending.name})` : ''}.\n`,
+        );
         return 1;
       }
       checkpointId = pending.id;
     }
     const accepted = await connection.client.answerCheckpoint(turnId, checkpointId, decision);
-    io.stdout(options.json ? `${JSON.stringify(accepted)}\n` : `Answered ${accepted.checkpointId} of ${turnId}: ${accepted.action} (by ${accepted.by}).\n`);
+    io.stdout(
+      options.json
+        ? `${JSON.stringify(accepted)}\n`
+        : `Answered ${accepted.checkpointId} of ${turnId}: ${accepted.action} (by ${accepted.by}).\n`,
+    );
     return 0;
   } catch (err) {
     io.stderr(`skillflow: ${explain(err, connection)}\n`);

@@ -11,7 +11,8 @@ export class EventPrinter {
 
   print(event: StreamEvent): void {
     // Inside a skill run (invoke_skill), lines are indented by its depth and its text is the skill run's, not the assistant's.
-    const depth = 'depth' in event && typeof event.depth === 'number' && !('isSkill' in event && event.isSkill) ? event.depth : 0;
+    const depth =
+      'depth' in event && typeof event.depth === 'number' && !('isSkill' in event && event.isSkill) ? event.depth : 0;
     const pad = '  '.repeat(depth);
     const speaker = depth > 0 ? `${pad}skill run> ` : 'assistant> ';
     switch (event.type) {
@@ -32,7 +33,10 @@ export class EventPrinter {
       case 'tool.start':
         if (event.name === humanApprovalToolName) return;
         this.endLine();
-        if (event.isSkill && event.name !== 'load_skill') this.write(`${'  '.repeat((event.depth ?? 1) - 1)}  - skill ${event.name} (depth ${event.depth})${compact(event.input)}\n`);
+        if (event.isSkill && event.name !== 'load_skill')
+          this.write(
+            `${'  '.repeat((event.depth ?? 1) - 1)}  - skill ${event.name} (depth ${event.depth})${compact(event.input)}\n`,
+          );
         else this.write(`${pad}  - ${event.name}${compact(event.args)}\n`);
         return;
       case 'tool.end':
@@ -40,11 +44,16 @@ export class EventPrinter {
         // A checkpoint's call prints nothing of its own (its checkpoint does); a cut one ends with the turn's `cancelled`.
         if (isCancelledCallResult(event.result)) {
           if (event.name !== humanApprovalToolName) this.write(`${pad}  ! ${event.name} cancelled\n`);
-        } else this.write(`${pad}  ! ${event.name} failed: ${truncate(typeof event.result === 'string' ? event.result : JSON.stringify(event.result), 120)}\n`);
+        } else
+          this.write(
+            `${pad}  ! ${event.name} failed: ${truncate(typeof event.result === 'string' ? event.result : JSON.stringify(event.result), 120)}\n`,
+          );
         return;
       case 'step':
         this.endLine();
-        this.write(`${pad}  > ${event.skill}: ${event.step ?? 'loaded'}${event.remaining.length > 0 ? ` (then ${event.remaining.join(', ')})` : ' (plan complete)'}\n`);
+        this.write(
+          `${pad}  > ${event.skill}: ${event.step ?? 'loaded'}${event.remaining.length > 0 ? ` (then ${event.remaining.join(', ')})` : ' (plan complete)'}\n`,
+        );
         return;
       case 'checkpoint.resolved':
         this.write(`${pad}  ok ${event.checkpointId}: ${event.action} by ${event.by}\n`);
@@ -79,8 +88,12 @@ export class EventPrinter {
 export function describeCheckpoint(checkpoint: PendingCheckpoint, now = Date.now()): string {
   const deadline = checkpoint.expiresAt ? `, answer within ${formatAge(Date.parse(checkpoint.expiresAt) - now)}` : '';
   const asker = checkpoint.depth ? `, asked by skill ${checkpoint.skill} at depth ${checkpoint.depth}` : '';
-  const lines = [`? ${checkpoint.summary}`, `  (${checkpoint.kind} ${checkpoint.name}, ${checkpoint.id}${deadline}${asker})`];
-  for (const [key, value] of Object.entries(checkpoint.params ?? {})) lines.push(`    ${key} = ${JSON.stringify(value)}`);
+  const lines = [
+    `? ${checkpoint.summary}`,
+    `  (${checkpoint.kind} ${checkpoint.name}, ${checkpoint.id}${deadline}${asker})`,
+  ];
+  for (const [key, value] of Object.entries(checkpoint.params ?? {}))
+    lines.push(`    ${key} = ${JSON.stringify(value)}`);
   (checkpoint.options ?? []).forEach((option, index) => lines.push(`    ${index + 1}) ${option}`));
   return `${lines.join('\n')}\n`;
 }

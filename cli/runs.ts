@@ -33,7 +33,10 @@ function header(turn: Turn): string {
     `  skill    ${turn.skill ?? '-'}${turn.step ? `, step ${turn.step}` : ''}`,
     `  started  ${turn.createdAt}; last change ${turn.updatedAt}; ${usage}`,
   ];
-  if (turn.pendingCheckpoint) lines.push(`  waits at ${turn.pendingCheckpoint.id} ${turn.pendingCheckpoint.name}: ${truncate(turn.pendingCheckpoint.summary, 80)}`);
+  if (turn.pendingCheckpoint)
+    lines.push(
+      `  waits at ${turn.pendingCheckpoint.id} ${turn.pendingCheckpoint.name}: ${truncate(turn.pendingCheckpoint.summary, 80)}`,
+    );
   if (turn.error) lines.push(`  error    ${turn.error.code}: ${turn.error.message}`);
   return `${lines.join('\n')}\n\n`;
 }

@@ -58,7 +58,9 @@ export async function newSkill(name: string, skillsDir: string, io: CliIo): Prom
   }
   const folder = path.join(skillsDir, name);
   if (fs.existsSync(folder)) {
-    io.stderr(`skillflow: ${path.relative(io.cwd, folder) || folder} already exists; pick another name or remove it.\n`);
+    io.stderr(
+      `skillflow: ${path.relative(io.cwd, folder) || folder} already exists; pick another name or remove it.\n`,
+    );
     return 1;
   }
   for (const [file, text] of Object.entries(files(name))) {
@@ -69,9 +71,13 @@ export async function newSkill(name: string, skillsDir: string, io: CliIo): Prom
   const own = report.problems.filter((p) => p.skill === name);
   const shown = path.relative(io.cwd, folder) || folder;
   if (own.some((p) => p.severity === 'error')) {
-    io.stderr(`skillflow: created ${shown}, but it does not validate:\n${own.map((p) => `  ${p.file}: ${p.field}: ${p.message}`).join('\n')}\n`);
+    io.stderr(
+      `skillflow: created ${shown}, but it does not validate:\n${own.map((p) => `  ${p.file}: ${p.field}: ${p.message}`).join('\n')}\n`,
+    );
     return 1;
   }
-  io.stdout(`Created ${shown}: SKILL.md (front matter, plan, instructions), skillflow.yaml (parameters, a checkpoint), subskills/do-the-work.md.\nEdit them, then run: skillflow skills validate ${path.relative(io.cwd, skillsDir) || '.'}\n`);
+  io.stdout(
+    `Created ${shown}: SKILL.md (front matter, plan, instructions), skillflow.yaml (parameters, a checkpoint), subskills/do-the-work.md.\nEdit them, then run: skillflow skills validate ${path.relative(io.cwd, skillsDir) || '.'}\n`,
+  );
   return 0;
 }

@@ -132,15 +132,32 @@ ${help[command] ?? usage}`);
   try {
     switch (command) {
       case 'chat':
-        return rest.length > 0 ? wrong(`chat takes no arguments, got "${rest.join(' ')}"`) : await chat({ session: values.session, skill: values.skill, json }, io);
+        return rest.length > 0
+          ? wrong(`chat takes no arguments, got "${rest.join(' ')}"`)
+          : await chat({ session: values.session, skill: values.skill, json }, io);
       case 'inbox': {
         const limit = values.limit === undefined ? undefined : Number(values.limit);
-        if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 100)) return wrong('--limit must be a whole number from 1 to 100');
-        return rest.length > 0 ? wrong(`inbox takes no arguments, got "${rest.join(' ')}"`) : await inbox({ user: values.user, skill: values.skill, limit, json }, io);
+        if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 100))
+          return wrong('--limit must be a whole number from 1 to 100');
+        return rest.length > 0
+          ? wrong(`inbox takes no arguments, got "${rest.join(' ')}"`)
+          : await inbox({ user: values.user, skill: values.skill, limit, json }, io);
       }
       case 'answer':
         if (rest.length !== 2) return wrong('answer needs TURN and CHECKPOINT');
-        return await answer(rest[0], rest[1], { approve: values.approve === true, cancel: values.cancel === true, modify: values.modify, choose: values.choose, answer: values.answer, json }, io);
+        return await answer(
+          rest[0],
+          rest[1],
+          {
+            approve: values.approve === true,
+            cancel: values.cancel === true,
+            modify: values.modify,
+            choose: values.choose,
+            answer: values.answer,
+            json,
+          },
+          io,
+        );
       case 'runs':
         if (rest[0] !== 'show' || rest.length !== 2) return wrong('use: skillflow runs show TURN');
         return await showRun(rest[1], { json }, io);
@@ -169,7 +186,12 @@ function spreadModify(argv: string[]): string[] {
   return out;
 }
 
-async function skills(args: string[], flags: { json: boolean; strict: boolean }, io: CliIo, wrong: (why: string) => number): Promise<number> {
+async function skills(
+  args: string[],
+  flags: { json: boolean; strict: boolean },
+  io: CliIo,
+  wrong: (why: string) => number,
+): Promise<number> {
   const [command, ...rest] = args;
   if (command === 'schema') {
     if (rest.length > 0) return wrong('skills schema takes no arguments');
@@ -190,9 +212,15 @@ async function skills(args: string[], flags: { json: boolean; strict: boolean },
   return command === 'validate' ? printValidation(report, failing, io) : printList(report, io);
 }
 
-const skillsDir = (dirArg: string | undefined, io: CliIo) => path.resolve(io.cwd, dirArg ?? io.env.SKILLFLOW_SKILLS_DIR ?? 'skills');
+const skillsDir = (dirArg: string | undefined, io: CliIo) =>
+  path.resolve(io.cwd, dirArg ?? io.env.SKILLFLOW_SKILLS_DIR ?? 'skills');
 
-function printJson(command: string, report: LibraryReport, failing: (problem: SkillProblem) => boolean, io: CliIo): number {
+function printJson(
+  command: string,
+  report: LibraryReport,
+  failing: (problem: SkillProblem) => boolean,
+  io: CliIo,
+): number {
   const errors = report.problems.filter((p) => p.severity === 'error').length;
   const body =
     command === 'validate'
@@ -204,14 +232,23 @@ function printJson(command: string, report: LibraryReport, failing: (problem: Sk
           warnings: report.problems.length - errors,
           problems: report.problems,
         }
-      : { skills: report.skills.flatMap((s) => (s.manifest ? [listed(s.manifest)] : [])), skipped: report.skills.filter((s) => !s.manifest).map((s) => s.folder) };
+      : {
+          skills: report.skills.flatMap((s) => (s.manifest ? [listed(s.manifest)] : [])),
+          skipped: report.skills.filter((s) => !s.manifest).map((s) => s.folder),
+        };
   io.stdout(`${JSON.stringify(body, null, 2)}
 `);
   return report.problems.some(failing) ? 1 : 0;
 }
 
 function listed(manifest: SkillManifest) {
-  return { name: manifest.name, enabled: manifest.enabled, category: manifest.category, description: manifest.description, plan: manifest.plan?.source ?? null };
+  return {
+    name: manifest.name,
+    enabled: manifest.enabled,
+    category: manifest.category,
+    description: manifest.description,
+    plan: manifest.plan?.source ?? null,
+  };
 }
 
 function printValidation(report: LibraryReport, failing: (problem: SkillProblem) => boolean, io: CliIo): number {
@@ -237,9 +274,16 @@ function printList(report: LibraryReport, io: CliIo): number {
   const manifests = report.skills.flatMap((s) => (s.manifest ? [s.manifest] : []));
   const rows = [['NAME', 'CATEGORY', 'DESCRIPTION', 'PLAN'], ...manifests.map(row)];
   const widths = [0, 1, 2].map((column) => Math.max(...rows.map((r) => r[column].length)));
-  for (const r of rows) io.stdout(`${r.map((cell, i) => (i < 3 ? cell.padEnd(widths[i]) : cell)).join('  ').trimEnd()}\n`);
+  for (const r of rows)
+    io.stdout(
+      `${r
+        .map((cell, i) => (i < 3 ? cell.padEnd(widths[i]) : cell))
+        .join('  ')
+        .trimEnd()}\n`,
+    );
   const broken = report.skills.filter((s) => !s.manifest).map((s) => s.folder);
-  if (broken.length > 0) io.stderr(`Skipped with errors: ${broken.join(', ')}. Run "skillflow skills validate" for details.\n`);
+  if (broken.length > 0)
+    io.stderr(`Skipped with errors: ${broken.join(', ')}. Run "skillflow skills validate" for details.\n`);
   return report.problems.some((p) => p.severity === 'error') ? 1 : 0;
 }
 

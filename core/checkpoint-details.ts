@@ -22,10 +22,14 @@ export interface DetailsTarget {
 export const operatorPlaceholder = 'operator';
 
 /** One answer per action the checkpoint accepts, valid as written: proposed params for modify, the first option. */
-export function readyAnswers(pending: PendingCheckpoint): Array<{ action: CheckpointAction; decision: CheckpointDecision }> {
+export function readyAnswers(
+  pending: PendingCheckpoint,
+): Array<{ action: CheckpointAction; decision: CheckpointDecision }> {
   return pending.actions.flatMap((action) => {
     const decision = answerFor(pending, action);
-    return decision ? [{ action, decision: { checkpointId: pending.id, action, ...decision, by: operatorPlaceholder } }] : [];
+    return decision
+      ? [{ action, decision: { checkpointId: pending.id, action, ...decision, by: operatorPlaceholder } }]
+      : [];
   });
 }
 
@@ -35,7 +39,9 @@ function answerFor(pending: PendingCheckpoint, action: CheckpointAction): Partia
     case 'cancel':
       return {};
     case 'modify':
-      return pending.params && Object.keys(pending.params).length > 0 ? { overrides: pending.params } : { note: 'What to change, in your own words' };
+      return pending.params && Object.keys(pending.params).length > 0
+        ? { overrides: pending.params }
+        : { note: 'What to change, in your own words' };
     case 'choose':
       return pending.options && pending.options.length > 0 ? { choice: pending.options[0] } : undefined;
     case 'answer':
@@ -53,7 +59,9 @@ export function checkpointDetails(pending: PendingCheckpoint | null, target: Det
     '',
     `- Deadline: ${pending.expiresAt ?? 'none (it waits until answered)'}`,
     `- Parameters: ${pending.params ? inlineCode(JSON.stringify(pending.params)) : 'none'}`,
-    ...(pending.options && pending.options.length > 0 ? [`- Options: ${pending.options.map(inlineCode).join(', ')}`] : []),
+    ...(pending.options && pending.options.length > 0
+      ? [`- Options: ${pending.options.map(inlineCode).join(', ')}`]
+      : []),
     `- Actions: ${pending.actions.join(', ')}`,
     '',
     `${target.viaTurn ? `Answer it through its turn \`${target.answerTo}\`` : 'Answer it'} with the update \`${target.update}\` (validated: a rejection says why) ` +

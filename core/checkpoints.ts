@@ -44,7 +44,8 @@ export const maxNoteLength = 4000;
 export const routingActions: CheckpointAction[] = ['choose', 'cancel'];
 
 export function allowedActions(checkpoint: Pick<PendingCheckpoint, 'kind' | 'options'>): CheckpointAction[] {
-  const actions: CheckpointAction[] = checkpoint.kind === 'approval' ? ['approve', 'modify', 'cancel'] : ['answer', 'cancel'];
+  const actions: CheckpointAction[] =
+    checkpoint.kind === 'approval' ? ['approve', 'modify', 'cancel'] : ['answer', 'cancel'];
   if (checkpoint.options && checkpoint.options.length > 0) actions.push('choose');
   return actions;
 }
@@ -55,12 +56,21 @@ export function allowedActions(checkpoint: Pick<PendingCheckpoint, 'kind' | 'opt
  */
 export function pendingCheckpointOf(pending: PendingCheckpoint): PendingCheckpoint {
   if (pending.actions && pending.paramsSchema !== undefined) return pending;
-  return { ...pending, paramsSchema: pending.params ? schemaOfValues(pending.params) : null, actions: allowedActions(pending) };
+  return {
+    ...pending,
+    paramsSchema: pending.params ? schemaOfValues(pending.params) : null,
+    actions: allowedActions(pending),
+  };
 }
 
 type DecisionCheck = Pick<PendingCheckpoint, 'kind' | 'params' | 'paramsSchema' | 'options' | 'actions'>;
 
-const problem = (path: string, rule: string, message: string, allowed?: unknown): DecisionProblem => ({ path, rule, message, ...(allowed !== undefined ? { allowed } : {}) });
+const problem = (path: string, rule: string, message: string, allowed?: unknown): DecisionProblem => ({
+  path,
+  rule,
+  message,
+  ...(allowed !== undefined ? { allowed } : {}),
+});
 
 /** One reason a decision cannot be accepted: like a schema problem, with the decision's own rules too. */
 export interface DecisionProblem {
@@ -75,18 +85,33 @@ export function decisionProblems(checkpoint: DecisionCheck, decision: Checkpoint
   if (!isPlainObject(decision)) return [problem('', 'type', 'The decision must be an object.')];
   if (!checkpoint.actions.includes(decision.action)) {
     return [
-      problem('action', 'enum', `${checkpoint.kind === 'approval' ? 'An approval' : 'A question'} checkpoint${checkpoint.options ? ' with options' : ''} accepts ${checkpoint.actions.join(', ')}; not ${JSON.stringify(decision.action)}.`, checkpoint.actions),
+      problem(
+        'action',
+        'enum',
+        `${checkpoint.kind === 'approval' ? 'An approval' : 'A question'} checkpoint${checkpoint.options ? ' with options' : ''} accepts ${checkpoint.actions.join(', ')}; not ${JSON.stringify(decision.action)}.`,
+        checkpoint.actions,
+      ),
     ];
   }
-  if (decision.note !== undefined && decision.action !== 'modify') return [problem('note', 'action', 'note goes with modify only.')];
+  if (decision.note !== undefined && decision.action !== 'modify')
+    return [problem('note', 'action', 'note goes with modify only.')];
   switch (decision.action) {
     case 'choose':
       if (typeof decision.choice !== 'string' || !checkpoint.options?.includes(decision.choice)) {
-        return [problem('choice', 'enum', `choice must be one of the options exactly as offered: ${JSON.stringify(checkpoint.options)}.`, checkpoint.options)];
+        return [
+          problem(
+            'choice',
+            'enum',
+            `choice must be one of the options exactly as offered: ${JSON.stringify(checkpoint.options)}.`,
+            checkpoint.options,
+          ),
+        ];
       }
       return [];
     case 'answer':
-      return typeof decision.answer === 'string' && decision.answer.trim() !== '' ? [] : [problem('answer', 'required', 'answer must be a non-empty string.')];
+      return typeof decision.answer === 'string' && decision.answer.trim() !== ''
+        ? []
+        : [problem('answer', 'required', 'answer must be a non-empty string.')];
     case 'modify':
       return modifyProblems(checkpoint, decision);
     default:
@@ -99,10 +124,17 @@ function modifyProblems(checkpoint: DecisionCheck, decision: CheckpointDecision)
   if (note !== undefined && (typeof note !== 'string' || note.trim() === '' || note.length > maxNoteLength)) {
     return [problem('note', 'type', `note must be non-empty text of at most ${maxNoteLength} characters.`)];
   }
-  if (overrides !== undefined && !isPlainObject(overrides)) return [problem('overrides', 'type', 'overrides must be an object of param names and values.')];
+  if (overrides !== undefined && !isPlainObject(overrides))
+    return [problem('overrides', 'type', 'overrides must be an object of param names and values.')];
   const count = overrides ? Object.keys(overrides).length : 0;
   if (count === 0 && note === undefined) {
-    return [problem('overrides', 'required', "modify needs overrides (an object with at least one of the checkpoint's params), a note in words, or both.")];
+    return [
+      problem(
+        'overrides',
+        'required',
+        "modify needs overrides (an object with at least one of the checkpoint's params), a note in words, or both.",
+      ),
+    ];
   }
   if (count === 0) return [];
   const schema = checkpoint.paramsSchema ?? schemaOfValues({});
@@ -121,7 +153,11 @@ export function decisionResult(decision: CheckpointDecision): CheckpointResult {
     case 'approve':
       return { approved: true };
     case 'modify':
-      return { approved: true, ...(decision.overrides && Object.keys(decision.overrides).length > 0 ? { overrides: decision.overrides } : {}), ...(decision.note ? { note: decision.note } : {}) };
+      return {
+        approved: true,
+        ...(decision.overrides && Object.keys(decision.overrides).length > 0 ? { overrides: decision.overrides } : {}),
+        ...(decision.note ? { note: decision.note } : {}),
+      };
     case 'choose':
       return { choice: decision.choice! };
     case 'answer':
@@ -138,13 +174,18 @@ export function parseCheckpointRequest(input: unknown): CheckpointRequest | stri
   if (typeof value.checkpoint !== 'string' || !/^[a-z0-9][a-z0-9_-]{0,63}$/.test(value.checkpoint)) {
     return 'checkpoint must be a name of lowercase letters, digits, _ and - (at most 64 characters).';
   }
-  if (typeof value.summary !== 'string' || value.summary.trim() === '') return 'summary must be a non-empty string telling the human what to decide.';
+  if (typeof value.summary !== 'string' || value.summary.trim() === '')
+    return 'summary must be a non-empty string telling the human what to decide.';
   const kind = value.kind ?? 'approval';
   if (kind !== 'approval' && kind !== 'question') return 'kind must be "approval" or "question".';
   if (value.params !== undefined && !isPlainObject(value.params)) return 'params must be an object.';
   if (value.options !== undefined) {
     const options = value.options;
-    if (!Array.isArray(options) || options.length === 0 || options.some((option) => typeof option !== 'string' || option.trim() === '')) {
+    if (
+      !Array.isArray(options) ||
+      options.length === 0 ||
+      options.some((option) => typeof option !== 'string' || option.trim() === '')
+    ) {
       return 'options must be a non-empty array of non-empty strings.';
     }
     if (new Set(options).size !== options.length) return 'options must be distinct.';
@@ -163,15 +204,22 @@ export const checkpointToolDefinition = {
   description:
     'Pause and ask the human. Use kind "approval" to have parameters or a plan approved before acting (the human may ' +
     'approve, modify params, choose an option, or cancel), and kind "question" to ask something the human answers in ' +
-    'their own words (or by choosing an option). The decision comes back as this tool\'s result; never assume it.',
+    "their own words (or by choosing an option). The decision comes back as this tool's result; never assume it.",
   input_schema: {
     type: 'object' as const,
     properties: {
-      checkpoint: { type: 'string', description: 'The checkpoint name, e.g. exam_params, or a name of your own for a one-off question.' },
+      checkpoint: {
+        type: 'string',
+        description: 'The checkpoint name, e.g. exam_params, or a name of your own for a one-off question.',
+      },
       summary: { type: 'string', description: 'What the human is asked to decide or answer, in full.' },
       kind: { type: 'string', enum: ['approval', 'question'] },
       params: { type: 'object', description: 'Proposed parameters the human may modify (approval).' },
-      options: { type: 'array', items: { type: 'string' }, description: 'Choices offered to the human, each exactly as it should be returned.' },
+      options: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'Choices offered to the human, each exactly as it should be returned.',
+      },
     },
     required: ['checkpoint', 'summary', 'kind'],
   },

@@ -33,7 +33,12 @@ function toolNames(messages: ChatMessage[]): Map<string, string> {
 
 function stub(block: ToolResultBlock, toolName: string): ToolResultBlock {
   const content = `${stubPrefix} The result of this ${toolName} call was used and then removed to keep the conversation within the model's context. Call ${toolName} again if you need it.`;
-  return { type: 'tool_result', tool_use_id: block.tool_use_id, content, ...(block.is_error ? { is_error: true } : {}) };
+  return {
+    type: 'tool_result',
+    tool_use_id: block.tool_use_id,
+    content,
+    ...(block.is_error ? { is_error: true } : {}),
+  };
 }
 
 const isStub = (block: ToolResultBlock) => typeof block.content === 'string' && block.content.startsWith(stubPrefix);
@@ -54,7 +59,8 @@ export function compactMessages(messages: ChatMessage[], options: CompactionOpti
     if (message.role !== 'user' || typeof message.content === 'string') continue;
     let changed = false;
     const content: ContentBlock[] = message.content.map((block) => {
-      if (block.type !== 'tool_result' || isStub(block) || options.protectedToolUseIds.has(block.tool_use_id)) return block;
+      if (block.type !== 'tool_result' || isStub(block) || options.protectedToolUseIds.has(block.tool_use_id))
+        return block;
       changed = true;
       stubbed++;
       return stub(block, names.get(block.tool_use_id) ?? 'tool');

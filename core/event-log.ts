@@ -7,7 +7,8 @@ export class EventLog {
   constructor(private readonly now: () => string) {}
 
   append(body: TurnEventBody): TurnEvent {
-    if (liveOnlyEventTypes.has(body.type)) throw new Error(`${body.type} events are live only; publish them, do not log them`);
+    if (liveOnlyEventTypes.has(body.type))
+      throw new Error(`${body.type} events are live only; publish them, do not log them`);
     const event = { ...body, offset: this.events.length + 1, at: this.now() } as TurnEvent;
     this.events.push(event);
     return event;

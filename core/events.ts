@@ -17,10 +17,13 @@ export const cancelledCallResult = { cancelled: 'turn cancelled' } as const;
 
 /** Whether a `tool.end` result is that of a call a cancel cut. */
 export function isCancelledCallResult(result: unknown): boolean {
-  return typeof result === 'object' && result !== null && (result as { cancelled?: unknown }).cancelled === cancelledCallResult.cancelled;
+  return (
+    typeof result === 'object' &&
+    result !== null &&
+    (result as { cancelled?: unknown }).cancelled === cancelledCallResult.cancelled
+  );
 }
 
 export function isTerminalEvent(event: { type: string }): boolean {
   return event.type === 'done' || event.type === 'error' || event.type === 'cancelled';
 }
-

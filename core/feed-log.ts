@@ -79,7 +79,12 @@ export class FeedLog {
       return verdict;
     }
     this.take(event, durable, verdict);
-    for (let next = this.ahead.get(this.known + 1); next && !this.over && !this.pendingEnding; next = this.ahead.get(this.known + 1)) this.take(next, false, verdict);
+    for (
+      let next = this.ahead.get(this.known + 1);
+      next && !this.over && !this.pendingEnding;
+      next = this.ahead.get(this.known + 1)
+    )
+      this.take(next, false, verdict);
     for (const offset of this.ahead.keys()) if (offset <= this.known) this.ahead.delete(offset);
     return verdict;
   }
@@ -116,7 +121,9 @@ export class FeedLog {
       if (durable) this.pendingEnding = undefined;
       return;
     }
-    verdict.warnings.push(`the terminal event pushed at offset ${pending.offset} was not recorded (a workflow task that failed after pushing)`);
+    verdict.warnings.push(
+      `the terminal event pushed at offset ${pending.offset} was not recorded (a workflow task that failed after pushing)`,
+    );
     this.pendingEnding = undefined;
   }
 
@@ -133,7 +140,9 @@ export class FeedLog {
    * streams resume after it).
    */
   private diverged(offset: number, verdict: Acceptance): void {
-    verdict.warnings.push(`a pushed event at offset ${offset} differs from the one delivered (a workflow task that failed after pushing); reading the log again from there`);
+    verdict.warnings.push(
+      `a pushed event at offset ${offset} differs from the one delivered (a workflow task that failed after pushing); reading the log again from there`,
+    );
     this.events.length = offset - 1;
     this.ahead.clear();
     this.pendingEnding = undefined;

@@ -26,12 +26,36 @@ export interface JsonSchema {
   default?: unknown;
 }
 
-export type SchemaRule = 'type' | 'required' | 'additionalProperties' | 'enum' | 'minimum' | 'maximum' | 'minLength' | 'maxLength' | 'minItems' | 'maxItems' | 'depth';
+export type SchemaRule =
+  | 'type'
+  | 'required'
+  | 'additionalProperties'
+  | 'enum'
+  | 'minimum'
+  | 'maximum'
+  | 'minLength'
+  | 'maxLength'
+  | 'minItems'
+  | 'maxItems'
+  | 'depth';
 
 /** The keywords the validator reads (and the documentation ones it may skip); every other keyword is ignored. */
 export const supportedKeywords: ReadonlySet<string> = new Set([
-  'type', 'description', 'title', 'properties', 'required', 'additionalProperties', 'enum', 'minimum', 'maximum',
-  'minLength', 'maxLength', 'minItems', 'maxItems', 'items', 'default',
+  'type',
+  'description',
+  'title',
+  'properties',
+  'required',
+  'additionalProperties',
+  'enum',
+  'minimum',
+  'maximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'items',
+  'default',
 ]);
 
 /**
@@ -45,7 +69,8 @@ export function unsupportedKeywords(schema: JsonSchema, path = ''): string[] {
     if (!supportedKeywords.has(key)) found.push(at(key));
     else if (key === 'items') found.push(...unsupportedKeywords(value as JsonSchema, at(key)));
     else if (key === 'properties') {
-      for (const [name, property] of Object.entries(value as Record<string, JsonSchema>)) found.push(...unsupportedKeywords(property, at(`properties.${name}`)));
+      for (const [name, property] of Object.entries(value as Record<string, JsonSchema>))
+        found.push(...unsupportedKeywords(property, at(`properties.${name}`)));
     }
   }
   return found;
@@ -75,7 +100,11 @@ export const defaultMaxDepth = 32;
 
 export function validateJson(value: unknown, schema: JsonSchema, options: ValidateOptions = {}): Validation {
   const problems: SchemaProblem[] = [];
-  const context = { problems, applyDefaults: options.applyDefaults === true, maxDepth: options.maxDepth ?? defaultMaxDepth };
+  const context = {
+    problems,
+    applyDefaults: options.applyDefaults === true,
+    maxDepth: options.maxDepth ?? defaultMaxDepth,
+  };
   const checked = check(value, schema, options.path ?? '', 0, context);
   return problems.length === 0 ? { ok: true, value: checked } : { ok: false, value: checked, problems };
 }
@@ -88,7 +117,12 @@ interface Context {
 
 function check(value: unknown, schema: JsonSchema, path: string, depth: number, context: Context): unknown {
   const report: Report = (rule, predicate, allowed) =>
-    context.problems.push({ path, rule, ...(allowed !== undefined ? { allowed } : {}), message: `${path || 'the value'} ${predicate}` });
+    context.problems.push({
+      path,
+      rule,
+      ...(allowed !== undefined ? { allowed } : {}),
+      message: `${path || 'the value'} ${predicate}`,
+    });
   if (depth > context.maxDepth) {
     report('depth', `is nested more than ${context.maxDepth} levels deep`);
     return value;
@@ -98,12 +132,21 @@ function check(value: unknown, schema: JsonSchema, path: string, depth: number, 
     return value;
   }
   if (schema.enum !== undefined && !schema.enum.some((allowed) => sameJson(allowed, value))) {
-    report('enum', `is ${JSON.stringify(value)}, not one of ${schema.enum.map((allowed) => JSON.stringify(allowed)).join(', ')}`, schema.enum);
+    report(
+      'enum',
+      `is ${JSON.stringify(value)}, not one of ${schema.enum.map((allowed) => JSON.stringify(allowed)).join(', ')}`,
+      schema.enum,
+    );
   }
   if (typeof value === 'number') {
-    const bounds = { ...(schema.minimum !== undefined ? { minimum: schema.minimum } : {}), ...(schema.maximum !== undefined ? { maximum: schema.maximum } : {}) };
-    if (schema.minimum !== undefined && value < schema.minimum) report('minimum', `is ${value}, below the minimum ${schema.minimum}`, bounds);
-    if (schema.maximum !== undefined && value > schema.maximum) report('maximum', `is ${value}, above the maximum ${schema.maximum}`, bounds);
+    const bounds = {
+      ...(schema.minimum !== undefined ? { minimum: schema.minimum } : {}),
+      ...(schema.maximum !== undefined ? { maximum: schema.maximum } : {}),
+    };
+    if (schema.minimum !== undefined && value < schema.minimum)
+      report('minimum', `is ${value}, below the minimum ${schema.minimum}`, bounds);
+    if (schema.maximum !== undefined && value > schema.maximum)
+      report('maximum', `is ${value}, above the maximum ${schema.maximum}`, bounds);
   }
   if (typeof value === 'string') checkLength(value, schema, report);
   if (Array.isArray(value)) checkCount(value, schema, report);
@@ -122,13 +165,21 @@ type Report = (rule: SchemaRule, predicate: string, allowed?: unknown) => void;
 
 function checkLength(value: string, schema: JsonSchema, report: Report): void {
   const length = [...value].length;
-  if (schema.minLength !== undefined && length < schema.minLength) report('minLength', `is ${length} characters long, shorter than ${schema.minLength}`, { minLength: schema.minLength });
-  if (schema.maxLength !== undefined && length > schema.maxLength) report('maxLength', `is ${length} characters long, longer than ${schema.maxLength}`, { maxLength: schema.maxLength });
+  if (schema.minLength !== undefined && length < schema.minLength)
+    report('minLength', `is ${length} characters long, shorter than ${schema.minLength}`, {
+      minLength: schema.minLength,
+    });
+  if (schema.maxLength !== undefined && length > schema.maxLength)
+    report('maxLength', `is ${length} characters long, longer than ${schema.maxLength}`, {
+      maxLength: schema.maxLength,
+    });
 }
 
 function checkCount(value: unknown[], schema: JsonSchema, report: Report): void {
-  if (schema.minItems !== undefined && value.length < schema.minItems) report('minItems', `has ${value.length} items, fewer than ${schema.minItems}`, { minItems: schema.minItems });
-  if (schema.maxItems !== undefined && value.length > schema.maxItems) report('maxItems', `has ${value.length} items, more than ${schema.maxItems}`, { maxItems: schema.maxItems });
+  if (schema.minItems !== undefined && value.length < schema.minItems)
+    report('minItems', `has ${value.length} items, fewer than ${schema.minItems}`, { minItems: schema.minItems });
+  if (schema.maxItems !== undefined && value.length > schema.maxItems)
+    report('maxItems', `has ${value.length} items, more than ${schema.maxItems}`, { maxItems: schema.maxItems });
 }
 
 /**
@@ -136,9 +187,16 @@ function checkCount(value: unknown[], schema: JsonSchema, report: Report): void 
  * them. The result has no prototype, and `__proto__` is refused (and left out), so no value can set what a result
  * inherits.
  */
-function checkObject(value: Record<string, unknown>, schema: JsonSchema, path: string, depth: number, context: Context): Record<string, unknown> {
+function checkObject(
+  value: Record<string, unknown>,
+  schema: JsonSchema,
+  path: string,
+  depth: number,
+  context: Context,
+): Record<string, unknown> {
   const properties = schema.properties ?? {};
-  const declared = (key: string): JsonSchema | undefined => (Object.hasOwn(properties, key) ? properties[key] : undefined);
+  const declared = (key: string): JsonSchema | undefined =>
+    Object.hasOwn(properties, key) ? properties[key] : undefined;
   const result: Record<string, unknown> = Object.create(null);
   const at = (key: string) => (path ? `${path}.${key}` : key);
   for (const [key, entry] of Object.entries(value)) {
@@ -163,7 +221,8 @@ function checkObject(value: Record<string, unknown>, schema: JsonSchema, path: s
     if (Object.hasOwn(value, key) && value[key] !== undefined) continue;
     const fallback = declared(key)?.default;
     if (context.applyDefaults && fallback !== undefined) result[key] = JSON.parse(JSON.stringify(fallback));
-    else if (schema.required?.includes(key)) context.problems.push({ path: at(key), rule: 'required', message: `${at(key)} is required` });
+    else if (schema.required?.includes(key))
+      context.problems.push({ path: at(key), rule: 'required', message: `${at(key)} is required` });
   }
   return result;
 }
@@ -175,7 +234,12 @@ function checkPrototypeKey(value: Record<string, unknown>, schema: JsonSchema, p
   if (!Object.hasOwn(value, prototypeKey)) return;
   const at = path ? `${path}.${prototypeKey}` : prototypeKey;
   const names = Object.keys(schema.properties ?? {});
-  context.problems.push({ path: at, rule: 'additionalProperties', allowed: names, message: `${at} is not allowed: ${prototypeKey} is never a property name (it would set what the object inherits)` });
+  context.problems.push({
+    path: at,
+    rule: 'additionalProperties',
+    allowed: names,
+    message: `${at} is not allowed: ${prototypeKey} is never a property name (it would set what the object inherits)`,
+  });
 }
 
 function hasType(value: unknown, type: JsonSchemaType): boolean {
@@ -222,7 +286,16 @@ function article(type: string): string {
 export function schemaOfValues(values: Record<string, unknown>): JsonSchema {
   const properties: Record<string, JsonSchema> = Object.create(null);
   for (const [key, value] of Object.entries(values)) {
-    properties[key] = { type: value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value === 'object' ? 'object' : (typeof value as JsonSchemaType) };
+    properties[key] = {
+      type:
+        value === null
+          ? 'null'
+          : Array.isArray(value)
+            ? 'array'
+            : typeof value === 'object'
+              ? 'object'
+              : (typeof value as JsonSchemaType),
+    };
   }
   return { type: 'object', properties, additionalProperties: false };
 }

@@ -49,7 +49,12 @@ export interface ChatMessage {
 export interface ToolDefinition {
   name: string;
   description: string;
-  input_schema: { type: 'object'; properties?: Record<string, unknown>; required?: string[]; [keyword: string]: unknown };
+  input_schema: {
+    type: 'object';
+    properties?: Record<string, unknown>;
+    required?: string[];
+    [keyword: string]: unknown;
+  };
   cache_control?: CacheControl;
 }
 

@@ -4,13 +4,7 @@ import type { Usage } from './schemas/turn';
 import type { Effort } from './thinking';
 
 export type StopReason =
-  | 'end_turn'
-  | 'tool_use'
-  | 'max_tokens'
-  | 'stop_sequence'
-  | 'pause_turn'
-  | 'refusal'
-  | 'model_context_window_exceeded';
+  'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
 
 /** One call to the model: everything the activity needs, as plain data. */
 export interface ModelRequest {

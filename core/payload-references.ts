@@ -23,11 +23,18 @@ export type Resolved<T> = T | { unavailable: string };
 export const resolvedNote = (where: string) =>
   `Not in workflow history: what its references name, read by skillflow's codec from ${where} when this payload was shown.`;
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const isString = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
 
 function isDelta(value: unknown): value is TranscriptDelta {
-  return isObject(value) && Number.isInteger(value.baseCount) && isString(value.baseDigest) && Array.isArray(value.append) && (value.repeated === undefined || Array.isArray(value.repeated));
+  return (
+    isObject(value) &&
+    Number.isInteger(value.baseCount) &&
+    isString(value.baseDigest) &&
+    Array.isArray(value.append) &&
+    (value.repeated === undefined || Array.isArray(value.repeated))
+  );
 }
 
 /** The references of a model call's input; undefined for any other value, or a model call sent whole. */
@@ -43,7 +50,8 @@ export function modelCallReferences(value: unknown): ModelCallReferences | undef
 
 /** The pinned skills a carried plan names (a carry of version 3); undefined for any other value. */
 export function carriedSkillReferences(value: unknown): SkillRef[] | undefined {
-  if (!isObject(value) || value.version !== 3 || !Array.isArray(value.skills) || !Array.isArray(value.snapshots)) return undefined;
+  if (!isObject(value) || value.version !== 3 || !Array.isArray(value.skills) || !Array.isArray(value.snapshots))
+    return undefined;
   const refs = value.skills.filter((ref): ref is SkillRef => isObject(ref) && isString(ref.name) && isString(ref.hash));
   return refs.length > 0 && refs.length === value.skills.length ? refs : undefined;
 }

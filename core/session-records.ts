@@ -92,7 +92,10 @@ export function historyWindow(turns: readonly RecordText[], window: number, wind
  * counting from the newest (the first that does not fit ends the tail). The newest record is always kept; when it
  * alone holds more text than that, its output, then its message, are cut to fit and it is marked `truncated`.
  */
-export function boundedRecords<T extends RecordText>(turns: readonly T[], limits: { maxRecords: number; maxTextBytes: number } = sessionRecordLimits): T[] {
+export function boundedRecords<T extends RecordText>(
+  turns: readonly T[],
+  limits: { maxRecords: number; maxTextBytes: number } = sessionRecordLimits,
+): T[] {
   const kept: T[] = [];
   let budget = limits.maxTextBytes;
   for (let i = turns.length - 1; i >= 0 && kept.length < limits.maxRecords; i--) {

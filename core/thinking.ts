@@ -61,5 +61,7 @@ export function thinkingParamsFor(model: string, settings: ThinkingSettings): Th
   }
   if (!settings.thinking) return {};
   const budget = settings.budgetTokens ?? Math.floor(settings.maxTokens / 2);
-  return budget >= minThinkingBudgetTokens && budget < settings.maxTokens ? { thinking: { type: 'enabled', budget_tokens: budget } } : {};
+  return budget >= minThinkingBudgetTokens && budget < settings.maxTokens
+    ? { thinking: { type: 'enabled', budget_tokens: budget } }
+    : {};
 }

@@ -86,7 +86,8 @@ function feed(state: [number, number], text: string): [number, number] {
   return [a, b];
 }
 
-const hexOf = ([a, b]: [number, number]) => (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
+const hexOf = ([a, b]: [number, number]) =>
+  (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
 
 /** A deterministic 64-bit FNV-1a digest of the JSON text (two 32-bit lanes), as 16 hex digits. */
 export function digestOf(value: unknown): string {
@@ -111,7 +112,10 @@ export class ConversationMeasure {
   private results: Array<Array<{ block: number; digest: string; content: string }>> = [];
   private readonly firstResult = new Map<string, number>();
   /** Long results by their first characters (`headOf`): message index, block and digest, in conversation order. */
-  private readonly byHead = new Map<string, Array<{ message: number; block: number; digest: string; content: string }>>();
+  private readonly byHead = new Map<
+    string,
+    Array<{ message: number; block: number; digest: string; content: string }>
+  >();
 
   /**
    * The tool results of messages `from` onwards whose content repeats an earlier tool result of the conversation, whole
@@ -138,7 +142,10 @@ export class ConversationMeasure {
    * The latest result before message `before` that `content` begins as, for most of its length. Only results the
    * worker already holds whole (before the delta) qualify: one in the delta may itself be elided.
    */
-  private partialRepeat(before: number, content: string): Pick<RepeatedResult, 'digest' | 'length' | 'suffix'> | undefined {
+  private partialRepeat(
+    before: number,
+    content: string,
+  ): Pick<RepeatedResult, 'digest' | 'length' | 'suffix'> | undefined {
     const entries = this.byHead.get(headOf(content)) ?? [];
     let at = entries.length - 1;
     while (at >= 0 && entries[at].message >= before) at--;
@@ -199,7 +206,12 @@ export function elideRepeated(append: ChatMessage[], repeated: RepeatedResult[])
   return append.map((message, index) => {
     const blocks = repeated.filter((entry) => entry.message === index).map((entry) => entry.block);
     if (blocks.length === 0 || typeof message.content === 'string') return message;
-    return { ...message, content: message.content.map((block, at) => (blocks.includes(at) && block.type === 'tool_result' ? { ...block, content: '' } : block)) };
+    return {
+      ...message,
+      content: message.content.map((block, at) =>
+        blocks.includes(at) && block.type === 'tool_result' ? { ...block, content: '' } : block,
+      ),
+    };
   });
 }
 
@@ -207,28 +219,55 @@ export function elideRepeated(append: ChatMessage[], repeated: RepeatedResult[])
  * The conversation with the repeated tool results of a delta appended at `from` filled in from the earlier tool results
  * they repeat; undefined when one names a content the conversation does not hold.
  */
-export function restoreRepeated(conversation: ChatMessage[], from: number, repeated: RepeatedResult[]): ChatMessage[] | undefined {
+export function restoreRepeated(
+  conversation: ChatMessage[],
+  from: number,
+  repeated: RepeatedResult[],
+): ChatMessage[] | undefined {
   const contents = new Map<string, string>();
   for (const message of conversation) {
     if (typeof message.content === 'string') continue;
     for (const block of message.content) {
-      if (block.type === 'tool_result' && typeof block.content === 'string' && block.content.length >= minRepeatedChars) contents.set(digestOf(block.content), block.content);
+      if (block.type === 'tool_result' && typeof block.content === 'string' && block.content.length >= minRepeatedChars)
+        contents.set(digestOf(block.content), block.content);
     }
   }
   const restored = conversation.slice();
   for (const { message, block, digest, length, suffix } of repeated) {
     const content = contentOf(contents, digest, length, suffix);
     const target = restored[from + message];
-    if (content === undefined || !target || typeof target.content === 'string' || target.content[block]?.type !== 'tool_result') return undefined;
-    restored[from + message] = { ...target, content: target.content.map((b, at) => (at === block ? { ...b, content } : b)) as ChatMessage['content'] };
+    if (
+      content === undefined ||
+      !target ||
+      typeof target.content === 'string' ||
+      target.content[block]?.type !== 'tool_result'
+    )
+      return undefined;
+    restored[from + message] = {
+      ...target,
+      content: target.content.map((b, at) => (at === block ? { ...b, content } : b)) as ChatMessage['content'],
+    };
   }
   return restored;
 }
 
 /** The content a repeat names, whole or partial; undefined when the conversation holds no such content. */
-function contentOf(contents: Map<string, string>, digest: string, length: number | undefined, suffix: string | undefined): string | undefined {
+function contentOf(
+  contents: Map<string, string>,
+  digest: string,
+  length: number | undefined,
+  suffix: string | undefined,
+): string | undefined {
   if (!digest.startsWith(partialPrefix)) return contents.get(digest);
   const earlier = contents.get(digest.slice(partialPrefix.length));
-  if (earlier === undefined || length === undefined || suffix === undefined || !Number.isInteger(length) || length < 0 || length > earlier.length) return undefined;
+  if (
+    earlier === undefined ||
+    length === undefined ||
+    suffix === undefined ||
+    !Number.isInteger(length) ||
+    length < 0 ||
+    length > earlier.length
+  )
+    return undefined;
   return earlier.slice(0, length) + suffix;
 }

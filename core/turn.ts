@@ -69,10 +69,15 @@ export interface TurnResult {
 export const turnFailedErrorType = 'TurnFailed';
 
 /** The TurnResult a `TurnFailed` failure carries in its details; undefined for any other failure. */
-export function turnResultOfFailure(type: string | undefined, details: readonly unknown[] | undefined): TurnResult | undefined {
+export function turnResultOfFailure(
+  type: string | undefined,
+  details: readonly unknown[] | undefined,
+): TurnResult | undefined {
   if (type !== turnFailedErrorType) return undefined;
   const result = details?.[0] as Partial<TurnResult> | undefined;
-  return result && typeof result.turnId === 'string' && result.status === 'failed' && typeof result.usage === 'object' ? (result as TurnResult) : undefined;
+  return result && typeof result.turnId === 'string' && result.status === 'failed' && typeof result.usage === 'object'
+    ? (result as TurnResult)
+    : undefined;
 }
 
 /** How a turn ends, before the turn adds its id and usage. */
@@ -103,8 +108,21 @@ export interface TurnState {
 }
 
 /** A turn's state when it starts: running, nothing used, no skill, no checkpoint. */
-export function startingTurnState(identity: Pick<TurnState, 'turnId' | 'sessionId' | 'userId' | 'createdAt' | 'updatedAt'>): TurnState {
-  return { ...identity, status: 'running', usage: zeroUsage(), modelCalls: 0, pendingCheckpoint: null, skill: null, step: null, remaining: [], skills: [], artifacts: [] };
+export function startingTurnState(
+  identity: Pick<TurnState, 'turnId' | 'sessionId' | 'userId' | 'createdAt' | 'updatedAt'>,
+): TurnState {
+  return {
+    ...identity,
+    status: 'running',
+    usage: zeroUsage(),
+    modelCalls: 0,
+    pendingCheckpoint: null,
+    skill: null,
+    step: null,
+    remaining: [],
+    skills: [],
+    artifacts: [],
+  };
 }
 
 export function turnWorkflowId(sessionId: string, turnNumber: number): string {

@@ -220,7 +220,9 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     if (raw === undefined) return fallback;
     const value = Number(raw);
     if (!Number.isInteger(value) || value < min || value > max) {
-      problems.push(`${name}=${JSON.stringify(raw)} is not a whole number from ${min} to ${max}; unset it to use ${fallback}.`);
+      problems.push(
+        `${name}=${JSON.stringify(raw)} is not a whole number from ${min} to ${max}; unset it to use ${fallback}.`,
+      );
       return fallback;
     }
     return value;
@@ -228,7 +230,9 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
   const heapLimit = (name: string) => {
     const value = integer(name, defaultWorkerHeapMb, 0, 1_048_576);
     if (value === 0 || value >= minWorkerHeapMb) return value;
-    problems.push(`${name}=${value} is below ${minWorkerHeapMb} MB, less than an idle worker needs; set ${minWorkerHeapMb} or more, or 0 for V8's own limit.`);
+    problems.push(
+      `${name}=${value} is below ${minWorkerHeapMb} MB, less than an idle worker needs; set ${minWorkerHeapMb} or more, or 0 for V8's own limit.`,
+    );
     return defaultWorkerHeapMb;
   };
   const fraction = (name: string, fallback: number) => {
@@ -236,7 +240,9 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     if (raw === undefined) return fallback;
     const value = Number(raw);
     if (!(value > 0 && value <= 1)) {
-      problems.push(`${name}=${JSON.stringify(raw)} must be a number above 0 and at most 1; unset it to use ${fallback}.`);
+      problems.push(
+        `${name}=${JSON.stringify(raw)} must be a number above 0 and at most 1; unset it to use ${fallback}.`,
+      );
       return fallback;
     }
     return value;
@@ -271,7 +277,9 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
   };
   const temporal = temporalProfileFrom(optional, env, problems);
   if (!/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/.test(temporal.connection.address)) {
-    problems.push(`TEMPORAL_ADDRESS=${JSON.stringify(temporal.connection.address)} must be host:port, for example localhost:7233 (read from ${temporal.source}).`);
+    problems.push(
+      `TEMPORAL_ADDRESS=${JSON.stringify(temporal.connection.address)} must be host:port, for example localhost:7233 (read from ${temporal.source}).`,
+    );
   }
   const url = (name: string, unsetMeans = 'unset it to use the Anthropic API') => {
     const value = optional(name);
@@ -315,9 +323,18 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     checkpointTtlMs: duration('SKILLFLOW_CHECKPOINT_TTL_MS', 0, 0, 365 * 24 * 3600_000),
     maxPlanViolations: integer('SKILLFLOW_MAX_PLAN_VIOLATIONS', 5, 1, 1000),
     maxSkillDepth: integer('SKILLFLOW_MAX_SKILL_DEPTH', 3, 1, 10),
-    maxInvocationsPerResponse: integer('SKILLFLOW_MAX_INVOCATIONS_PER_RESPONSE', defaultMaxInvocationsPerResponse, 1, 100),
+    maxInvocationsPerResponse: integer(
+      'SKILLFLOW_MAX_INVOCATIONS_PER_RESPONSE',
+      defaultMaxInvocationsPerResponse,
+      1,
+      100,
+    ),
     maxInvocationsPerTurn: integer('SKILLFLOW_MAX_INVOCATIONS_PER_TURN', defaultMaxInvocationsPerTurn, 1, 10_000),
-    checkpointOnTimeout: oneOf('SKILLFLOW_CHECKPOINT_ON_TIMEOUT', ['CANCEL', 'SKIP'] as const, 'CANCEL').toLowerCase() as 'cancel' | 'skip',
+    checkpointOnTimeout: oneOf(
+      'SKILLFLOW_CHECKPOINT_ON_TIMEOUT',
+      ['CANCEL', 'SKIP'] as const,
+      'CANCEL',
+    ).toLowerCase() as 'cancel' | 'skip',
     retentionDays: integer('SKILLFLOW_RETENTION_DAYS', 30, 1, 3650),
     apiKeys: [],
     authEnabled: true,
@@ -356,7 +373,12 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     defaultTools: grantList(optional('SKILLFLOW_DEFAULT_TOOLS'), problems),
     toolsDir: path.resolve(text('SKILLFLOW_TOOLS_DIR', './tools')),
     mcpConfigPath: optionalPath(optional('SKILLFLOW_MCP_CONFIG')),
-    toolCatalogMaxBytes: integer('SKILLFLOW_TOOL_CATALOG_MAX_BYTES', defaultMaxToolCatalogBytes, 16 * 1024, maxToolCatalogBytesLimit),
+    toolCatalogMaxBytes: integer(
+      'SKILLFLOW_TOOL_CATALOG_MAX_BYTES',
+      defaultMaxToolCatalogBytes,
+      16 * 1024,
+      maxToolCatalogBytesLimit,
+    ),
     httpFetchHosts: hostList(optional('SKILLFLOW_HTTP_FETCH_HOSTS'), problems),
     httpFetchMaxBytes: integer('SKILLFLOW_HTTP_FETCH_MAX_BYTES', 262_144, 1024, 10 * 1024 * 1024),
     httpFetchTimeoutMs: duration('SKILLFLOW_HTTP_FETCH_TIMEOUT_MS', 10_000, 500, 120_000),
@@ -364,17 +386,33 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
       host: text('SKILLFLOW_CODEC_HOST', '127.0.0.1'),
       port: integer('SKILLFLOW_CODEC_PORT', 8234, 1, 65535),
       uiOrigins: [],
-      uiToken: pathToken('SKILLFLOW_CODEC_UI_TOKEN', secret('SKILLFLOW_CODEC_UI_TOKEN', optional('SKILLFLOW_CODEC_UI_TOKEN'), problems), problems),
+      uiToken: pathToken(
+        'SKILLFLOW_CODEC_UI_TOKEN',
+        secret('SKILLFLOW_CODEC_UI_TOKEN', optional('SKILLFLOW_CODEC_UI_TOKEN'), problems),
+        problems,
+      ),
       maxBodyBytes: integer('SKILLFLOW_CODEC_MAX_BODY_BYTES', 8 * 1024 * 1024, 1024, 256 * 1024 * 1024),
-      conversationBytes: integer('SKILLFLOW_CODEC_CONVERSATION_BYTES', defaultConversationBytes, 1024, 64 * 1024 * 1024),
+      conversationBytes: integer(
+        'SKILLFLOW_CODEC_CONVERSATION_BYTES',
+        defaultConversationBytes,
+        1024,
+        64 * 1024 * 1024,
+      ),
     },
     warnings: [],
     unauthenticatedNetwork: false,
   };
   const uiOrigins = parseCorsOrigins(optional('SKILLFLOW_CODEC_UI_ORIGINS'), problems, 'SKILLFLOW_CODEC_UI_ORIGINS');
-  config.codec.uiOrigins = uiOrigins.length > 0 ? uiOrigins : [`http://localhost:${config.temporalUiPort}`, `http://127.0.0.1:${config.temporalUiPort}`];
-  config.thinking = oneOf('SKILLFLOW_THINKING', ['ON', 'OFF'] as const, config.thinkingBudgetTokens > 0 ? 'ON' : 'OFF') === 'ON';
-  if (config.thinkingBudgetTokens > 0 && (config.thinkingBudgetTokens < 1024 || config.thinkingBudgetTokens >= config.modelMaxTokens)) {
+  config.codec.uiOrigins =
+    uiOrigins.length > 0
+      ? uiOrigins
+      : [`http://localhost:${config.temporalUiPort}`, `http://127.0.0.1:${config.temporalUiPort}`];
+  config.thinking =
+    oneOf('SKILLFLOW_THINKING', ['ON', 'OFF'] as const, config.thinkingBudgetTokens > 0 ? 'ON' : 'OFF') === 'ON';
+  if (
+    config.thinkingBudgetTokens > 0 &&
+    (config.thinkingBudgetTokens < 1024 || config.thinkingBudgetTokens >= config.modelMaxTokens)
+  ) {
     problems.push(
       `SKILLFLOW_THINKING_BUDGET_TOKENS=${config.thinkingBudgetTokens} must be at least 1024 and below SKILLFLOW_MODEL_MAX_TOKENS (${config.modelMaxTokens}), or 0 to turn thinking off.`,
     );
@@ -385,7 +423,8 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
   config.apiKeys = apiKeys;
   config.authEnabled = auth !== 'off';
   const network = text('SKILLFLOW_UNAUTHENTICATED_NETWORK', 'refuse');
-  if (network !== 'allow' && network !== 'refuse') problems.push(`SKILLFLOW_UNAUTHENTICATED_NETWORK=${JSON.stringify(network)} must be "allow" or "refuse".`);
+  if (network !== 'allow' && network !== 'refuse')
+    problems.push(`SKILLFLOW_UNAUTHENTICATED_NETWORK=${JSON.stringify(network)} must be "allow" or "refuse".`);
   config.unauthenticatedNetwork = network === 'allow';
   if (!config.authEnabled && !isLoopbackHost(config.codec.host) && !config.unauthenticatedNetwork) {
     problems.push(
@@ -423,7 +462,12 @@ function unknownSettings(env: Env, known: Set<string>): string[] {
 }
 
 function formatMs(ms: number): string {
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;
@@ -448,10 +492,15 @@ let dotEnvLoaded = false;
 /** `https://app.example.com,http://localhost:5173`, or `*` for any origin. */
 function parseCorsOrigins(raw: string | undefined, problems: string[], name = 'SKILLFLOW_CORS_ORIGINS'): string[] {
   if (raw === undefined) return [];
-  const origins = raw.split(',').map((part) => part.trim().replace(/\/+$/, '')).filter(Boolean);
+  const origins = raw
+    .split(',')
+    .map((part) => part.trim().replace(/\/+$/, ''))
+    .filter(Boolean);
   for (const origin of origins) {
     if (origin !== '*' && !/^https?:\/\/[^/\s]+$/.test(origin)) {
-      problems.push(`${name} entry ${JSON.stringify(origin)} must be an origin like https://app.example.com (no path), or *.`);
+      problems.push(
+        `${name} entry ${JSON.stringify(origin)} must be an origin like https://app.example.com (no path), or *.`,
+      );
     }
   }
   return origins;
@@ -485,7 +534,9 @@ export function isLoopbackHost(host: string): boolean {
 function secret(name: string, raw: string | undefined, problems: string[]): string | undefined {
   if (raw === undefined) return undefined;
   if (Buffer.byteLength(raw) < minSecretBytes) {
-    problems.push(`${name} is ${Buffer.byteLength(raw)} bytes; it must be at least ${minSecretBytes} (generate one with: openssl rand -base64 48), or unset it to generate one into the data dir.`);
+    problems.push(
+      `${name} is ${Buffer.byteLength(raw)} bytes; it must be at least ${minSecretBytes} (generate one with: openssl rand -base64 48), or unset it to generate one into the data dir.`,
+    );
     return undefined;
   }
   return raw;
@@ -494,14 +545,18 @@ function secret(name: string, raw: string | undefined, problems: string[]): stri
 /** A secret that goes into a URL's path: letters, digits, - and _ only. */
 function pathToken(name: string, value: string | undefined, problems: string[]): string | undefined {
   if (value === undefined || /^[A-Za-z0-9_-]+$/.test(value)) return value;
-  problems.push(`${name} goes into a URL path: use letters, digits, - and _ only (generate one with: openssl rand -hex 32).`);
+  problems.push(
+    `${name} goes into a URL path: use letters, digits, - and _ only (generate one with: openssl rand -hex 32).`,
+  );
   return undefined;
 }
 
 function redisPrefix(raw: string | undefined, namespace: string, problems: string[]): string {
   if (raw === undefined) return `skillflow:${namespace}:`;
   if (!/^[A-Za-z0-9:._-]{1,100}$/.test(raw)) {
-    problems.push(`SKILLFLOW_REDIS_PREFIX=${JSON.stringify(raw)} must be 1-100 letters, digits and : . _ -, for example skillflow:prod:.`);
+    problems.push(
+      `SKILLFLOW_REDIS_PREFIX=${JSON.stringify(raw)} must be 1-100 letters, digits and : . _ -, for example skillflow:prod:.`,
+    );
     return `skillflow:${namespace}:`;
   }
   return raw;
@@ -510,7 +565,9 @@ function redisPrefix(raw: string | undefined, namespace: string, problems: strin
 function redisUrl(raw: string | undefined, problems: string[]): string | undefined {
   if (raw === undefined) return undefined;
   if (!/^rediss?:\/\/\S+$/.test(raw)) {
-    problems.push(`SKILLFLOW_REDIS_URL=${JSON.stringify(raw)} must be a redis:// or rediss:// URL, for example redis://localhost:6379.`);
+    problems.push(
+      `SKILLFLOW_REDIS_URL=${JSON.stringify(raw)} must be a redis:// or rediss:// URL, for example redis://localhost:6379.`,
+    );
     return undefined;
   }
   return raw;
@@ -543,17 +600,23 @@ function optionalPath(raw: string | undefined): string | undefined {
 function grantList(raw: string | undefined, problems: string[]): string[] {
   const words = (raw ?? '').split(/[\s,]+/).filter(Boolean);
   for (const word of words) {
-    if (parseGrant(word) === null) problems.push(`SKILLFLOW_DEFAULT_TOOLS entry ${JSON.stringify(word)} must be ${grantSyntax}.`);
+    if (parseGrant(word) === null)
+      problems.push(`SKILLFLOW_DEFAULT_TOOLS entry ${JSON.stringify(word)} must be ${grantSyntax}.`);
   }
   return [...new Set(words)];
 }
 
 /** `api.example.com, *.wikipedia.org, 10.0.0.5:8080`: host names (a leading `*.` for subdomains) or IP addresses, optional port. */
 function hostList(raw: string | undefined, problems: string[]): string[] {
-  const entries = (raw ?? '').split(/[\s,]+/).filter(Boolean).map((entry) => entry.toLowerCase());
+  const entries = (raw ?? '')
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map((entry) => entry.toLowerCase());
   for (const entry of entries) {
     if (parseHostPattern(entry) === null) {
-      problems.push(`SKILLFLOW_HTTP_FETCH_HOSTS entry ${JSON.stringify(entry)} must be a host name (api.example.com), *.example.com, or an IP address, with an optional :port; no scheme or path.`);
+      problems.push(
+        `SKILLFLOW_HTTP_FETCH_HOSTS entry ${JSON.stringify(entry)} must be a host name (api.example.com), *.example.com, or an IP address, with an optional :port; no scheme or path.`,
+      );
     }
   }
   return [...new Set(entries)];
@@ -563,7 +626,10 @@ function hostList(raw: string | undefined, problems: string[]): string[] {
 function parseApiKeys(raw: string | undefined, problems: string[]): ApiKey[] {
   if (raw === undefined) return [];
   const keys: ApiKey[] = [];
-  for (const entry of raw.split(',').map((part) => part.trim()).filter(Boolean)) {
+  for (const entry of raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
     const match = /^([^=\s]{16,})=([A-Za-z0-9._@-]{1,64})(:operator)?$/.exec(entry);
     if (!match) {
       problems.push(

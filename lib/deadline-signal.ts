@@ -13,7 +13,10 @@ export interface DeadlineSignal {
 export function deadlineSignal(ms: number, sources: AbortSignal[] = []): DeadlineSignal {
   const controller = new AbortController();
   const followers = sources.map((source) => ({ source, onAbort: () => controller.abort(source.reason) }));
-  const timer = setTimeout(() => controller.abort(new DOMException(`The deadline of ${ms} ms passed.`, 'TimeoutError')), ms);
+  const timer = setTimeout(
+    () => controller.abort(new DOMException(`The deadline of ${ms} ms passed.`, 'TimeoutError')),
+    ms,
+  );
   const clear = () => {
     clearTimeout(timer);
     for (const { source, onAbort } of followers) source.removeEventListener('abort', onAbort);

@@ -61,7 +61,10 @@ export async function freePort(): Promise<number> {
 export async function temporalAnswers(target: string | TemporalConnectionOptions, timeoutMs = 1500): Promise<boolean> {
   let connection: Connection | undefined;
   try {
-    connection = await Connection.connect({ ...(typeof target === 'string' ? { address: target } : target), connectTimeout: timeoutMs });
+    connection = await Connection.connect({
+      ...(typeof target === 'string' ? { address: target } : target),
+      connectTimeout: timeoutMs,
+    });
     await connection.workflowService.getSystemInfo({});
     return true;
   } catch {
@@ -73,16 +76,36 @@ export async function temporalAnswers(target: string | TemporalConnectionOptions
 
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const { host, port } = splitAddress(options.address);
-  const args = ['server', 'start-dev', '--ip', host, '--port', String(port), '--namespace', options.namespace, '--log-level', 'warn'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    host,
+    '--port',
+    String(port),
+    '--namespace',
+    options.namespace,
+    '--log-level',
+    'warn',
+  ];
   if (options.dbFile) {
     fs.mkdirSync(path.dirname(options.dbFile), { recursive: true });
-    args.push('--db-filename', options.dbFile, '--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=NORMAL');
+    args.push(
+      '--db-filename',
+      options.dbFile,
+      '--sqlite-pragma',
+      'journal_mode=WAL',
+      '--sqlite-pragma',
+      'synchronous=NORMAL',
+    );
   }
   if (options.uiPort === undefined) args.push('--headless');
   else args.push('--ui-ip', host, '--ui-port', String(options.uiPort));
-  if (options.uiPort !== undefined && options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
+  if (options.uiPort !== undefined && options.uiCodecEndpoint)
+    args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   for (const name of searchAttributeNames) args.push('--search-attribute', `${name}=Keyword`);
-  for (const [key, value] of Object.entries({ ...devServerDynamicConfig, ...options.dynamicConfig })) args.push('--dynamic-config-value', `${key}=${value}`);
+  for (const [key, value] of Object.entries({ ...devServerDynamicConfig, ...options.dynamicConfig }))
+    args.push('--dynamic-config-value', `${key}=${value}`);
 
   fs.mkdirSync(path.dirname(options.logFile), { recursive: true });
   const log = fs.openSync(options.logFile, 'a');
@@ -101,13 +124,16 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     if (exited || Date.now() > deadline) {
       child.kill('SIGKILL');
       const tail = fs.readFileSync(options.logFile, 'utf8').split('\n').slice(-20).join('\n');
-      throw new Error(`The Temporal dev server ${exited ?? 'did not answer within 120 s'}. Log (${options.logFile}):\n${tail}`);
+      throw new Error(
+        `The Temporal dev server ${exited ?? 'did not answer within 120 s'}. Log (${options.logFile}):\n${tail}`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   return {
     address: options.address,
-    uiUrl: options.uiPort === undefined ? undefined : `http://${host === '0.0.0.0' ? 'localhost' : host}:${options.uiPort}`,
+    uiUrl:
+      options.uiPort === undefined ? undefined : `http://${host === '0.0.0.0' ? 'localhost' : host}:${options.uiPort}`,
     process: child,
     async stop() {
       if (exited) return;
@@ -160,11 +186,18 @@ export async function ensureNamespaceSetup(
 }
 
 /** What `npm start` did, or left alone, on a Temporal server it did not start: nothing changes there unsaid. */
-export function foreignServerChanges(setup: NamespaceSetup, address: string, namespace: string, retentionDays: number): string[] {
+export function foreignServerChanges(
+  setup: NamespaceSetup,
+  address: string,
+  namespace: string,
+  retentionDays: number,
+): string[] {
   const lines: string[] = [];
   const where = `namespace ${namespace} at ${address}`;
   if (setup.addedSearchAttributes.length > 0) {
-    lines.push(`Registered the search attributes skillflow needs on ${where}: ${setup.addedSearchAttributes.join(', ')} (Keyword).`);
+    lines.push(
+      `Registered the search attributes skillflow needs on ${where}: ${setup.addedSearchAttributes.join(', ')} (Keyword).`,
+    );
   }
   if (setup.retentionDays.before !== retentionDays) {
     lines.push(

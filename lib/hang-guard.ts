@@ -73,13 +73,17 @@ export class HangGuard {
   }
 
   private notAnswering(): NotAnsweringError {
-    return new NotAnsweringError(`${this.options.what} is not answering (no reply within ${this.options.deadlineMs} ms)`);
+    return new NotAnsweringError(
+      `${this.options.what} is not answering (no reply within ${this.options.deadlineMs} ms)`,
+    );
   }
 
   private hang(): void {
     if (this.hungSince !== undefined || this.closed) return;
     this.hungSince = Date.now();
-    this.options.log?.(`${this.options.what} did not answer within ${this.options.deadlineMs} ms (hung?): ${this.options.meanwhile} until it answers`);
+    this.options.log?.(
+      `${this.options.what} did not answer within ${this.options.deadlineMs} ms (hung?): ${this.options.meanwhile} until it answers`,
+    );
     void this.probeUntilAnswered();
   }
 

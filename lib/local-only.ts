@@ -21,12 +21,18 @@ export interface LocalRequest {
   port: number | undefined;
 }
 
-export type LocalVerdict = { allowed: true } | { allowed: false; code: 'host_not_allowed' | 'origin_not_allowed'; message: string };
+export type LocalVerdict =
+  { allowed: true } | { allowed: false; code: 'host_not_allowed' | 'origin_not_allowed'; message: string };
 
 /** The names a browser on this machine reaches a loopback server by. */
 export const loopbackNames = ['localhost', '127.0.0.1', '[::1]'] as const;
 
-export function localOnlyOf(server: string, originsSetting: string, origins: string[], listensOnLoopback: boolean): LocalOnly {
+export function localOnlyOf(
+  server: string,
+  originsSetting: string,
+  origins: string[],
+  listensOnLoopback: boolean,
+): LocalOnly {
   return { server, originsSetting, origins: origins.filter((origin) => origin !== '*'), checkHost: listensOnLoopback };
 }
 
@@ -48,7 +54,8 @@ export function checkLocalRequest(policy: LocalOnly, request: LocalRequest): Loc
       };
     }
   }
-  if (request.origin === undefined || originAllowed(policy, request.origin, host, request.port)) return { allowed: true };
+  if (request.origin === undefined || originAllowed(policy, request.origin, host, request.port))
+    return { allowed: true };
   const trusted = policy.origins.length > 0 ? policy.origins.join(', ') : 'none';
   return {
     allowed: false,

@@ -39,7 +39,8 @@ export class RateLimiter {
   async take(key: string): Promise<RateDecision> {
     const now = Date.now();
     const blocked = this.blocked.get(key, now);
-    if (blocked !== undefined) return { allowed: false, limit: this.max, remaining: 0, resetInMs: blocked.expiresAt - now };
+    if (blocked !== undefined)
+      return { allowed: false, limit: this.max, remaining: 0, resetInMs: blocked.expiresAt - now };
     let window: WindowCount;
     try {
       window = await this.store.hit(key, this.windowMs);
@@ -87,7 +88,6 @@ end
 return {count, ttl}
 `;
 
-
 type ScriptedRedis = Redis & {
   skillflowRateHit(key: string, windowMs: number): Promise<[number, number]>;
 };
@@ -107,7 +107,9 @@ export class RedisWindowStore implements WindowStore {
   }
 
   async hit(key: string, windowMs: number): Promise<WindowCount> {
-    const [count, ttl] = await this.redis.run((client) => (client as ScriptedRedis).skillflowRateHit(this.prefix + key, windowMs));
+    const [count, ttl] = await this.redis.run((client) =>
+      (client as ScriptedRedis).skillflowRateHit(this.prefix + key, windowMs),
+    );
     return { count, resetInMs: ttl };
   }
 }

@@ -15,7 +15,13 @@ export async function closeRedis(client: Redis, timeoutMs = 1_000): Promise<void
   const expired = new Promise<'expired'>((resolve) => {
     timer = setTimeout(() => resolve('expired'), timeoutMs);
   });
-  const outcome = await Promise.race([client.quit().then(() => 'quit' as const, () => 'failed' as const), expired]);
+  const outcome = await Promise.race([
+    client.quit().then(
+      () => 'quit' as const,
+      () => 'failed' as const,
+    ),
+    expired,
+  ]);
   clearTimeout(timer);
   if (outcome !== 'quit') client.disconnect(false);
 }

@@ -40,7 +40,9 @@ function readPrivateFile(file: string): string {
     const stat = fs.fstatSync(handle);
     if (process.platform !== 'win32') {
       if ((stat.mode & 0o077) !== 0) {
-        throw new ConfigError(`${file} can be read or written by other users (mode ${(stat.mode & 0o777).toString(8)}): run chmod 600 ${file}, or delete it to generate a new one.`);
+        throw new ConfigError(
+          `${file} can be read or written by other users (mode ${(stat.mode & 0o777).toString(8)}): run chmod 600 ${file}, or delete it to generate a new one.`,
+        );
       }
       if (typeof process.getuid === 'function' && stat.uid !== process.getuid()) {
         throw new ConfigError(`${file} belongs to another user (uid ${stat.uid}): delete it to generate a new one.`);

@@ -21,13 +21,18 @@ export interface CliLocation {
  * Where built binaries are kept, per user rather than per clone, so a second clone (or a CI run on the same machine)
  * finds them: SKILLFLOW_CACHE_DIR, else $XDG_CACHE_HOME/skillflow, else the platform's cache folder.
  */
-export function userCacheDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform, home = os.homedir()): string {
+export function userCacheDir(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+  home = os.homedir(),
+): string {
   const configured = env.SKILLFLOW_CACHE_DIR?.trim();
   if (configured) return path.resolve(configured);
   const xdg = env.XDG_CACHE_HOME?.trim();
   if (xdg && path.isAbsolute(xdg)) return path.join(xdg, 'skillflow');
   if (platform === 'darwin') return path.join(home, 'Library', 'Caches', 'skillflow');
-  if (platform === 'win32') return path.join(env.LOCALAPPDATA?.trim() || path.join(home, 'AppData', 'Local'), 'skillflow', 'Cache');
+  if (platform === 'win32')
+    return path.join(env.LOCALAPPDATA?.trim() || path.join(home, 'AppData', 'Local'), 'skillflow', 'Cache');
   return path.join(home, '.cache', 'skillflow');
 }
 
@@ -57,7 +62,9 @@ export function findTemporalCli(cacheDir: string, env = process.env): CliLocatio
   const configured = env.TEMPORAL_CLI?.trim();
   if (configured) {
     if (!isExecutable(configured)) {
-      throw new TemporalCliError(`TEMPORAL_CLI=${configured} is not an executable file. Point it at a temporal binary or unset it.`);
+      throw new TemporalCliError(
+        `TEMPORAL_CLI=${configured} is not an executable file. Point it at a temporal binary or unset it.`,
+      );
     }
     return { path: configured, source: 'TEMPORAL_CLI' };
   }
@@ -77,7 +84,10 @@ export type Progress = (line: string) => void;
 async function countPackages(go: string, env: NodeJS.ProcessEnv): Promise<number | undefined> {
   const run = promisify(execFile);
   try {
-    const downloaded = await run(go, ['mod', 'download', '-json', `${cliModule}@${pinnedCliVersion}`], { env, maxBuffer: 1 << 20 });
+    const downloaded = await run(go, ['mod', 'download', '-json', `${cliModule}@${pinnedCliVersion}`], {
+      env,
+      maxBuffer: 1 << 20,
+    });
     const dir = (JSON.parse(downloaded.stdout) as { Dir?: string }).Dir;
     if (!dir) return undefined;
     const listed = await run(go, ['list', '-deps', './cmd/temporal'], { cwd: dir, env, maxBuffer: 16 << 20 });
@@ -94,7 +104,11 @@ export interface BuildOptions {
 }
 
 /** Builds the pinned CLI from its Go module into the cache, reporting progress; minutes on a first run. */
-export async function buildTemporalCli(cacheDir: string, progress: Progress, options: BuildOptions = {}): Promise<CliLocation> {
+export async function buildTemporalCli(
+  cacheDir: string,
+  progress: Progress,
+  options: BuildOptions = {},
+): Promise<CliLocation> {
   const env = options.env ?? process.env;
   const go = onPath('go', env) ?? (isExecutable('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
   if (!go) {
@@ -106,7 +120,9 @@ export async function buildTemporalCli(cacheDir: string, progress: Progress, opt
   }
   const target = cachedCliPath(cacheDir);
   const staging = fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-temporal-'));
-  progress(`Building the Temporal CLI ${pinnedCliVersion} from its Go module into ${cacheDir} (once per user; a few minutes on 2 cores)...`);
+  progress(
+    `Building the Temporal CLI ${pinnedCliVersion} from its Go module into ${cacheDir} (once per user; a few minutes on 2 cores)...`,
+  );
   const started = Date.now();
   const goEnv = { ...env, GOFLAGS: '-modcacherw' };
   progress('  downloading its Go modules and listing its packages...');
@@ -116,14 +132,24 @@ export async function buildTemporalCli(cacheDir: string, progress: Progress, opt
   const output: string[] = [];
   const ticker = setInterval(() => {
     const seconds = Math.round((Date.now() - started) / 1000);
-    const packages = total ? `${Math.min(compiled, total)} of ${total} packages compiled (${Math.floor((Math.min(compiled, total) / total) * 100)}%)` : `${compiled} packages compiled`;
-    progress(`  building Temporal CLI: ${packages}${downloaded > 0 ? `, ${downloaded} modules downloaded` : ''}, ${seconds}s`);
+    const packages = total
+      ? `${Math.min(compiled, total)} of ${total} packages compiled (${Math.floor((Math.min(compiled, total) / total) * 100)}%)`
+      : `${compiled} packages compiled`;
+    progress(
+      `  building Temporal CLI: ${packages}${downloaded > 0 ? `, ${downloaded} modules downloaded` : ''}, ${seconds}s`,
+    );
   }, options.tickMs ?? 10_000);
   try {
     const code = await new Promise<number | null>((resolve, reject) => {
       const child = spawn(
         go,
-        ['install', '-v', '-ldflags', `-X ${cliModule}/temporalcli.Version=${pinnedCliVersion.slice(1)}`, `${cliModule}/cmd/temporal@${pinnedCliVersion}`],
+        [
+          'install',
+          '-v',
+          '-ldflags',
+          `-X ${cliModule}/temporalcli.Version=${pinnedCliVersion.slice(1)}`,
+          `${cliModule}/cmd/temporal@${pinnedCliVersion}`,
+        ],
         { env: { ...goEnv, GOBIN: staging }, stdio: ['ignore', 'pipe', 'pipe'] },
       );
       const onLine = (chunk: Buffer) => {
@@ -161,4 +187,3 @@ export async function buildTemporalCli(cacheDir: string, progress: Progress, opt
 export async function obtainTemporalCli(cacheDir: string, progress: Progress): Promise<CliLocation> {
   return findTemporalCli(cacheDir) ?? (await buildTemporalCli(cacheDir, progress));
 }
-

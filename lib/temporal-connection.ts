@@ -54,7 +54,11 @@ const tlsFiles = [
  * `default`), with `@temporalio/envconfig`: variables override the profile. `read` returns a set, non-blank variable.
  * Each problem is pushed with its fix; the result is then still usable for further validation.
  */
-export function temporalProfileFrom(read: (name: string) => string | undefined, env: Record<string, string | undefined>, problems: string[]): TemporalProfile {
+export function temporalProfileFrom(
+  read: (name: string) => string | undefined,
+  env: Record<string, string | undefined>,
+  problems: string[],
+): TemporalProfile {
   const vars: Record<string, string> = {};
   for (const name of temporalProfileVariables) {
     const value = read(name);
@@ -70,30 +74,45 @@ export function temporalProfileFrom(read: (name: string) => string | undefined, 
   }
   const file = vars.TEMPORAL_CONFIG_FILE;
   if (file !== undefined && !fs.existsSync(file)) {
-    problems.push(`TEMPORAL_CONFIG_FILE=${JSON.stringify(file)}: no such file; point it at a Temporal client TOML file, or unset it.`);
+    problems.push(
+      `TEMPORAL_CONFIG_FILE=${JSON.stringify(file)}: no such file; point it at a Temporal client TOML file, or unset it.`,
+    );
     delete vars.TEMPORAL_CONFIG_FILE;
   }
   const fileName = file ?? 'the default temporal.toml';
   const profileName = vars.TEMPORAL_PROFILE ?? 'default';
-  const source = vars.TEMPORAL_PROFILE !== undefined || file !== undefined ? `profile "${profileName}" in ${fileName}` : 'the environment';
+  const source =
+    vars.TEMPORAL_PROFILE !== undefined || file !== undefined
+      ? `profile "${profileName}" in ${fileName}`
+      : 'the environment';
   let profile: ClientConfigProfile = {};
   try {
     profile = loadClientConfigProfile({ overrideEnvVars: vars });
   } catch (err) {
-    problems.push(`Temporal client configuration (${source}): ${err instanceof Error ? err.message : String(err)}; fix the file or TEMPORAL_PROFILE.`);
+    problems.push(
+      `Temporal client configuration (${source}): ${err instanceof Error ? err.message : String(err)}; fix the file or TEMPORAL_PROFILE.`,
+    );
     profile = loadClientConfigProfile({ overrideEnvVars: vars, disableFile: true });
   }
   const tls = tlsOf(profile, vars, profileName, fileName, problems);
   const options = toClientOptions({ ...profile, tls });
   const connection: TemporalConnectionOptions = { address: profile.address ?? defaultTemporalAddress };
-  if (options.connectionOptions.tls !== undefined && options.connectionOptions.tls !== null) connection.tls = options.connectionOptions.tls;
+  if (options.connectionOptions.tls !== undefined && options.connectionOptions.tls !== null)
+    connection.tls = options.connectionOptions.tls;
   if (profile.apiKey !== undefined) connection.apiKey = profile.apiKey;
-  if (profile.grpcMeta !== undefined && Object.keys(profile.grpcMeta).length > 0) connection.metadata = profile.grpcMeta;
+  if (profile.grpcMeta !== undefined && Object.keys(profile.grpcMeta).length > 0)
+    connection.metadata = profile.grpcMeta;
   return { connection, namespace: profile.namespace ?? defaultTemporalNamespace, source };
 }
 
 /** The profile's TLS settings with every file checked: a missing file names its setting and path, and is left out. */
-function tlsOf(profile: ClientConfigProfile, vars: Record<string, string>, profileName: string, fileName: string, problems: string[]): ClientConfigProfile['tls'] {
+function tlsOf(
+  profile: ClientConfigProfile,
+  vars: Record<string, string>,
+  profileName: string,
+  fileName: string,
+  problems: string[],
+): ClientConfigProfile['tls'] {
   if (profile.tls === undefined) return undefined;
   const tls = { ...profile.tls };
   for (const { variable, key, field } of tlsFiles) {
@@ -103,12 +122,16 @@ function tlsOf(profile: ClientConfigProfile, vars: Record<string, string>, profi
     try {
       fs.accessSync(data.path, fs.constants.R_OK);
     } catch {
-      problems.push(`${setting}=${JSON.stringify(data.path)}: cannot read the file; point it at a PEM file this process can read.`);
+      problems.push(
+        `${setting}=${JSON.stringify(data.path)}: cannot read the file; point it at a PEM file this process can read.`,
+      );
       delete tls[field];
     }
   }
   if ((profile.tls.clientCert === undefined) !== (profile.tls.clientKey === undefined)) {
-    problems.push('A TLS client certificate needs its key and the other way round: set both TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH (or their _DATA forms, or both in the profile).');
+    problems.push(
+      'A TLS client certificate needs its key and the other way round: set both TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH (or their _DATA forms, or both in the profile).',
+    );
   }
   return tls;
 }
@@ -116,25 +139,32 @@ function tlsOf(profile: ClientConfigProfile, vars: Record<string, string>, profi
 /** A Temporal address `npm start` may start a dev server at: no TLS, no API key, on this machine. */
 export function isPlainLocalTemporal(connection: TemporalConnectionOptions): boolean {
   if (connection.apiKey !== undefined || (connection.tls !== undefined && connection.tls !== false)) return false;
-  const host = connection.address.slice(0, connection.address.lastIndexOf(':')).replace(/^\[|\]$/g, '').toLowerCase();
-  return host === 'localhost' || host === '::1' || host === '0.0.0.0' || host === '::' || /^127\.\d+\.\d+\.\d+$/.test(host);
+  const host = connection.address
+    .slice(0, connection.address.lastIndexOf(':'))
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase();
+  return (
+    host === 'localhost' || host === '::1' || host === '0.0.0.0' || host === '::' || /^127\.\d+\.\d+\.\d+$/.test(host)
+  );
 }
 
 /** Says how a connection authenticates, for start-up lines (no secrets). */
 export function describeTemporalConnection(profile: TemporalProfile): string {
   const { connection } = profile;
-  const security = connection.apiKey !== undefined
-    ? 'TLS and an API key'
-    : typeof connection.tls === 'object' && connection.tls.clientCertPair !== undefined
-      ? 'mTLS'
-      : connection.tls !== undefined && connection.tls !== false
-        ? 'TLS'
-        : 'plain TCP';
+  const security =
+    connection.apiKey !== undefined
+      ? 'TLS and an API key'
+      : typeof connection.tls === 'object' && connection.tls.clientCertPair !== undefined
+        ? 'mTLS'
+        : connection.tls !== undefined && connection.tls !== false
+          ? 'TLS'
+          : 'plain TCP';
   return `${connection.address} (namespace ${profile.namespace}, ${security}, from ${profile.source})`;
 }
 
 /** What `npm start` does about Temporal: use the server that answers, start a dev server, or stop with the reason. */
-export type TemporalStartPlan = { kind: 'use-running' } | { kind: 'start-dev-server' } | { kind: 'unreachable'; reason: string };
+export type TemporalStartPlan =
+  { kind: 'use-running' } | { kind: 'start-dev-server' } | { kind: 'unreachable'; reason: string };
 
 export function temporalStartPlan(profile: TemporalProfile, answers: boolean): TemporalStartPlan {
   if (answers) return { kind: 'use-running' };

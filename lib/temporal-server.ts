@@ -29,11 +29,19 @@ export interface ServerBuild {
 /** Where a build lives under a cache root (the root is the caller's: the project's `.cache`, or a per-user cache). */
 export function serverBuildOf(cacheDir: string): ServerBuild {
   const dir = path.join(cacheDir, 'temporal-server', pinnedServerVersion);
-  return { dir, server: path.join(dir, 'temporal-server'), sqlTool: path.join(dir, 'temporal-sql-tool'), schemaDir: path.join(dir, 'schema') };
+  return {
+    dir,
+    server: path.join(dir, 'temporal-server'),
+    sqlTool: path.join(dir, 'temporal-sql-tool'),
+    schemaDir: path.join(dir, 'schema'),
+  };
 }
 
 /** The cached build, or one built now (minutes on 2 cores the first time; Go's caches make a rebuild quick). */
-export async function obtainTemporalServer(cacheDir: string, progress: (line: string) => void): Promise<ServerBuild & { built: boolean }> {
+export async function obtainTemporalServer(
+  cacheDir: string,
+  progress: (line: string) => void,
+): Promise<ServerBuild & { built: boolean }> {
   const build = serverBuildOf(cacheDir);
   if (fs.existsSync(path.join(build.dir, 'complete'))) return { ...build, built: false };
   const go = findGo();
@@ -41,11 +49,27 @@ export async function obtainTemporalServer(cacheDir: string, progress: (line: st
   const started = Date.now();
   try {
     progress(`Building Temporal server ${pinnedServerVersion} and its SQL tool from the Go module (first run only)...`);
-    await runGo(go, ['install', `${serverModule}/cmd/server@${pinnedServerVersion}`, `${serverModule}/cmd/tools/sql@${pinnedServerVersion}`], staging, progress);
-    const downloaded = await runGo(go, ['mod', 'download', '-json', `${serverModule}@${pinnedServerVersion}`], staging, progress);
+    await runGo(
+      go,
+      [
+        'install',
+        `${serverModule}/cmd/server@${pinnedServerVersion}`,
+        `${serverModule}/cmd/tools/sql@${pinnedServerVersion}`,
+      ],
+      staging,
+      progress,
+    );
+    const downloaded = await runGo(
+      go,
+      ['mod', 'download', '-json', `${serverModule}@${pinnedServerVersion}`],
+      staging,
+      progress,
+    );
     const moduleDir = (JSON.parse(downloaded) as { Dir?: string }).Dir;
     if (!moduleDir || !fs.existsSync(path.join(moduleDir, 'schema', 'postgresql', 'v12'))) {
-      throw new TemporalServerError(`The Go module cache has no schema/postgresql/v12 for ${serverModule}@${pinnedServerVersion}.`);
+      throw new TemporalServerError(
+        `The Go module cache has no schema/postgresql/v12 for ${serverModule}@${pinnedServerVersion}.`,
+      );
     }
     fs.rmSync(build.dir, { recursive: true, force: true });
     fs.mkdirSync(build.dir, { recursive: true });
@@ -53,10 +77,14 @@ export async function obtainTemporalServer(cacheDir: string, progress: (line: st
     fs.copyFileSync(path.join(staging, 'sql'), build.sqlTool);
     fs.chmodSync(build.server, 0o755);
     fs.chmodSync(build.sqlTool, 0o755);
-    fs.cpSync(path.join(moduleDir, 'schema', 'postgresql'), path.join(build.schemaDir, 'postgresql'), { recursive: true });
+    fs.cpSync(path.join(moduleDir, 'schema', 'postgresql'), path.join(build.schemaDir, 'postgresql'), {
+      recursive: true,
+    });
     fs.chmodSync(build.schemaDir, 0o755);
     fs.writeFileSync(path.join(build.dir, 'complete'), `${serverModule}@${pinnedServerVersion}\n`);
-    progress(`Built Temporal server ${pinnedServerVersion} in ${Math.round((Date.now() - started) / 1000)} s; cached in ${build.dir}`);
+    progress(
+      `Built Temporal server ${pinnedServerVersion} in ${Math.round((Date.now() - started) / 1000)} s; cached in ${build.dir}`,
+    );
     return { ...build, built: true };
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
@@ -68,12 +96,18 @@ function findGo(): string {
     const candidate = path.join(dir, 'go');
     if (dir && fs.existsSync(candidate)) return candidate;
   }
-  throw new TemporalServerError('Building the Temporal server needs Go 1.23+ (https://go.dev/dl) on PATH or in /usr/local/go/bin.');
+  throw new TemporalServerError(
+    'Building the Temporal server needs Go 1.23+ (https://go.dev/dl) on PATH or in /usr/local/go/bin.',
+  );
 }
 
 function runGo(go: string, args: string[], gobin: string, progress: (line: string) => void): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(go, args, { cwd: gobin, env: { ...process.env, GOBIN: gobin, GOFLAGS: '-modcacherw' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(go, args, {
+      cwd: gobin,
+      env: { ...process.env, GOBIN: gobin, GOFLAGS: '-modcacherw' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     const tail: string[] = [];
     const ticker = setInterval(() => progress(`  go ${args[0]} still running...`), 30_000);
@@ -89,7 +123,12 @@ function runGo(go: string, args: string[], gobin: string, progress: (line: strin
     child.on('close', (code) => {
       clearInterval(ticker);
       if (code === 0) resolve(stdout);
-      else reject(new TemporalServerError(`go ${args.join(' ')} failed (exit ${code}):\n${tail.join('\n')}\nIs the Go module proxy reachable?`));
+      else
+        reject(
+          new TemporalServerError(
+            `go ${args.join(' ')} failed (exit ${code}):\n${tail.join('\n')}\nIs the Go module proxy reachable?`,
+          ),
+        );
     });
   });
 }
@@ -108,7 +147,16 @@ export interface ServerConfigOptions {
   dir: string;
   /** host:port of the frontend; the other services listen on free ports the caller picked. */
   frontendAddress: string;
-  ports: { frontendHttp: number; frontendMembership: number; history: number; historyMembership: number; matching: number; matchingMembership: number; worker: number; workerMembership: number };
+  ports: {
+    frontendHttp: number;
+    frontendMembership: number;
+    history: number;
+    historyMembership: number;
+    matching: number;
+    matchingMembership: number;
+    worker: number;
+    workerMembership: number;
+  };
   postgres: PostgresTarget;
   /** Dynamic config file (docker-compose.yml's is deploy/temporal/dynamicconfig/skillflow.yaml). */
   dynamicConfigFile: string;
@@ -184,9 +232,19 @@ export interface RunningServer {
 }
 
 /** Starts the server on a config from `writeServerConfig` and waits until its frontend answers. */
-export async function startTemporalServer(build: ServerBuild, config: { root: string; env: string }, address: string, logFile: string, timeoutMs = 120_000): Promise<RunningServer> {
+export async function startTemporalServer(
+  build: ServerBuild,
+  config: { root: string; env: string },
+  address: string,
+  logFile: string,
+  timeoutMs = 120_000,
+): Promise<RunningServer> {
   const log = fs.openSync(logFile, 'a');
-  const child = spawn(build.server, ['--root', config.root, '--config', 'config', '--env', config.env, '--allow-no-auth', 'start'], { stdio: ['ignore', log, log] });
+  const child = spawn(
+    build.server,
+    ['--root', config.root, '--config', 'config', '--env', config.env, '--allow-no-auth', 'start'],
+    { stdio: ['ignore', log, log] },
+  );
   fs.closeSync(log);
   let exitedWith: string | undefined;
   const exited = new Promise<void>((resolve) => {
@@ -199,8 +257,15 @@ export async function startTemporalServer(build: ServerBuild, config: { root: st
   while (!(await temporalAnswers(address))) {
     if (exitedWith || Date.now() > deadline) {
       child.kill('SIGKILL');
-      const tail = fs.readFileSync(logFile, 'utf8').split('\n').slice(-10).map((line) => line.slice(0, 400)).join('\n');
-      throw new TemporalServerError(`Temporal server ${exitedWith ? `exited (${exitedWith})` : `did not answer within ${timeoutMs / 1000} s`}. Log ${logFile}:\n${tail}`);
+      const tail = fs
+        .readFileSync(logFile, 'utf8')
+        .split('\n')
+        .slice(-10)
+        .map((line) => line.slice(0, 400))
+        .join('\n');
+      throw new TemporalServerError(
+        `Temporal server ${exitedWith ? `exited (${exitedWith})` : `did not answer within ${timeoutMs / 1000} s`}. Log ${logFile}:\n${tail}`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 300));
   }

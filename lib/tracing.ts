@@ -2,7 +2,13 @@ import { context, propagation, trace, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  SimpleSpanProcessor,
+  type SpanExporter,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import type { Config } from './config';
 
 /**
@@ -39,5 +45,8 @@ export function startTracing(service: string, exporter: SpanExporter, options: {
 /** Tracing to the OTLP/HTTP endpoint of OTEL_EXPORTER_OTLP_ENDPOINT (a collector, Jaeger, Tempo...), or none. */
 export function tracingFromConfig(config: Pick<Config, 'otlpEndpoint'>, service: string): Tracing | undefined {
   if (!config.otlpEndpoint) return undefined;
-  return startTracing(process.env.OTEL_SERVICE_NAME ?? service, new OTLPTraceExporter({ url: `${config.otlpEndpoint}/v1/traces` }));
+  return startTracing(
+    process.env.OTEL_SERVICE_NAME ?? service,
+    new OTLPTraceExporter({ url: `${config.otlpEndpoint}/v1/traces` }),
+  );
 }

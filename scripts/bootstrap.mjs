@@ -13,14 +13,19 @@ if (!tasks[task]) {
 }
 
 // package.json's engines.node (">=MAJOR.MINOR.PATCH") is the one statement of the Node.js this runs on.
-const required = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).engines.node.replace(/^>=\s*/, '');
+const required = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).engines.node.replace(
+  /^>=\s*/,
+  '',
+);
 const older = (a, b) => {
   const [x, y] = [a, b].map((version) => version.split('.').map(Number));
   for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i] < y[i];
   return false;
 };
 if (older(process.versions.node, required)) {
-  console.error(`skillflow needs Node.js ${required} or newer; this is ${process.version}. Install a current Node.js 20 or 22 (https://nodejs.org) and run again.`);
+  console.error(
+    `skillflow needs Node.js ${required} or newer; this is ${process.version}. Install a current Node.js 20 or 22 (https://nodejs.org) and run again.`,
+  );
   process.exit(1);
 }
 

@@ -16,7 +16,9 @@ const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encodi
 
 async function main(): Promise<void> {
   if (git('status', '--porcelain', '--', 'workflows', 'core') !== '') {
-    throw new Error('workflows/ or core/ has uncommitted changes: commit first, so the bundle is named after the code it holds.');
+    throw new Error(
+      'workflows/ or core/ has uncommitted changes: commit first, so the bundle is named after the code it holds.',
+    );
   }
   const commit = git('rev-parse', '--short', 'HEAD');
   const file = path.join(root, 'test', 'fixtures', 'bundles', `workflows-${commit}.js.gz`);

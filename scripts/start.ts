@@ -4,7 +4,13 @@ import { Connection } from '@temporalio/client';
 import type { ChildProcess } from 'node:child_process';
 import { uiEndpointOf, uiTokenOf } from '../lib/codec/access';
 import { ConfigError, loadConfig } from '../lib/config';
-import { ensureNamespaceSetup, foreignServerChanges, startDevServer, temporalAnswers, type DevServer } from '../lib/dev-server';
+import {
+  ensureNamespaceSetup,
+  foreignServerChanges,
+  startDevServer,
+  temporalAnswers,
+  type DevServer,
+} from '../lib/dev-server';
 import { spawnLabelled, stopProcess } from '../lib/processes';
 import { describeTemporalConnection, temporalStartPlan, TemporalUnreachableError } from '../lib/temporal-connection';
 import { obtainTemporalCli, userCacheDir, TemporalCliError } from '../lib/temporal-cli';
@@ -13,7 +19,12 @@ import { workerReadyMarker } from '../worker/ready';
 const root = path.resolve(__dirname, '..');
 const say = (line: string) => console.log(`[start] ${line}`);
 
-async function waitFor(ready: () => boolean | Promise<boolean>, child: ChildProcess, what: string, timeoutMs: number): Promise<void> {
+async function waitFor(
+  ready: () => boolean | Promise<boolean>,
+  child: ChildProcess,
+  what: string,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${what} exited during start-up (see its output above).`);
@@ -24,7 +35,16 @@ async function waitFor(ready: () => boolean | Promise<boolean>, child: ChildProc
 }
 
 const waitForHealth = (url: string, child: ChildProcess, timeoutMs: number) =>
-  waitFor(() => fetch(url).then((response) => response.ok, () => false), child, 'The API', timeoutMs);
+  waitFor(
+    () =>
+      fetch(url).then(
+        (response) => response.ok,
+        () => false,
+      ),
+    child,
+    'The API',
+    timeoutMs,
+  );
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -41,7 +61,9 @@ async function main(): Promise<void> {
     say(`Using the Temporal server already answering at ${describeTemporalConnection(config.temporal)}.`);
   } else {
     const cli = await obtainTemporalCli(userCacheDir(), say);
-    say(`Starting the Temporal dev server (${cli.source}: ${cli.path}); data in ${path.join(config.dataDir, 'temporal')}`);
+    say(
+      `Starting the Temporal dev server (${cli.source}: ${cli.path}); data in ${path.join(config.dataDir, 'temporal')}`,
+    );
     server = await startDevServer({
       cli: cli.path,
       address: config.temporalAddress,
@@ -54,17 +76,36 @@ async function main(): Promise<void> {
     uiUrl = server.uiUrl;
   }
   const connection = await Connection.connect(config.temporal.connection);
-  const setup = await ensureNamespaceSetup(connection, config.temporalNamespace, config.retentionDays, server ? 'apply' : 'keep');
+  const setup = await ensureNamespaceSetup(
+    connection,
+    config.temporalNamespace,
+    config.retentionDays,
+    server ? 'apply' : 'keep',
+  );
   await connection.close();
-  if (!server) for (const line of foreignServerChanges(setup, config.temporalAddress, config.temporalNamespace, config.retentionDays)) say(line);
+  if (!server)
+    for (const line of foreignServerChanges(
+      setup,
+      config.temporalAddress,
+      config.temporalNamespace,
+      config.retentionDays,
+    ))
+      say(line);
 
   const env = { ...process.env, SKILLFLOW_DATA_DIR: config.dataDir };
   const node = (entry: string) => ['--import', 'tsx', entry];
   let workerReady = false;
   // The worker with its memory settings (scripts/worker.sh); it reads SKILLFLOW_WORKER_HEAP_MB from env, .env included.
-  const worker = spawnLabelled('worker', 'sh', [path.join(root, 'scripts', 'worker.sh')], { ...env, NODE: process.execPath }, root, (line) => {
-    if (line.includes(workerReadyMarker)) workerReady = true;
-  });
+  const worker = spawnLabelled(
+    'worker',
+    'sh',
+    [path.join(root, 'scripts', 'worker.sh')],
+    { ...env, NODE: process.execPath },
+    root,
+    (line) => {
+      if (line.includes(workerReadyMarker)) workerReady = true;
+    },
+  );
   const api = spawnLabelled('api', process.execPath, node('api/server.ts'), env, root);
   const codec = spawnLabelled('codec', process.execPath, node('lib/codec/main.ts'), env, root);
   const children = [api, worker, codec];
@@ -100,7 +141,16 @@ async function main(): Promise<void> {
   const apiUrl = `http://${host}:${config.port}`;
   try {
     await waitForHealth(`${apiUrl}/healthz`, api, 60_000);
-    await waitFor(() => fetch(`${codecUrl}/healthz`).then((response) => response.ok, () => false), codec, 'The codec', 60_000);
+    await waitFor(
+      () =>
+        fetch(`${codecUrl}/healthz`).then(
+          (response) => response.ok,
+          () => false,
+        ),
+      codec,
+      'The codec',
+      60_000,
+    );
     await waitFor(() => workerReady, worker, 'the worker', 120_000);
   } catch (err) {
     console.error(`[start] ${err instanceof Error ? err.message : String(err)}`);
@@ -114,7 +164,9 @@ async function main(): Promise<void> {
     `  Temporal UI  ${uiUrl ?? '(the Temporal server you run yourself)'}`,
     `  Codec        ${codecUrl} (${uiUrl ? 'the UI shows what history holds by reference through it' : `set the UI's codec endpoint to ${codecUrl}/ui/<the token in ${config.codec.uiToken ? 'SKILLFLOW_CODEC_UI_TOKEN' : path.join(config.secretsDir, 'codec-ui-token')}>`})`,
     `  Temporal     ${describeTemporalConnection(config.temporal)}`,
-    config.authEnabled ? `  API key      ${config.apiKeys.length > 0 ? 'one of SKILLFLOW_API_KEYS' : `in ${path.join(config.dataDir, 'api-key')}`}` : '  API key      none: SKILLFLOW_AUTH=off',
+    config.authEnabled
+      ? `  API key      ${config.apiKeys.length > 0 ? 'one of SKILLFLOW_API_KEYS' : `in ${path.join(config.dataDir, 'api-key')}`}`
+      : '  API key      none: SKILLFLOW_AUTH=off',
   ];
   if (!config.anthropicApiKey && !config.anthropicBaseUrl) {
     lines.push('', '  ANTHROPIC_API_KEY is not set: the API works, but every model call will fail until you set it.');
@@ -123,7 +175,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  const known = err instanceof ConfigError || err instanceof TemporalCliError || err instanceof TemporalUnreachableError;
+  const known =
+    err instanceof ConfigError || err instanceof TemporalCliError || err instanceof TemporalUnreachableError;
   console.error(`[start] ${known ? err.message : err instanceof Error ? err.stack : String(err)}`);
   process.exit(1);
 });

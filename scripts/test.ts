@@ -24,7 +24,14 @@ async function main(): Promise<void> {
     if ((await run('Type-checking (tsc)...', bin('tsc'), ['-p', '.'])) !== 0) process.exit(1);
     if ((await run('Linting (eslint)...', bin('eslint'), ['.'])) !== 0) process.exit(1);
     const coverage = ['-c', 'jest.policy-coverage.config.js'];
-    if ((await run('Checking that the policy tests cover every branch of the turn policy (jest, coverage)...', bin('jest'), coverage)) !== 0) process.exit(1);
+    if (
+      (await run(
+        'Checking that the policy tests cover every branch of the turn policy (jest, coverage)...',
+        bin('jest'),
+        coverage,
+      )) !== 0
+    )
+      process.exit(1);
   }
   if (jestArgs.length === 0 || jestArgs.some((arg) => arg.includes('codec-ui'))) await ensureChromium(say);
   const code = await run('Running the test suite against a real Temporal dev server (jest)...', bin('jest'), jestArgs, {
@@ -35,6 +42,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(`[test] ${err instanceof TemporalCliError || err instanceof ChromiumError ? err.message : err instanceof Error ? err.stack : String(err)}`);
+  console.error(
+    `[test] ${err instanceof TemporalCliError || err instanceof ChromiumError ? err.message : err instanceof Error ? err.stack : String(err)}`,
+  );
   process.exit(1);
 });

@@ -5,9 +5,17 @@ import type { TemporalTestEnv } from './support/temporal';
 import { runTurn, startTurn } from './support/turns';
 
 const lastUserText = (body: { messages: unknown[] }): string => {
-  const last = body.messages[body.messages.length - 1] as { role: string; content: string | Array<{ type: string; text?: string }> };
+  const last = body.messages[body.messages.length - 1] as {
+    role: string;
+    content: string | Array<{ type: string; text?: string }>;
+  };
   expect(last.role).toBe('user');
-  return typeof last.content === 'string' ? last.content : last.content.filter((b) => b.type === 'text').map((b) => b.text).join('\n');
+  return typeof last.content === 'string'
+    ? last.content
+    : last.content
+        .filter((b) => b.type === 'text')
+        .map((b) => b.text)
+        .join('\n');
 };
 
 describe('the agent loop on a real Temporal server', () => {
@@ -45,7 +53,10 @@ describe('the agent loop on a real Temporal server', () => {
     });
 
     it('max_tokens: continuations are bounded', async () => {
-      fake.enqueue({ content: [text('a')], stopReason: 'max_tokens' }, { content: [text('b')], stopReason: 'max_tokens' });
+      fake.enqueue(
+        { content: [text('a')], stopReason: 'max_tokens' },
+        { content: [text('b')], stopReason: 'max_tokens' },
+      );
       const { result } = await runTurn(env.client, taskQueue, 'long', { settings: { maxContinuations: 1 } });
       expect(result).toMatchObject({ status: 'completed', output: 'ab', reason: 'max_tokens' });
       expect(fake.requests).toHaveLength(2);
@@ -56,27 +67,44 @@ describe('the agent loop on a real Temporal server', () => {
       const { result } = await runTurn(env.client, taskQueue, 'go');
       expect(result).toMatchObject({ status: 'completed', output: 'Finished.' });
       const messages = fake.requests[1].body.messages as Array<{ role: string }>;
-      expect(messages[messages.length - 1]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Working...', cache_control: { type: 'ephemeral' } }] });
+      expect(messages[messages.length - 1]).toEqual({
+        role: 'assistant',
+        content: [{ type: 'text', text: 'Working...', cache_control: { type: 'ephemeral' } }],
+      });
     });
 
     it('refusal: failed with a clear reason and message', async () => {
       fake.enqueue({ content: [], stopReason: 'refusal' });
       const { result, events } = await runTurn(env.client, taskQueue, 'something bad');
-      expect(result).toMatchObject({ status: 'failed', reason: 'refusal', error: { code: 'refusal', message: 'The model declined to continue with this request.' } });
+      expect(result).toMatchObject({
+        status: 'failed',
+        reason: 'refusal',
+        error: { code: 'refusal', message: 'The model declined to continue with this request.' },
+      });
       expect(events.at(-1)).toMatchObject({ type: 'error', code: 'refusal' });
     });
 
     it('model_context_window_exceeded: failed with a clear reason', async () => {
       fake.enqueue({ content: [text('partial')], stopReason: 'model_context_window_exceeded' });
       const { result } = await runTurn(env.client, taskQueue, 'huge');
-      expect(result).toMatchObject({ status: 'failed', reason: 'context_window_exceeded', error: { code: 'context_window_exceeded' } });
+      expect(result).toMatchObject({
+        status: 'failed',
+        reason: 'context_window_exceeded',
+        error: { code: 'context_window_exceeded' },
+      });
     });
   });
 
   describe('tools', () => {
     it('answers several calls of one response in order; an unknown tool is an error result the model sees', async () => {
       fake.enqueue(
-        { content: [text('Let me try.'), toolUse('no_such_tool', { a: 1 }, 'toolu_A'), toolUse('also_missing', {}, 'toolu_B')] },
+        {
+          content: [
+            text('Let me try.'),
+            toolUse('no_such_tool', { a: 1 }, 'toolu_A'),
+            toolUse('also_missing', {}, 'toolu_B'),
+          ],
+        },
         { content: [text('Those tools do not exist.')] },
       );
       const { result, events } = await runTurn(env.client, taskQueue, 'use tools');
@@ -87,7 +115,9 @@ describe('the agent loop on a real Temporal server', () => {
         ['tool_result', 'toolu_B', true],
       ]);
       expect(results[0].content).toMatch(/^There is no tool named "no_such_tool"/);
-      expect(events.filter((e) => e.type.startsWith('tool.')).map((e) => [e.type, (e as { callId: string }).callId])).toEqual([
+      expect(
+        events.filter((e) => e.type.startsWith('tool.')).map((e) => [e.type, (e as { callId: string }).callId]),
+      ).toEqual([
         ['tool.start', 'toolu_A'],
         ['tool.end', 'toolu_A'],
         ['tool.start', 'toolu_B'],
@@ -99,7 +129,10 @@ describe('the agent loop on a real Temporal server', () => {
 
   describe('model errors', () => {
     it('429 is retried, honouring retry-after, and the turn completes', async () => {
-      fake.enqueue({ error: { status: 429, type: 'rate_limit_error', message: 'slow down', headers: { 'retry-after': '1' } } }, { content: [text('ok')] });
+      fake.enqueue(
+        { error: { status: 429, type: 'rate_limit_error', message: 'slow down', headers: { 'retry-after': '1' } } },
+        { content: [text('ok')] },
+      );
       const started = Date.now();
       const { result } = await runTurn(env.client, taskQueue, 'hi');
       expect(result).toMatchObject({ status: 'completed', output: 'ok' });
@@ -133,7 +166,10 @@ describe('the agent loop on a real Temporal server', () => {
     });
 
     it('an error inside the stream after a 200 is retried', async () => {
-      fake.enqueue({ streamError: { type: 'overloaded_error', message: 'Overloaded' }, afterText: 'Hal' }, { content: [text('Whole answer.')] });
+      fake.enqueue(
+        { streamError: { type: 'overloaded_error', message: 'Overloaded' }, afterText: 'Hal' },
+        { content: [text('Whole answer.')] },
+      );
       const { result } = await runTurn(env.client, taskQueue, 'hi');
       expect(result).toMatchObject({ status: 'completed', output: 'Whole answer.' });
       expect(fake.requests).toHaveLength(2);
@@ -161,7 +197,8 @@ describe('the agent loop on a real Temporal server', () => {
   describe('round budget', () => {
     it('cuts a runaway loop: one last call without tools gives the answer, and the turn says it was cut', async () => {
       fake.respond((body) => {
-        if ((body.tool_choice as { type?: string } | undefined)?.type === 'none') return { content: [text('Here is what I have.')] };
+        if ((body.tool_choice as { type?: string } | undefined)?.type === 'none')
+          return { content: [text('Here is what I have.')] };
         return { content: [toolUse('spin', {})] };
       });
       const { result } = await runTurn(env.client, taskQueue, 'loop forever', { settings: { maxRounds: 3 } });

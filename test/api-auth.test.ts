@@ -13,7 +13,8 @@ import { SseClient, WsClient } from './support/stream-clients';
 import { useWorkerHarness } from './support/harness';
 import type { TemporalTestEnv } from './support/temporal';
 
-const ask = (checkpoint: string) => toolUse('request_human_approval', { checkpoint, summary: `Decide ${checkpoint}`, kind: 'approval' });
+const ask = (checkpoint: string) =>
+  toolUse('request_human_approval', { checkpoint, summary: `Decide ${checkpoint}`, kind: 'approval' });
 
 /** Who may do what: keys, users, the operator role, and stream tokens for browsers. */
 describe('API auth', () => {
@@ -40,7 +41,10 @@ describe('API auth', () => {
 
   const as = (key: string | null, method: 'GET' | 'POST' | 'DELETE', url: string, payload?: Record<string, unknown>) =>
     app.inject({ method, url, headers: key ? authHeaders(key) : {}, ...(payload ? { payload } : {}) });
-  const errorOf = (response: { statusCode: number; json(): { error: { code: string } } }) => [response.statusCode, response.json().error.code];
+  const errorOf = (response: { statusCode: number; json(): { error: { code: string } } }) => [
+    response.statusCode,
+    response.json().error.code,
+  ];
 
   /** Alice's turn waiting at a checkpoint. */
   async function aliceWaiting(name = 'alice_decides'): Promise<{ sessionId: string; turnId: string }> {
@@ -78,25 +82,45 @@ describe('API auth', () => {
       expect({ route: `${method} ${url}`, status: response.statusCode, body: response.json() }).toEqual({
         route: `${method} ${url}`,
         status: 401,
-        body: { error: { code: 'unauthorized', message: 'Send your API key as "Authorization: Bearer <key>".', requestId: expect.any(String) } },
+        body: {
+          error: {
+            code: 'unauthorized',
+            message: 'Send your API key as "Authorization: Bearer <key>".',
+            requestId: expect.any(String),
+          },
+        },
       });
     }
-    for (const url of ['/healthz', '/readyz', '/openapi.json', '/docs/']) expect((await as(null, 'GET', url)).statusCode).toBe(200);
+    for (const url of ['/healthz', '/readyz', '/openapi.json', '/docs/'])
+      expect((await as(null, 'GET', url)).statusCode).toBe(200);
   });
 
   it('a wrong key, or another scheme, is a 401', async () => {
-    const wrong = await app.inject({ method: 'GET', url: '/v1/turns', headers: { authorization: 'Bearer not-a-key-at-all-0123456789' } });
-    expect(wrong.json()).toEqual({ error: { code: 'unauthorized', message: 'That API key is not valid.', requestId: wrong.headers['x-request-id'] } });
+    const wrong = await app.inject({
+      method: 'GET',
+      url: '/v1/turns',
+      headers: { authorization: 'Bearer not-a-key-at-all-0123456789' },
+    });
+    expect(wrong.json()).toEqual({
+      error: { code: 'unauthorized', message: 'That API key is not valid.', requestId: wrong.headers['x-request-id'] },
+    });
     expect(wrong.statusCode).toBe(401);
-    const basic = await app.inject({ method: 'GET', url: '/v1/turns', headers: { authorization: `Basic ${aliceKey}` } });
+    const basic = await app.inject({
+      method: 'GET',
+      url: '/v1/turns',
+      headers: { authorization: `Basic ${aliceKey}` },
+    });
     expect(basic.statusCode).toBe(401);
   });
 
-  it('another user\'s session and turn are 404s, whatever the route', async () => {
+  it("another user's session and turn are 404s, whatever the route", async () => {
     const { sessionId, turnId } = await aliceWaiting();
     expect(errorOf(await as(bobKey, 'GET', `/v1/sessions/${sessionId}`))).toEqual([404, 'not_found']);
     expect(errorOf(await as(bobKey, 'DELETE', `/v1/sessions/${sessionId}`))).toEqual([404, 'not_found']);
-    expect(errorOf(await as(bobKey, 'POST', `/v1/sessions/${sessionId}/turns`, { message: 'hijack' }))).toEqual([404, 'not_found']);
+    expect(errorOf(await as(bobKey, 'POST', `/v1/sessions/${sessionId}/turns`, { message: 'hijack' }))).toEqual([
+      404,
+      'not_found',
+    ]);
     expect(errorOf(await as(bobKey, 'GET', `/v1/turns/${turnId}`))).toEqual([404, 'not_found']);
     expect(errorOf(await as(bobKey, 'POST', `/v1/turns/${turnId}/cancel`))).toEqual([404, 'not_found']);
     expect(errorOf(await as(bobKey, 'GET', `/v1/turns/${turnId}/events`))).toEqual([404, 'not_found']);
@@ -109,7 +133,7 @@ describe('API auth', () => {
     await finish(turnId);
   });
 
-  it('another user\'s checkpoint cannot be answered (404) and stays pending for its owner', async () => {
+  it("another user's checkpoint cannot be answered (404) and stays pending for its owner", async () => {
     const { turnId } = await aliceWaiting('not_bobs');
     const bob = await api.answer(turnId, 'cp-1', { action: 'cancel' }, bobKey);
     expect([bob.code, bob.body.error.code]).toEqual([404, 'not_found']);
@@ -117,13 +141,17 @@ describe('API auth', () => {
     await finish(turnId);
   });
 
-  it('operators see everyone\'s waiting turns (the inbox), answer them, and the decision records the operator', async () => {
+  it("operators see everyone's waiting turns (the inbox), answer them, and the decision records the operator", async () => {
     const { sessionId, turnId } = await aliceWaiting('for_the_operator');
     const inbox = await eventually(
       async () => (await as(operatorKey, 'GET', '/v1/turns?status=waiting&limit=100')).json(),
       (page) => page.turns.some((t: { id: string }) => t.id === turnId),
     );
-    expect(inbox.turns.find((t: { id: string }) => t.id === turnId)).toMatchObject({ userId: 'alice', status: 'waiting', checkpoint: 'for_the_operator' });
+    expect(inbox.turns.find((t: { id: string }) => t.id === turnId)).toMatchObject({
+      userId: 'alice',
+      status: 'waiting',
+      checkpoint: 'for_the_operator',
+    });
     const onlyAlice = (await as(operatorKey, 'GET', `/v1/turns?status=waiting&user=alice&session=${sessionId}`)).json();
     expect(onlyAlice.turns.map((t: { id: string }) => t.id)).toEqual([turnId]);
     expect((await as(operatorKey, 'GET', '/v1/turns?user=bob&session=' + sessionId)).json().turns).toEqual([]);
@@ -133,14 +161,20 @@ describe('API auth', () => {
     expect((await as(operatorKey, 'GET', `/v1/turns/${turnId}`)).json()).toMatchObject({ status: 'waiting' });
 
     fake.enqueue({ content: [text('An operator approved.')] });
-    expect(await api.answer(turnId, 'cp-1', { action: 'approve' }, operatorKey)).toEqual({ code: 200, body: { checkpointId: 'cp-1', action: 'approve', by: 'ops' } });
+    expect(await api.answer(turnId, 'cp-1', { action: 'approve' }, operatorKey)).toEqual({
+      code: 200,
+      body: { checkpointId: 'cp-1', action: 'approve', by: 'ops' },
+    });
     expect(await api.finished(turnId)).toMatchObject({ status: 'completed', output: 'An operator approved.' });
     const events = await env.client.workflow.getHandle(turnId).query(turnEventsQuery, 0);
-    expect(events.find((event) => event.type === 'checkpoint.resolved')).toMatchObject({ by: 'ops', action: 'approve' });
+    expect(events.find((event) => event.type === 'checkpoint.resolved')).toMatchObject({
+      by: 'ops',
+      action: 'approve',
+    });
   });
 
   describe('stream tokens', () => {
-    it('open SSE and WebSocket streams without a header, for that turn only, for the turn\'s user', async () => {
+    it("open SSE and WebSocket streams without a header, for that turn only, for the turn's user", async () => {
       const { turnId } = await aliceWaiting('token_turn');
       const issued = await as(aliceKey, 'POST', '/v1/stream-tokens', { turnId });
       expect(issued.statusCode).toBe(201);
@@ -157,8 +191,16 @@ describe('API auth', () => {
       await reader.waitForEvent((event) => event.type === 'checkpoint.requested');
       reader.send({ type: 'checkpoint', requestId: 'read-only', checkpointId: 'cp-1', action: 'cancel' });
       reader.send({ type: 'cancel', requestId: 'read-only-cancel' });
-      expect(await reader.waitForReply('read-only')).toMatchObject({ type: 'error', status: 403, error: { code: 'forbidden' } });
-      expect(await reader.waitForReply('read-only-cancel')).toMatchObject({ type: 'error', status: 403, error: { code: 'forbidden' } });
+      expect(await reader.waitForReply('read-only')).toMatchObject({
+        type: 'error',
+        status: 403,
+        error: { code: 'forbidden' },
+      });
+      expect(await reader.waitForReply('read-only-cancel')).toMatchObject({
+        type: 'error',
+        status: 403,
+        error: { code: 'forbidden' },
+      });
       reader.close();
       expect((await api.turn(turnId)).body).toMatchObject({ status: 'waiting', pendingCheckpoint: { id: 'cp-1' } });
 
@@ -173,11 +215,22 @@ describe('API auth', () => {
 
       expect(errorOf(await as(null, 'GET', `/v1/turns/${turnId}?token=${token}`))).toEqual([401, 'unauthorized']);
       const tampered = token.replace(/.$/, (c: string) => (c === 'A' ? 'B' : 'A'));
-      expect(errorOf(await as(null, 'GET', `/v1/turns/${turnId}/events?token=${tampered}`))).toEqual([401, 'invalid_token']);
-      expect(errorOf(await as(null, 'GET', `/v1/turns/${turnId}/events?token=garbage`))).toEqual([401, 'invalid_token']);
+      expect(errorOf(await as(null, 'GET', `/v1/turns/${turnId}/events?token=${tampered}`))).toEqual([
+        401,
+        'invalid_token',
+      ]);
+      expect(errorOf(await as(null, 'GET', `/v1/turns/${turnId}/events?token=garbage`))).toEqual([
+        401,
+        'invalid_token',
+      ]);
       const otherTurn = (await aliceWaiting('other_turn')).turnId;
-      expect(errorOf(await as(null, 'GET', `/v1/turns/${otherTurn}/events?token=${token}`))).toEqual([401, 'invalid_token']);
-      await expect(WsClient.open(`${base.replace('http', 'ws')}/v1/turns/${otherTurn}/ws?token=${token}`)).rejects.toMatchObject({ status: 401 });
+      expect(errorOf(await as(null, 'GET', `/v1/turns/${otherTurn}/events?token=${token}`))).toEqual([
+        401,
+        'invalid_token',
+      ]);
+      await expect(
+        WsClient.open(`${base.replace('http', 'ws')}/v1/turns/${otherTurn}/ws?token=${token}`),
+      ).rejects.toMatchObject({ status: 401 });
       await finish(otherTurn);
     });
 
@@ -190,7 +243,9 @@ describe('API auth', () => {
       await new Promise((resolve) => setTimeout(resolve, 1_600));
       const expired = await as(null, 'GET', `/v1/turns/${turnId}/events?token=${token}`);
       expect(errorOf(expired)).toEqual([401, 'token_expired']);
-      await expect(WsClient.open(`${base.replace('http', 'ws')}/v1/turns/${turnId}/ws?token=${token}`)).rejects.toMatchObject({ status: 401 });
+      await expect(
+        WsClient.open(`${base.replace('http', 'ws')}/v1/turns/${turnId}/ws?token=${token}`),
+      ).rejects.toMatchObject({ status: 401 });
     });
 
     it('a WebSocket opened with a token closes when the token expires, even while the turn goes on', async () => {
@@ -203,14 +258,21 @@ describe('API auth', () => {
       await finish(turnId);
     });
 
-    it('are signed by the API\'s secret: another API process with another secret refuses them', async () => {
+    it("are signed by the API's secret: another API process with another secret refuses them", async () => {
       fake.enqueue({ content: [text('signed')] });
       const turnId = await api.startTurn('secret');
       await api.finished(turnId);
       const { token } = (await as(aliceKey, 'POST', '/v1/stream-tokens', { turnId })).json();
-      const { app: stranger } = await buildTestApp(env.client, taskQueue, {}, { streamTokenSecret: Buffer.from('another secret, of at least thirty-two bytes') });
+      const { app: stranger } = await buildTestApp(
+        env.client,
+        taskQueue,
+        {},
+        { streamTokenSecret: Buffer.from('another secret, of at least thirty-two bytes') },
+      );
       others.push(stranger);
-      expect(errorOf(await stranger.inject({ method: 'GET', url: `/v1/turns/${turnId}/events?token=${token}` }))).toEqual([401, 'invalid_token']);
+      expect(
+        errorOf(await stranger.inject({ method: 'GET', url: `/v1/turns/${turnId}/events?token=${token}` })),
+      ).toEqual([401, 'invalid_token']);
     });
   });
 
@@ -219,7 +281,9 @@ describe('API auth', () => {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-auth-'));
       const printed: string[] = [];
       const keys = resolveApiKeys(loadConfig({ SKILLFLOW_DATA_DIR: dataDir }), (line) => printed.push(line));
-      expect(keys).toEqual([{ key: expect.stringMatching(/^sk-sf-[A-Za-z0-9_-]{43}$/), user: 'local', operator: true }]);
+      expect(keys).toEqual([
+        { key: expect.stringMatching(/^sk-sf-[A-Za-z0-9_-]{43}$/), user: 'local', operator: true },
+      ]);
       const file = path.join(dataDir, 'api-key');
       expect(fs.readFileSync(file, 'utf8').trim()).toBe(keys[0].key);
       expect((fs.statSync(file).mode & 0o777).toString(8)).toBe('600');
@@ -232,13 +296,20 @@ describe('API auth', () => {
     });
 
     it('SKILLFLOW_AUTH=off is the explicit opt-out: no key needed, everyone is the local operator', async () => {
-      const { app: open } = await buildTestApp(env.client, taskQueue, { SKILLFLOW_AUTH: 'off', SKILLFLOW_API_KEYS: '' });
+      const { app: open } = await buildTestApp(env.client, taskQueue, {
+        SKILLFLOW_AUTH: 'off',
+        SKILLFLOW_API_KEYS: '',
+      });
       others.push(open);
       fake.enqueue({ content: [text('open house')] });
       const created = await open.inject({ method: 'POST', url: '/v1/sessions' });
       expect(created.statusCode).toBe(201);
       const sessionId = created.json().id;
-      const turn = await open.inject({ method: 'POST', url: `/v1/sessions/${sessionId}/turns?wait=true`, payload: { message: 'hi' } });
+      const turn = await open.inject({
+        method: 'POST',
+        url: `/v1/sessions/${sessionId}/turns?wait=true`,
+        payload: { message: 'hi' },
+      });
       expect(turn.json()).toMatchObject({ status: 'completed', output: 'open house' });
       expect((await open.inject({ method: 'GET', url: `/v1/sessions/${sessionId}` })).json().userId).toBe('local');
       expect((await as(aliceKey, 'GET', `/v1/sessions/${sessionId}`)).statusCode).toBe(404);

@@ -31,7 +31,9 @@ describe('catch-up reads of feeds opened together', () => {
     await live.close();
   });
 
-  const ask = () => ({ content: [toolUse('request_human_approval', { checkpoint: 'one', summary: 'one', kind: 'approval' })] });
+  const ask = () => ({
+    content: [toolUse('request_human_approval', { checkpoint: 'one', summary: 'one', kind: 'approval' })],
+  });
   const reads = (turnId: string) => api.queriesOf.get(`${turnEventsQuery.name} ${turnId}`) ?? 0;
 
   /** Turns started on a worker of their own, each once it waits at its checkpoint `one`. */
@@ -40,7 +42,11 @@ describe('catch-up reads of feeds opened together', () => {
     await env.startWorker(taskQueue, testDeps(fake.url), (turnId, event) => live.publish(turnId, event));
     fake.enqueue(...messages.map(ask));
     const handles = await Promise.all(messages.map((message) => startTurn(env.client, taskQueue, message)));
-    for (const handle of handles) await eventually(async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name, (name) => name === 'one');
+    for (const handle of handles)
+      await eventually(
+        async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name,
+        (name) => name === 'one',
+      );
     return handles;
   }
   // No poll, no silent read, no describe within the test: only the catch-up read makes a feed query.
@@ -50,7 +56,10 @@ describe('catch-up reads of feeds opened together', () => {
     const turns = 12;
     const atOnce = 3;
     const stopping = 4;
-    const handles = await turnsAtCheckpoint('catch-up-many', Array.from({ length: turns }, (_, at) => `catch up ${at}`));
+    const handles = await turnsAtCheckpoint(
+      'catch-up-many',
+      Array.from({ length: turns }, (_, at) => `catch up ${at}`),
+    );
     const feeds = new TurnFeeds(api.client, live, { ...quiet, catchUpReads: atOnce });
     const caughtUp = new Set<string>();
     const load = { now: 0, max: 0 };
@@ -58,16 +67,33 @@ describe('catch-up reads of feeds opened together', () => {
     // Each read takes a while, as on a loaded worker: unbounded, all of them would be in flight together.
     api.queryDelay.ms = 300;
     const watched = handles.map((handle) =>
-      feeds.watch(handle.workflowId, 0, { onEvent() {}, onDelta() {}, onCaughtUp: () => caughtUp.add(handle.workflowId), onEnd() {} }),
+      feeds.watch(handle.workflowId, 0, {
+        onEvent() {},
+        onDelta() {},
+        onCaughtUp: () => caughtUp.add(handle.workflowId),
+        onEnd() {},
+      }),
     );
     const stopped = handles.slice(-stopping).map((handle) => handle.workflowId);
     try {
       // The first reads are in flight: the last feeds still wait for a place, and their streams go away.
-      await eventually(async () => load.now, (now) => now > 0, 10_000);
+      await eventually(
+        async () => load.now,
+        (now) => now > 0,
+        10_000,
+      );
       for (const feed of watched.slice(-stopping)) feed.stop();
       const open = handles.filter((handle) => !stopped.includes(handle.workflowId));
-      await eventually(async () => open.filter((handle) => caughtUp.has(handle.workflowId)).length, (count) => count === turns - stopping, 30_000);
-      await eventually(async () => load.now, (now) => now === 0, 10_000);
+      await eventually(
+        async () => open.filter((handle) => caughtUp.has(handle.workflowId)).length,
+        (count) => count === turns - stopping,
+        30_000,
+      );
+      await eventually(
+        async () => load.now,
+        (now) => now === 0,
+        10_000,
+      );
       expect(load.max).toBe(atOnce);
       expect(Object.fromEntries(handles.map((handle) => [handle.workflowId, reads(handle.workflowId)]))).toEqual(
         Object.fromEntries(handles.map((handle) => [handle.workflowId, stopped.includes(handle.workflowId) ? 0 : 1])),
@@ -86,7 +112,12 @@ describe('catch-up reads of feeds opened together', () => {
     // sees it waiting by those describes.
     const feeds = new TurnFeeds(api.client, live, { ...quiet, describeEveryMs: 100, catchUpReads: 1 });
     const caughtUp = new Set<string>();
-    const watcher = (turnId: string) => ({ onEvent() {}, onDelta() {}, onCaughtUp: () => caughtUp.add(turnId), onEnd() {} });
+    const watcher = (turnId: string) => ({
+      onEvent() {},
+      onDelta() {},
+      onCaughtUp: () => caughtUp.add(turnId),
+      onEnd() {},
+    });
     let release!: () => void;
     const watched = [];
     try {
@@ -107,13 +138,20 @@ describe('catch-up reads of feeds opened together', () => {
       // not wait for the place (its subscription holds at once on this channel) would describe once, just before its
       // read, and query as that describe returns: it could not describe again before its read came back, held here.
       // Two describes with no read show it waiting for the place instead.
-      const waiting = async () => ({ describes: api.describesOf.get(second.workflowId) ?? 0, reads: reads(second.workflowId) });
+      const waiting = async () => ({
+        describes: api.describesOf.get(second.workflowId) ?? 0,
+        reads: reads(second.workflowId),
+      });
       const seen = await eventually(waiting, (now) => now.describes >= 2 || now.reads > 0, 10_000);
       expect({ waited: seen.describes >= 2, reads: seen.reads }).toEqual({ waited: true, reads: 0 });
       api.queryDelay.until = undefined;
       api.queryDelay.onAnswer = undefined;
       release();
-      await eventually(async () => caughtUp.size, (size) => size === 2, 10_000);
+      await eventually(
+        async () => caughtUp.size,
+        (size) => size === 2,
+        10_000,
+      );
       expect([reads(first.workflowId), reads(second.workflowId), load.max]).toEqual([1, 1, 1]);
     } finally {
       api.queryDelay.until = undefined;
@@ -136,14 +174,27 @@ describe('catch-up reads of feeds opened together', () => {
       // The first feed's read is held on its way back: it keeps the only place for the whole test.
       api.queryDelay.until = new Promise<void>((resolve) => (release = resolve));
       const answered = new Promise<void>((resolve) => (api.queryDelay.onAnswer = resolve));
-      watched.push(feeds.watch(first.workflowId, 0, { onEvent() {}, onDelta() {}, onCaughtUp: () => (caughtUpFirst = true), onEnd() {} }));
+      watched.push(
+        feeds.watch(first.workflowId, 0, {
+          onEvent() {},
+          onDelta() {},
+          onCaughtUp: () => (caughtUpFirst = true),
+          onEnd() {},
+        }),
+      );
       await answered;
       // Only that answer is held: the closed turn's log can be read once its feed finds the turn closed.
       api.queryDelay.until = undefined;
       api.queryDelay.onAnswer = undefined;
-      watched.push(feeds.watch(second.workflowId, 0, { onEvent() {}, onDelta() {}, onCaughtUp() {}, onEnd: () => (ended = true) }));
+      watched.push(
+        feeds.watch(second.workflowId, 0, { onEvent() {}, onDelta() {}, onCaughtUp() {}, onEnd: () => (ended = true) }),
+      );
       await second.terminate('closed while its feed waits for a place');
-      await eventually(async () => ended, (done) => done, 10_000);
+      await eventually(
+        async () => ended,
+        (done) => done,
+        10_000,
+      );
       // Ended by describing the closed turn (its log read then), while the other feed still held the place.
       expect([reads(first.workflowId), caughtUpFirst]).toEqual([1, false]);
     } finally {

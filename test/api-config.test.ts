@@ -33,7 +33,12 @@ describe('API configuration', () => {
 
   it('refuses bad values with the fix', () => {
     const load = () =>
-      loadConfig({ SKILLFLOW_CORS_ORIGINS: 'app.example.com', SKILLFLOW_REDIS_URL: 'http://redis', SKILLFLOW_RATE_LIMIT: '-1', SKILLFLOW_BODY_LIMIT_BYTES: '10' });
+      loadConfig({
+        SKILLFLOW_CORS_ORIGINS: 'app.example.com',
+        SKILLFLOW_REDIS_URL: 'http://redis',
+        SKILLFLOW_RATE_LIMIT: '-1',
+        SKILLFLOW_BODY_LIMIT_BYTES: '10',
+      });
     expect(load).toThrow(ConfigError);
     expect(load).toThrow(/SKILLFLOW_CORS_ORIGINS entry "app.example.com" must be an origin/);
     expect(load).toThrow(/SKILLFLOW_REDIS_URL="http:\/\/redis" must be a redis:\/\/ or rediss:\/\/ URL/);

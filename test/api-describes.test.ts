@@ -11,7 +11,8 @@ import { ApiDriver } from './support/scenario';
 import { SseClient, WsClient } from './support/stream-clients';
 import { TemporalTestEnv } from './support/temporal';
 
-const ask = (checkpoint: string) => toolUse('request_human_approval', { checkpoint, summary: `Decide ${checkpoint}`, kind: 'approval' });
+const ask = (checkpoint: string) =>
+  toolUse('request_human_approval', { checkpoint, summary: `Decide ${checkpoint}`, kind: 'approval' });
 
 /** The worker's channel, read by the API: `keep` off hides every kept state from the API (a store that is down or lost it). */
 class ApiSideChannel extends InProcessChannel {
@@ -54,7 +55,12 @@ describe('describes of an exam turn', () => {
       publishState: (turnId, snapshot) => live.publishState(turnId, snapshot),
     });
     // Every describe counted is one a request or the feed's catch-up made, none of its describes after silence.
-    ({ app } = await buildTestApp(counted.client, taskQueue, {}, { live, feedSettings: { describeEveryMs: 600_000, silentReadMs: 600_000 } }));
+    ({ app } = await buildTestApp(
+      counted.client,
+      taskQueue,
+      {},
+      { live, feedSettings: { describeEveryMs: 600_000, silentReadMs: 600_000 } },
+    ));
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     api = new ApiDriver(app);
@@ -74,7 +80,12 @@ describe('describes of an exam turn', () => {
 
   const describes = () => counted.calls.get('DescribeWorkflowExecution') ?? 0;
 
-  const answer = (turnId: string, checkpointId: string, key = aliceKey, idempotencyKey = `answer-${checkpointId}-${turnId}`) =>
+  const answer = (
+    turnId: string,
+    checkpointId: string,
+    key = aliceKey,
+    idempotencyKey = `answer-${checkpointId}-${turnId}`,
+  ) =>
     app.inject({
       method: 'POST',
       url: `/v1/turns/${turnId}/checkpoints/${checkpointId}`,
@@ -102,7 +113,9 @@ describe('describes of an exam turn', () => {
     const stream = await SseClient.open(`${base}/v1/turns/${turnId}/events`, authHeaders());
     try {
       for (const name of ['a', 'b']) {
-        const asked = await stream.waitFor((event) => event.type === 'checkpoint.requested' && event.checkpoint.name === name);
+        const asked = await stream.waitFor(
+          (event) => event.type === 'checkpoint.requested' && event.checkpoint.name === name,
+        );
         expect((await answer(turnId, asked.checkpoint.id)).statusCode).toBe(200);
       }
       const used = describes() - before;
@@ -148,10 +161,15 @@ describe('describes of an exam turn', () => {
     expect(late.statusCode).toBe(409);
     expect(late.json().error.code).toBe('checkpoint_not_pending');
 
-    expect((await app.inject({ method: 'DELETE', url: `/v1/sessions/${waiting!.state.sessionId}`, headers: authHeaders() })).statusCode).toBe(204);
+    expect(
+      (await app.inject({ method: 'DELETE', url: `/v1/sessions/${waiting!.state.sessionId}`, headers: authHeaders() }))
+        .statusCode,
+    ).toBe(204);
     const deleted = await answer(turnId, checkpoint.id, aliceKey, 'a-third-key');
     expect(deleted.statusCode).toBe(404);
-    await expect(SseClient.open(`${base}/v1/turns/${turnId}/events`, authHeaders())).rejects.toMatchObject({ status: 404 });
+    await expect(SseClient.open(`${base}/v1/turns/${turnId}/events`, authHeaders())).rejects.toMatchObject({
+      status: 404,
+    });
   });
 
   it('opens no stream from a kept state of a turn that does not exist (an earlier session of the same id): 404 as before', async () => {
@@ -160,9 +178,22 @@ describe('describes of an exam turn', () => {
     const sessionId = await api.createSession();
     const turnId = `turn-${sessionId}-1`;
     const at = new Date().toISOString();
-    live.override = (id) => (id === turnId ? { offset: 4, state: { ...startingTurnState({ turnId, sessionId, userId: 'alice', createdAt: at, updatedAt: at }), status: 'waiting' } } : undefined);
-    await expect(SseClient.open(`${base}/v1/turns/${turnId}/events`, authHeaders())).rejects.toMatchObject({ status: 404 });
-    await expect(WsClient.open(`${base.replace('http', 'ws')}/v1/turns/${turnId}/ws`, authHeaders())).rejects.toMatchObject({ status: 404 });
+    live.override = (id) =>
+      id === turnId
+        ? {
+            offset: 4,
+            state: {
+              ...startingTurnState({ turnId, sessionId, userId: 'alice', createdAt: at, updatedAt: at }),
+              status: 'waiting',
+            },
+          }
+        : undefined;
+    await expect(SseClient.open(`${base}/v1/turns/${turnId}/events`, authHeaders())).rejects.toMatchObject({
+      status: 404,
+    });
+    await expect(
+      WsClient.open(`${base.replace('http', 'ws')}/v1/turns/${turnId}/ws`, authHeaders()),
+    ).rejects.toMatchObject({ status: 404 });
     const answered = await answer(turnId, 'cp-1');
     expect(answered.statusCode).toBe(404);
   });

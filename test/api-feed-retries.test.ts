@@ -61,7 +61,8 @@ describe('a feed whose reads fail', () => {
     await fake?.close();
   });
 
-  const ask = (checkpoint: string) => toolUse('request_human_approval', { checkpoint, summary: checkpoint, kind: 'approval' });
+  const ask = (checkpoint: string) =>
+    toolUse('request_human_approval', { checkpoint, summary: checkpoint, kind: 'approval' });
   const gaps = (times: number[]) => times.slice(1).map((at, index) => at - times[index]);
 
   it('retries after a growing pause up to the cap, reads a recovered worker at the next try, and starts again from retryMs', async () => {
@@ -69,18 +70,35 @@ describe('a feed whose reads fail', () => {
     await env.startWorker(taskQueue, testDeps(fake.url), (turnId, event) => live.publish(turnId, event));
     fake.enqueue({ content: [ask('one')] }, { content: [text('Done.')] });
     const handle = await startTurn(env.client, taskQueue, 'feed retries');
-    await eventually(async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name, (name) => name === 'one');
+    await eventually(
+      async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name,
+      (name) => name === 'one',
+    );
     const backoff = { retryMs: 40, maxRetryMs: 320 };
     // No poll, no silent read, no describe within the test: only failures (and the poke below) make the feed read.
-    const feeds = new TurnFeeds(client, live, { ...backoff, minPollMs: 60_000, maxPollMs: 60_000, silentReadMs: 60_000, describeEveryMs: 60_000, pokeReadMs: 0 });
+    const feeds = new TurnFeeds(client, live, {
+      ...backoff,
+      minPollMs: 60_000,
+      maxPollMs: 60_000,
+      silentReadMs: 60_000,
+      describeEveryMs: 60_000,
+      pokeReadMs: 0,
+    });
     const items: FeedEvent[] = [];
     let caughtUp = false;
     let ended!: () => void;
     const over = new Promise<void>((resolve) => (ended = resolve));
-    const feed = feeds.watch(handle.workflowId, 0, { onEvent: (event) => items.push(event), onDelta() {}, onCaughtUp: () => (caughtUp = true), onEnd: () => ended() });
+    const feed = feeds.watch(handle.workflowId, 0, {
+      onEvent: (event) => items.push(event),
+      onDelta() {},
+      onCaughtUp: () => (caughtUp = true),
+      onEnd: () => ended(),
+    });
     /** What the feed asked the rule after failures `from` to `to` (one call a failed try), and the pauses it got. */
-    const asked = (from: number, to: number) => rule.mock.calls.slice(from, to).map(([failures, settings]) => ({ failures, ...settings }));
-    const given = (from: number, to: number) => rule.mock.results.slice(from, to).map((result) => result.value as number);
+    const asked = (from: number, to: number) =>
+      rule.mock.calls.slice(from, to).map(([failures, settings]) => ({ failures, ...settings }));
+    const given = (from: number, to: number) =>
+      rule.mock.results.slice(from, to).map((result) => result.value as number);
     /**
      * The `count` pauses given from the `pause`th on that were not waited out: the try after each (from the `tryAt`th
      * on, the one that failed) came sooner than the pause. A lower bound only, which a loaded machine cannot break.
@@ -92,23 +110,37 @@ describe('a feed whose reads fail', () => {
         .filter(({ gap, pause }) => gap < pause);
     };
     try {
-      await eventually(async () => rule.mock.calls.length, (count) => count >= 7, 20_000);
+      await eventually(
+        async () => rule.mock.calls.length,
+        (count) => count >= 7,
+        20_000,
+      );
       // Failures in a row counted up, with the feed's settings: pauses that double from retryMs to the cap (from the 4th).
-      expect(asked(0, 7)).toEqual([1, 2, 3, 4, 5, 6, 7].map((failures) => expect.objectContaining({ failures, ...backoff })));
+      expect(asked(0, 7)).toEqual(
+        [1, 2, 3, 4, 5, 6, 7].map((failures) => expect.objectContaining({ failures, ...backoff })),
+      );
       expect(cutShort(0, 0, 6)).toEqual([]);
       // The worker recovers: the next try reads the log (one try more, no failure more). Nothing else makes the feed
       // read before its 60-s poll, so catching up within 10 s (far from that poll, far above the 320-ms cap) is that
       // try's doing; when it came is the pause the rule gave, at most the cap.
       worker.busy = false;
       const failed = tries.length;
-      await eventually(async () => caughtUp, (done) => done, 10_000);
+      await eventually(
+        async () => caughtUp,
+        (done) => done,
+        10_000,
+      );
       expect({ tries: tries.length, pauses: rule.mock.calls.length }).toEqual({ tries: failed + 1, pauses: failed });
       expect(items.some((item) => item.type === 'checkpoint.requested')).toBe(true);
       // After a success the count starts again: the failures that follow are the 1st and 2nd in a row, not counted on.
       worker.busy = true;
       const again = tries.length;
       feed.poke();
-      await eventually(async () => rule.mock.calls.length, (count) => count >= failed + 2, 10_000);
+      await eventually(
+        async () => rule.mock.calls.length,
+        (count) => count >= failed + 2,
+        10_000,
+      );
       expect(asked(failed, failed + 2).map(({ failures }) => failures)).toEqual([1, 2]);
       expect(cutShort(again, failed, 1)).toEqual([]);
       worker.busy = false;
@@ -127,16 +159,35 @@ describe('a feed whose reads fail', () => {
     await env.startWorker(taskQueue, testDeps(fake.url), (turnId, event) => live.publish(turnId, event));
     fake.enqueue({ content: [ask('one')] });
     const handle = await startTurn(env.client, taskQueue, 'feed retries close');
-    await eventually(async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name, (name) => name === 'one');
+    await eventually(
+      async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name,
+      (name) => name === 'one',
+    );
     // Ten minutes between tries: only the describes made meanwhile (every 100 ms) can end the feed within the test.
-    const feeds = new TurnFeeds(client, live, { retryMs: 600_000, maxRetryMs: 600_000, minPollMs: 60_000, maxPollMs: 60_000, silentReadMs: 60_000, describeEveryMs: 100 });
+    const feeds = new TurnFeeds(client, live, {
+      retryMs: 600_000,
+      maxRetryMs: 600_000,
+      minPollMs: 60_000,
+      maxPollMs: 60_000,
+      silentReadMs: 60_000,
+      describeEveryMs: 100,
+    });
     const items: FeedEvent[] = [];
     let ended!: () => void;
     const over = new Promise<void>((resolve) => (ended = resolve));
-    const feed = feeds.watch(handle.workflowId, 0, { onEvent: (event) => items.push(event), onDelta() {}, onCaughtUp() {}, onEnd: () => ended() });
+    const feed = feeds.watch(handle.workflowId, 0, {
+      onEvent: (event) => items.push(event),
+      onDelta() {},
+      onCaughtUp() {},
+      onEnd: () => ended(),
+    });
     try {
       // The first read failed and the feed took its pause: it waits out the pause from here on.
-      await eventually(async () => rule.mock.calls.length, (count) => count >= 1, 10_000);
+      await eventually(
+        async () => rule.mock.calls.length,
+        (count) => count >= 1,
+        10_000,
+      );
       await handle.terminate('closed while the feed waits');
       // No event says the pause was not waited out: a deadline does, far above the describes' 100 ms however loaded the
       // machine, and far below the 10-minute pause (and within the test's timeout).

@@ -11,7 +11,8 @@ import { requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/service
 import { ApiDriver } from './support/scenario';
 import { SseClient, WsClient, type Json } from './support/stream-clients';
 
-const ask = (checkpoint: string) => toolUse('request_human_approval', { checkpoint, summary: `Decide ${checkpoint}`, kind: 'approval' });
+const ask = (checkpoint: string) =>
+  toolUse('request_human_approval', { checkpoint, summary: `Decide ${checkpoint}`, kind: 'approval' });
 
 /** Issue 13: limits that hold before auth, across API processes, and on streams. */
 describe('API hardening', () => {
@@ -49,10 +50,18 @@ describe('API hardening', () => {
     it('takes the Bearer scheme in any case (RFC 9110)', async () => {
       const app = await appWith({});
       for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
-        const response = await app.inject({ method: 'GET', url: '/v1/sessions', headers: { authorization: `${scheme} ${aliceKey}` } });
+        const response = await app.inject({
+          method: 'GET',
+          url: '/v1/sessions',
+          headers: { authorization: `${scheme} ${aliceKey}` },
+        });
         expect({ scheme, status: response.statusCode }).toEqual({ scheme, status: 200 });
       }
-      const basic = await app.inject({ method: 'GET', url: '/v1/sessions', headers: { authorization: `Basic ${aliceKey}` } });
+      const basic = await app.inject({
+        method: 'GET',
+        url: '/v1/sessions',
+        headers: { authorization: `Basic ${aliceKey}` },
+      });
       expect(basic.statusCode).toBe(401);
     });
   });
@@ -82,9 +91,15 @@ describe('API hardening', () => {
     });
 
     it('requests and failed logins counted by one process count in the other', async () => {
-      const env = { SKILLFLOW_REDIS_URL: testRedisUrl(), SKILLFLOW_REDIS_PREFIX: prefix, SKILLFLOW_RATE_LIMIT: '4', SKILLFLOW_ADDRESS_RATE_LIMIT: '2' };
+      const env = {
+        SKILLFLOW_REDIS_URL: testRedisUrl(),
+        SKILLFLOW_REDIS_PREFIX: prefix,
+        SKILLFLOW_RATE_LIMIT: '4',
+        SKILLFLOW_ADDRESS_RATE_LIMIT: '2',
+      };
       const [one, two] = [await appWith(env), await appWith(env)];
-      const list = (app: FastifyInstance, key = aliceKey) => app.inject({ method: 'GET', url: '/v1/sessions', headers: authHeaders(key) });
+      const list = (app: FastifyInstance, key = aliceKey) =>
+        app.inject({ method: 'GET', url: '/v1/sessions', headers: authHeaders(key) });
       expect((await list(one)).statusCode).toBe(200);
       expect((await list(two)).statusCode).toBe(200);
       expect((await list(one)).statusCode).toBe(200);
@@ -94,7 +109,12 @@ describe('API hardening', () => {
       expect((await list(two, bobKey)).statusCode).toBe(200);
 
       const wrong = (app: FastifyInstance) =>
-        app.inject({ method: 'GET', url: '/v1/sessions', remoteAddress: '198.51.100.4', headers: { authorization: 'Bearer not-a-key-0123456789abc' } });
+        app.inject({
+          method: 'GET',
+          url: '/v1/sessions',
+          remoteAddress: '198.51.100.4',
+          headers: { authorization: 'Bearer not-a-key-0123456789abc' },
+        });
       expect((await wrong(one)).statusCode).toBe(401);
       expect((await wrong(two)).statusCode).toBe(401);
       expect((await wrong(one)).statusCode).toBe(429);
@@ -105,7 +125,7 @@ describe('API hardening', () => {
   });
 
   describe('streams', () => {
-    it('WebSocket frames count against the user\'s rate limit, invalid ones too', async () => {
+    it("WebSocket frames count against the user's rate limit, invalid ones too", async () => {
       const { turnId, finish } = await waitingTurn(await appWith({}));
       const limited = await appWith({ SKILLFLOW_RATE_LIMIT: '6' });
       const urls = await listening(limited);
@@ -129,15 +149,26 @@ describe('API hardening', () => {
       const sse = (key: string) => SseClient.open(`${urls.http}/v1/turns/${turnId}/events`, authHeaders(key));
       const first = await sse(aliceKey);
       const second = await SseClient.open(`${urls.http}/v1/turns/${turnId}/events`, authHeaders(aliceKey));
-      const third = await sse(aliceKey).catch((err: { status: number; body: string; headers: http.IncomingHttpHeaders }) => err);
+      const third = await sse(aliceKey).catch(
+        (err: { status: number; body: string; headers: http.IncomingHttpHeaders }) => err,
+      );
       expect(third).toMatchObject({ status: 429 });
       expect(JSON.parse((third as { body: string }).body).error.code).toBe('too_many_streams');
       expect(Number((third as { headers: http.IncomingHttpHeaders }).headers['retry-after'])).toBeGreaterThan(0);
-      const socket = await WsClient.open(`${urls.ws}/v1/turns/${turnId}/ws`, authHeaders(aliceKey)).catch((err: { status: number }) => err);
+      const socket = await WsClient.open(`${urls.ws}/v1/turns/${turnId}/ws`, authHeaders(aliceKey)).catch(
+        (err: { status: number }) => err,
+      );
       expect(socket).toMatchObject({ status: 429 });
       // A stream token of the same user opens no stream beyond the user's cap.
-      const issued = await app.inject({ method: 'POST', url: '/v1/stream-tokens', headers: authHeaders(aliceKey), payload: { turnId } });
-      const byToken = await SseClient.open(`${urls.http}/v1/turns/${turnId}/events?token=${issued.json().token}`).catch((err: { status: number }) => err);
+      const issued = await app.inject({
+        method: 'POST',
+        url: '/v1/stream-tokens',
+        headers: authHeaders(aliceKey),
+        payload: { turnId },
+      });
+      const byToken = await SseClient.open(`${urls.http}/v1/turns/${turnId}/events?token=${issued.json().token}`).catch(
+        (err: { status: number }) => err,
+      );
       expect(byToken).toMatchObject({ status: 429 });
 
       // Another user has its own allowance, up to the process's cap of 3.
@@ -165,23 +196,27 @@ describe('API hardening', () => {
       const published = 40;
 
       const outcome = await new Promise<{ bytes: number; sawDone: boolean; closed: boolean }>((resolve, reject) => {
-        const request = http.get(`${urls.http}/v1/turns/${turnId}/events`, { headers: { ...authHeaders(), accept: 'text/event-stream' } }, (response) => {
-          let bytes = 0;
-          let seen = '';
-          let flooded = false;
-          response.on('data', (chunk: Buffer) => {
-            bytes += chunk.length;
-            if (flooded) return;
-            seen += chunk.toString();
-            if (!seen.includes('checkpoint.requested')) return;
-            flooded = true;
-            // Caught up: stop reading, and let the turn stream 40 MiB of deltas at this client.
-            response.pause();
-            for (let i = 0; i < published; i += 1) live.publish(turnId, delta);
-            setTimeout(() => response.resume(), 500);
-          });
-          response.on('close', () => resolve({ bytes, sawDone: seen.includes('"type":"done"'), closed: true }));
-        });
+        const request = http.get(
+          `${urls.http}/v1/turns/${turnId}/events`,
+          { headers: { ...authHeaders(), accept: 'text/event-stream' } },
+          (response) => {
+            let bytes = 0;
+            let seen = '';
+            let flooded = false;
+            response.on('data', (chunk: Buffer) => {
+              bytes += chunk.length;
+              if (flooded) return;
+              seen += chunk.toString();
+              if (!seen.includes('checkpoint.requested')) return;
+              flooded = true;
+              // Caught up: stop reading, and let the turn stream 40 MiB of deltas at this client.
+              response.pause();
+              for (let i = 0; i < published; i += 1) live.publish(turnId, delta);
+              setTimeout(() => response.resume(), 500);
+            });
+            response.on('close', () => resolve({ bytes, sawDone: seen.includes('"type":"done"'), closed: true }));
+          },
+        );
         request.on('error', reject);
         setTimeout(() => reject(new Error('the stream was never cut off')), 30_000).unref();
       });
@@ -195,9 +230,15 @@ describe('API hardening', () => {
   describe('stream tokens in logs', () => {
     it('are redacted from request logs', async () => {
       const lines: string[] = [];
-      const app = await appWith({ SKILLFLOW_LOG_REQUESTS: '1' }, { logger: createLogger('skillflow-api', 'info', { write: (line: string) => void lines.push(line) }) });
+      const app = await appWith(
+        { SKILLFLOW_LOG_REQUESTS: '1' },
+        { logger: createLogger('skillflow-api', 'info', { write: (line: string) => void lines.push(line) }) },
+      );
       const secretToken = 'st1.c2VjcmV0LXRva2VuLXBheWxvYWQ.c2lnbmF0dXJl';
-      await app.inject({ method: 'GET', url: `/v1/turns/turn-0123456789abcdef0123-1/events?after=0&token=${secretToken}` });
+      await app.inject({
+        method: 'GET',
+        url: `/v1/turns/turn-0123456789abcdef0123-1/events?after=0&token=${secretToken}`,
+      });
       const logged = lines.join('');
       expect(logged).toContain('token=[redacted]');
       expect(logged).not.toContain(secretToken);

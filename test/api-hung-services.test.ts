@@ -30,7 +30,10 @@ describe('the API while Redis or the PostgreSQL store hangs', () => {
   let app: FastifyInstance;
   const apiOps: Array<{ line: string; level: OpsLevel }> = [];
   const storeOps: Array<{ line: string; level: OpsLevel }> = [];
-  const opsInto = (lines: Array<{ line: string; level: OpsLevel }>) => (line: string, level: OpsLevel = 'warn') => void lines.push({ line, level });
+  const opsInto =
+    (lines: Array<{ line: string; level: OpsLevel }>) =>
+    (line: string, level: OpsLevel = 'warn') =>
+      void lines.push({ line, level });
 
   beforeAll(async () => {
     env = await TemporalTestEnv.connect();
@@ -47,9 +50,14 @@ describe('the API while Redis or the PostgreSQL store hangs', () => {
     const taskQueue = env.newTaskQueue('api-hang');
     workerLive = createWorkerLiveChannel(loadConfig(settings), () => undefined);
     apiLive = await createApiLiveChannel(loadConfig(settings), opsInto(apiOps));
-    await env.startWorker(taskQueue, testDeps(fake.url, { store }), (turnId, event) => workerLive.publish(turnId, event), {
-      publishState: (turnId, snapshot) => workerLive.publishState(turnId, snapshot),
-    });
+    await env.startWorker(
+      taskQueue,
+      testDeps(fake.url, { store }),
+      (turnId, event) => workerLive.publish(turnId, event),
+      {
+        publishState: (turnId, snapshot) => workerLive.publishState(turnId, snapshot),
+      },
+    );
     ({ app } = await buildTestApp(env.client, taskQueue, settings, { live: apiLive, log: opsInto(apiOps) }));
   });
   afterAll(async () => {
@@ -73,9 +81,12 @@ describe('the API while Redis or the PostgreSQL store hangs', () => {
       clearTimeout(timer);
     }
   }
-  const ask = (checkpoint: string) => ({ content: [toolUse('request_human_approval', { checkpoint, summary: checkpoint, kind: 'approval' })] });
+  const ask = (checkpoint: string) => ({
+    content: [toolUse('request_human_approval', { checkpoint, summary: checkpoint, kind: 'approval' })],
+  });
   /** The lines matching `pattern` from the `from`th on (a loaded machine may make a service miss a deadline before the test froze it). */
-  const matching = (lines: Array<{ line: string; level: OpsLevel }>, pattern: RegExp, from = 0) => lines.slice(from).filter((entry) => pattern.test(entry.line));
+  const matching = (lines: Array<{ line: string; level: OpsLevel }>, pattern: RegExp, from = 0) =>
+    lines.slice(from).filter((entry) => pattern.test(entry.line));
 
   it('Redis frozen: GET of a waiting turn answers from its query, the checkpoint answer goes through, the turn ends; logged once, the return at info', async () => {
     const api = new ApiDriver(app);
@@ -83,17 +94,28 @@ describe('the API while Redis or the PostgreSQL store hangs', () => {
     const turnId = await api.startTurn('go on while Redis hangs');
     const pending = await api.pending(turnId);
     // The worker's state reached Redis, so reads take it from there (it is what the freeze takes away).
-    await eventually(() => apiLive.latestState(turnId), (kept) => kept?.state.status === 'waiting');
+    await eventually(
+      () => apiLive.latestState(turnId),
+      (kept) => kept?.state.status === 'waiting',
+    );
 
     const frozenAt = apiOps.length;
     redis.freeze();
     try {
       const read = await within(20_000, api.turn(turnId));
       expect(read).toMatchObject({ code: 200, body: { status: 'waiting', pendingCheckpoint: { id: pending.id } } });
-      expect(await within(20_000, api.answer(turnId, pending.id, { action: 'approve' }))).toEqual({ code: 200, body: { checkpointId: pending.id, action: 'approve', by: 'alice' } });
-      expect(await within(30_000, api.finished(turnId))).toMatchObject({ status: 'completed', output: 'Done without Redis.' });
+      expect(await within(20_000, api.answer(turnId, pending.id, { action: 'approve' }))).toEqual({
+        code: 200,
+        body: { checkpointId: pending.id, action: 'approve', by: 'alice' },
+      });
+      expect(await within(30_000, api.finished(turnId))).toMatchObject({
+        status: 'completed',
+        output: 'Done without Redis.',
+      });
       // Two connections on the request's path hung: the API's (rate limits) and the live channel's; each logged once.
-      expect(matching(apiOps, /did not answer/, frozenAt).map(({ line, level }) => [line.replace(/ within .*/, ''), level])).toEqual(
+      expect(
+        matching(apiOps, /did not answer/, frozenAt).map(({ line, level }) => [line.replace(/ within .*/, ''), level]),
+      ).toEqual(
         expect.arrayContaining([
           [`Redis at 127.0.0.1:${redis.port} did not answer`, 'warn'],
           [`live events: Redis at 127.0.0.1:${redis.port} did not answer`, 'warn'],
@@ -103,7 +125,10 @@ describe('the API while Redis or the PostgreSQL store hangs', () => {
     } finally {
       redis.thaw();
     }
-    await eventually(async () => matching(apiOps, /answers again/, frozenAt), (lines) => lines.length === 2);
+    await eventually(
+      async () => matching(apiOps, /answers again/, frozenAt),
+      (lines) => lines.length === 2,
+    );
     expect(matching(apiOps, /answers again/, frozenAt).map((entry) => entry.level)).toEqual(['info', 'info']);
   });
 
@@ -117,12 +142,20 @@ describe('the API while Redis or the PostgreSQL store hangs', () => {
     proxy.freeze();
     try {
       expect(await within(20_000, api.answer(turnId, pending.id, { action: 'approve' }))).toMatchObject({ code: 200 });
-      expect(await within(30_000, api.finished(turnId))).toMatchObject({ status: 'completed', output: 'Done without the store.' });
-      expect(matching(storeOps, /did not answer/, frozenAt)).toEqual([{ line: expect.stringMatching(/^store: PostgreSQL at .* did not answer within 2000 ms/), level: 'warn' }]);
+      expect(await within(30_000, api.finished(turnId))).toMatchObject({
+        status: 'completed',
+        output: 'Done without the store.',
+      });
+      expect(matching(storeOps, /did not answer/, frozenAt)).toEqual([
+        { line: expect.stringMatching(/^store: PostgreSQL at .* did not answer within 2000 ms/), level: 'warn' },
+      ]);
     } finally {
       proxy.thaw();
     }
-    await eventually(async () => matching(storeOps, /answers again/, frozenAt), (lines) => lines.length === 1);
+    await eventually(
+      async () => matching(storeOps, /answers again/, frozenAt),
+      (lines) => lines.length === 1,
+    );
     expect(matching(storeOps, /answers again/, frozenAt)[0].level).toBe('info');
   });
 });

@@ -68,21 +68,42 @@ describe('a live subscription confirmed late', () => {
   it('is followed by a read: events published before it still reach the stream', async () => {
     const taskQueue = env.newTaskQueue('late-subscribe');
     await env.startWorker(taskQueue, testDeps(fake.url), (turnId, event) => inner.publish(turnId, event));
-    const ask = (checkpoint: string) => toolUse('request_human_approval', { checkpoint, summary: checkpoint, kind: 'approval' });
+    const ask = (checkpoint: string) =>
+      toolUse('request_human_approval', { checkpoint, summary: checkpoint, kind: 'approval' });
     fake.enqueue({ content: [ask('one')] }, { content: [ask('two')] }, { content: [text('Gone.')] });
     const handle = await startTurn(env.client, taskQueue, 'subscribe late');
     const late = new LateChannel(inner);
     // No poll, no silent read, no describe within the test: only the confirmation can make the feed read again.
-    const feeds = new TurnFeeds(api.client, late, { minPollMs: 60_000, maxPollMs: 60_000, silentReadMs: 60_000, describeEveryMs: 60_000, subscribeWaitMs: 100 });
+    const feeds = new TurnFeeds(api.client, late, {
+      minPollMs: 60_000,
+      maxPollMs: 60_000,
+      silentReadMs: 60_000,
+      describeEveryMs: 60_000,
+      subscribeWaitMs: 100,
+    });
     const items: StreamItem[] = [];
     const abort = new AbortController();
-    const following = new TurnFollower({ feeds, turnId: handle.workflowId, after: 0, send: (item) => items.push(item), signal: abort.signal }).run();
-    const requested = (name: string) => items.some((item) => item.type === 'checkpoint.requested' && item.checkpoint.name === name);
+    const following = new TurnFollower({
+      feeds,
+      turnId: handle.workflowId,
+      after: 0,
+      send: (item) => items.push(item),
+      signal: abort.signal,
+    }).run();
+    const requested = (name: string) =>
+      items.some((item) => item.type === 'checkpoint.requested' && item.checkpoint.name === name);
     try {
       // The feed's catch-up read (a turnEvents query) is over before the answer lets the turn ask 'two'.
-      await eventually(async () => (api.queries.get('turnEvents') ?? 0) >= 1 && api.load.get('turnEvents')?.now === 0, Boolean, 8_000);
+      await eventually(
+        async () => (api.queries.get('turnEvents') ?? 0) >= 1 && api.load.get('turnEvents')?.now === 0,
+        Boolean,
+        8_000,
+      );
       const first = await answerNext(handle, { action: 'approve' });
-      await eventually(async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name, (name) => name === 'two');
+      await eventually(
+        async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name,
+        (name) => name === 'two',
+      );
       // The feed's catch-up read was made at most at the first checkpoint; what came since was published unheard.
       expect(requested('two')).toBe(false);
       late.confirm();

@@ -26,22 +26,36 @@ const keys = `${aliceKey}=alice,${bobKey}=bob,${carolKey}=carol,${carolSecondKey
 const limits = { SKILLFLOW_API_KEYS: keys, SKILLFLOW_ADDRESS_RATE_LIMIT: '3', SKILLFLOW_RATE_LIMIT: '6' };
 
 beforeAll(async () => {
-  [direct, proxied] = await Promise.all([appWith(limits), appWith({ ...limits, SKILLFLOW_TRUSTED_PROXIES: '10.0.0.0/8, 192.0.2.1' })]);
+  [direct, proxied] = await Promise.all([
+    appWith(limits),
+    appWith({ ...limits, SKILLFLOW_TRUSTED_PROXIES: '10.0.0.0/8, 192.0.2.1' }),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([direct?.close(), proxied?.close()]);
 });
 
 async function appWith(env: Record<string, string>): Promise<FastifyInstance> {
-  const { app } = await buildTestApp(noTemporal, 'limits', { SKILLFLOW_SESSION_IDLE_MS: '0', ...env }, { skills, streamTokenSecret: secret });
+  const { app } = await buildTestApp(
+    noTemporal,
+    'limits',
+    { SKILLFLOW_SESSION_IDLE_MS: '0', ...env },
+    { skills, streamTokenSecret: secret },
+  );
   await app.ready();
   return app;
 }
 
 type Inject = { remoteAddress: string; headers?: Record<string, string> };
 const listSkills = (app: FastifyInstance, key: string, { remoteAddress, headers = {} }: Inject) =>
-  app.inject({ method: 'GET', url: '/v1/skills', remoteAddress, headers: { authorization: `Bearer ${key}`, ...headers } });
-const statusesOf = async (responses: Promise<{ statusCode: number }>[]) => (await Promise.all(responses)).map((response) => response.statusCode);
+  app.inject({
+    method: 'GET',
+    url: '/v1/skills',
+    remoteAddress,
+    headers: { authorization: `Bearer ${key}`, ...headers },
+  });
+const statusesOf = async (responses: Promise<{ statusCode: number }>[]) =>
+  (await Promise.all(responses)).map((response) => response.statusCode);
 const wrongKey = (i: number) => `wrong-key-${i}-0123456789abc`;
 
 describe('failed authentications, per address', () => {
@@ -63,7 +77,9 @@ describe('failed authentications, per address', () => {
     const sameNetwork = ['2001:db8:1:2::1', '2001:db8:1:2:ffff::9', '2001:0db8:0001:0002:1::', '2001:db8:1:2:0:0:0:7'];
     expect(await statusesOf(sameNetwork.map(from))).toEqual([401, 401, 401, 429]);
     expect((await from('2001:db8:1:3::1', 4)).statusCode).toBe(401);
-    expect(await statusesOf([from('::ffff:198.51.100.3', 5), from('198.51.100.3', 6), from('::ffff:198.51.100.3', 7)])).toEqual([401, 401, 401]);
+    expect(
+      await statusesOf([from('::ffff:198.51.100.3', 5), from('198.51.100.3', 6), from('::ffff:198.51.100.3', 7)]),
+    ).toEqual([401, 401, 401]);
     expect((await from('198.51.100.3', 8)).statusCode).toBe(429);
   });
 
@@ -74,7 +90,9 @@ describe('failed authentications, per address', () => {
     // Another client behind the same proxy has its own count.
     expect((await via(proxied, '203.0.113.6', 4)).statusCode).toBe(401);
     // A client that is not a proxy cannot pick its address: each of its guesses counts against its own.
-    expect(await statusesOf([0, 1, 2, 3].map((i) => via(proxied, `203.0.113.${100 + i}`, i, '198.51.100.9')))).toEqual([401, 401, 401, 429]);
+    expect(await statusesOf([0, 1, 2, 3].map((i) => via(proxied, `203.0.113.${100 + i}`, i, '198.51.100.9')))).toEqual([
+      401, 401, 401, 429,
+    ]);
     // Nor can it hide behind a trusted proxy by prepending a forged hop: the proxy appends the one it saw.
     expect((await via(proxied, '203.0.113.77, 203.0.113.5', 5)).statusCode).toBe(429);
 
@@ -83,7 +101,11 @@ describe('failed authentications, per address', () => {
   });
 
   it('SKILLFLOW_TRUSTED_PROXIES takes addresses and CIDR ranges, and says how to fix anything else', () => {
-    expect(loadConfig({ SKILLFLOW_TRUSTED_PROXIES: '10.0.0.0/8 fd00::/8,192.0.2.1' }).trustedProxies).toEqual(['10.0.0.0/8', 'fd00::/8', '192.0.2.1']);
+    expect(loadConfig({ SKILLFLOW_TRUSTED_PROXIES: '10.0.0.0/8 fd00::/8,192.0.2.1' }).trustedProxies).toEqual([
+      '10.0.0.0/8',
+      'fd00::/8',
+      '192.0.2.1',
+    ]);
     expect(loadConfig({}).trustedProxies).toEqual([]);
     for (const entry of ['10.0.0.0/33', 'proxy.example.com', '10.0.0/8', 'fd00::/129', '10.0.0.0/8/1']) {
       expect(() => loadConfig({ SKILLFLOW_TRUSTED_PROXIES: entry })).toThrow(
@@ -96,7 +118,9 @@ describe('failed authentications, per address', () => {
 describe('with auth on', () => {
   it('checks neither Host nor Origin (the key is what counts)', async () => {
     const headers = { host: 'attacker.example:3000', origin: 'http://attacker.example' };
-    expect((await direct.inject({ method: 'GET', url: '/v1/skills', remoteAddress: '192.0.2.30', headers })).statusCode).toBe(401);
+    expect(
+      (await direct.inject({ method: 'GET', url: '/v1/skills', remoteAddress: '192.0.2.30', headers })).statusCode,
+    ).toBe(401);
     expect((await listSkills(direct, aliceKey, { remoteAddress: '192.0.2.30', headers })).statusCode).toBe(200);
   });
 });
@@ -104,7 +128,9 @@ describe('with auth on', () => {
 describe('requests, per user', () => {
   it("count every key and stream token of a user in one budget; another user's is apart", async () => {
     const from = { remoteAddress: '192.0.2.20' };
-    const first = [carolKey, carolSecondKey, carolKey, carolSecondKey, carolKey].map((key) => listSkills(direct, key, from));
+    const first = [carolKey, carolSecondKey, carolKey, carolSecondKey, carolKey].map((key) =>
+      listSkills(direct, key, from),
+    );
     expect(await statusesOf(first)).toEqual([200, 200, 200, 200, 200]);
     const last = await listSkills(direct, carolSecondKey, from);
     expect([last.statusCode, last.headers['x-ratelimit-remaining']]).toEqual([200, '0']);
@@ -138,12 +164,18 @@ describe('the codec', () => {
           headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
           body: '{"payloads": []}',
         });
-        return { status: response.status, retryAfter: response.headers.get('retry-after'), body: (await response.json()) as { error?: { code: string; message: string } } };
+        return {
+          status: response.status,
+          retryAfter: response.headers.get('retry-after'),
+          body: (await response.json()) as { error?: { code: string; message: string } },
+        };
       };
       const forbidden = await decode('/decode', userKey);
       expect([forbidden.status, forbidden.body.error?.code]).toEqual([403, 'forbidden']);
       expect(forbidden.body.error?.message).not.toContain('alice');
-      expect((await Promise.all([0, 1, 2].map((i) => decode('/decode', wrongKey(i))))).map((answer) => answer.status)).toEqual([401, 401, 401]);
+      expect(
+        (await Promise.all([0, 1, 2].map((i) => decode('/decode', wrongKey(i))))).map((answer) => answer.status),
+      ).toEqual([401, 401, 401]);
       const limited = await decode('/decode', wrongKey(3));
       expect([limited.status, limited.body.error?.code]).toEqual([429, 'rate_limited']);
       expect(Number(limited.retryAfter)).toBeGreaterThan(0);
@@ -157,4 +189,3 @@ describe('the codec', () => {
     }
   });
 });
-

@@ -26,19 +26,40 @@ import { killRedisConnection, requireRedis, testRedisUrl, uniqueRedisPrefix } fr
 const delta = (text: string, attempt = 1): LiveEvent => ({ type: 'message.delta', text, call: '1', attempt });
 const snapshot = (offset: number, status: TurnStatus = 'running', output?: string): TurnSnapshot => ({
   offset,
-  state: { turnId: 'turn-x', sessionId: 's', userId: 'u', status, usage: zeroUsage(), modelCalls: 0, pendingCheckpoint: null, skill: null, step: null, remaining: [], createdAt: '', updatedAt: '', ...(output ? { output } : {}) },
+  state: {
+    turnId: 'turn-x',
+    sessionId: 's',
+    userId: 'u',
+    status,
+    usage: zeroUsage(),
+    modelCalls: 0,
+    pendingCheckpoint: null,
+    skill: null,
+    step: null,
+    remaining: [],
+    createdAt: '',
+    updatedAt: '',
+    ...(output ? { output } : {}),
+  },
 });
 /** A snapshot of the turn's workflow run `runId` (a reset turn goes on in a new run, its log from the reset point). */
-const ofRun = (runId: string, offset: number, output: string): TurnSnapshot => ({ ...snapshot(offset, 'waiting', output), runId });
+const ofRun = (runId: string, offset: number, output: string): TurnSnapshot => ({
+  ...snapshot(offset, 'waiting', output),
+  runId,
+});
 
 /** A delta's text, `log@N` for a log hint, `event@N` for a pushed log event. */
 const label = (event: LiveEvent): string =>
-  event.type === 'log.appended' ? `log@${event.offset}` : event.type === 'log.event' ? `event@${event.event.offset}` : event.text;
+  event.type === 'log.appended'
+    ? `log@${event.offset}`
+    : event.type === 'log.event'
+      ? `event@${event.event.offset}`
+      : event.text;
 
 /** The live channel on its own, without Temporal: fan-out, the local socket's robustness, and Redis. */
 describe('live channel', () => {
   describe('in process', () => {
-    it('delivers to the turn\'s listeners only, until they unsubscribe; a throwing listener harms no one', () => {
+    it("delivers to the turn's listeners only, until they unsubscribe; a throwing listener harms no one", () => {
       const channel = new InProcessChannel();
       const seen: string[] = [];
       const off = channel.subscribe('turn-a', (event) => seen.push(`a:${label(event)}`));
@@ -62,7 +83,10 @@ describe('live channel', () => {
       channel.publishState('turn-x', snapshot(2, 'running', 'older'));
       expect((await channel.latestState('turn-x'))?.state.output).toBe('a');
       channel.publishState('turn-x', snapshot(3, 'waiting', 'b'));
-      expect(await channel.latestState('turn-x')).toMatchObject({ offset: 3, state: { status: 'waiting', output: 'b' } });
+      expect(await channel.latestState('turn-x')).toMatchObject({
+        offset: 3,
+        state: { status: 'waiting', output: 'b' },
+      });
       channel.publishState('turn-x', snapshot(4, 'completed'));
       expect(await channel.latestState('turn-x')).toBeUndefined();
       // A turn reset in Temporal: its new run writes its log again from an earlier offset.
@@ -93,10 +117,12 @@ describe('live channel', () => {
       for (const closer of closers.splice(0)) await closer.close();
     });
 
-    it('lives in the data dir, or in a directory of this user\'s own in the temp dir when that path would be too long', () => {
+    it("lives in the data dir, or in a directory of this user's own in the temp dir when that path would be too long", () => {
       expect(liveSocketPath('/srv/skillflow')).toBe('/srv/skillflow/live.sock');
       const long = `/tmp/${'x'.repeat(120)}`;
-      expect(liveSocketPath(long)).toMatch(new RegExp(`^${os.tmpdir()}/skillflow-${process.getuid!()}/live-[0-9a-f]{16}\\.sock$`));
+      expect(liveSocketPath(long)).toMatch(
+        new RegExp(`^${os.tmpdir()}/skillflow-${process.getuid!()}/live-[0-9a-f]{16}\\.sock$`),
+      );
       expect(liveSocketPath(long)).toBe(liveSocketPath(`${long}/`));
       expect(liveSocketPath('/srv/skillflow', '/run/sf.sock')).toBe('/run/sf.sock');
     });
@@ -110,7 +136,7 @@ describe('live channel', () => {
       afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
       const longDataDir = `/srv/${'x'.repeat(120)}`;
 
-      it('the broker makes the socket\'s directory private (0700) and the socket 0600', async () => {
+      it("the broker makes the socket's directory private (0700) and the socket 0600", async () => {
         const socketPath = liveSocketPath(longDataDir, undefined, tmp);
         expect(path.dirname(socketPath)).toBe(path.join(tmp, `skillflow-${process.getuid!()}`));
         track(await SocketBroker.listen(socketPath));
@@ -122,7 +148,9 @@ describe('live channel', () => {
         const socketPath = liveSocketPath(longDataDir, undefined, tmp);
         fs.mkdirSync(path.dirname(socketPath), { mode: 0o777 });
         fs.chmodSync(path.dirname(socketPath), 0o777);
-        await expect(SocketBroker.listen(socketPath)).rejects.toThrow(/must be a directory of this user .* with mode 0700; it is owned by uid \d+ with mode 777/);
+        await expect(SocketBroker.listen(socketPath)).rejects.toThrow(
+          /must be a directory of this user .* with mode 0700; it is owned by uid \d+ with mode 777/,
+        );
         fs.rmSync(path.dirname(socketPath), { recursive: true });
         fs.symlinkSync(tmp, path.dirname(socketPath));
         await expect(SocketBroker.listen(socketPath)).rejects.toThrow(/it is not a directory/);
@@ -130,27 +158,42 @@ describe('live channel', () => {
     });
 
     // Only root can give a socket to another user; CI and the development machines run as root.
-    (process.getuid?.() === 0 ? it : it.skip)('a worker does not connect to a socket another user owns (needs root)', async () => {
-      const socketPath = path.join(dir, 'live.sock');
-      const impostor = net.createServer();
-      const connections: net.Socket[] = [];
-      impostor.on('connection', (socket) => connections.push(socket));
-      await new Promise<void>((resolve) => impostor.listen(socketPath, resolve));
-      try {
-        fs.chownSync(socketPath, 65534, 65534);
-        const lines: string[] = [];
-        const publisher = track(new SocketPublisher(socketPath, { minReconnectMs: 20, maxReconnectMs: 50, log: (line) => lines.push(line) }));
-        publisher.publish('turn-x', delta('secret'));
-        await eventually(async () => lines, (logged) => logged.length > 0, 5_000);
-        expect(lines[0]).toMatch(/not connecting: .*live\.sock belongs to uid 65534, not to this process's user \(uid 0\)/);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        expect(publisher.isConnected).toBe(false);
-        expect(connections).toHaveLength(0);
-      } finally {
-        for (const connection of connections) connection.destroy();
-        await new Promise<void>((resolve) => impostor.close(() => resolve()));
-      }
-    });
+    (process.getuid?.() === 0 ? it : it.skip)(
+      'a worker does not connect to a socket another user owns (needs root)',
+      async () => {
+        const socketPath = path.join(dir, 'live.sock');
+        const impostor = net.createServer();
+        const connections: net.Socket[] = [];
+        impostor.on('connection', (socket) => connections.push(socket));
+        await new Promise<void>((resolve) => impostor.listen(socketPath, resolve));
+        try {
+          fs.chownSync(socketPath, 65534, 65534);
+          const lines: string[] = [];
+          const publisher = track(
+            new SocketPublisher(socketPath, {
+              minReconnectMs: 20,
+              maxReconnectMs: 50,
+              log: (line) => lines.push(line),
+            }),
+          );
+          publisher.publish('turn-x', delta('secret'));
+          await eventually(
+            async () => lines,
+            (logged) => logged.length > 0,
+            5_000,
+          );
+          expect(lines[0]).toMatch(
+            /not connecting: .*live\.sock belongs to uid 65534, not to this process's user \(uid 0\)/,
+          );
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          expect(publisher.isConnected).toBe(false);
+          expect(connections).toHaveLength(0);
+        } finally {
+          for (const connection of connections) connection.destroy();
+          await new Promise<void>((resolve) => impostor.close(() => resolve()));
+        }
+      },
+    );
 
     it('a publisher drops events while no API listens, never throws, and connects once one does', async () => {
       const socketPath = path.join(dir, 'live.sock');
@@ -162,12 +205,18 @@ describe('live channel', () => {
       const broker = track(await SocketBroker.listen(socketPath));
       const seen: string[] = [];
       broker.subscribe('turn-x', (event) => seen.push(label(event)));
-      await eventually(async () => publisher.isConnected, (connected) => connected);
+      await eventually(
+        async () => publisher.isConnected,
+        (connected) => connected,
+      );
       publisher.publish('turn-x', delta('hello'));
       publisher.publish('turn-y', delta('not subscribed'));
       publisher.publish('turn-x', { type: 'log.appended', offset: 7 });
       publisher.publish('turn-x', delta('world'));
-      await eventually(async () => seen.length, (count) => count === 3);
+      await eventually(
+        async () => seen.length,
+        (count) => count === 3,
+      );
       expect(seen).toEqual(['hello', 'log@7', 'world']);
     });
 
@@ -175,17 +224,29 @@ describe('live channel', () => {
       const socketPath = path.join(dir, 'live.sock');
       let broker = await SocketBroker.listen(socketPath);
       const publisher = track(new SocketPublisher(socketPath, { minReconnectMs: 20, maxReconnectMs: 100 }));
-      await eventually(async () => broker.publishers, (count) => count === 1);
+      await eventually(
+        async () => broker.publishers,
+        (count) => count === 1,
+      );
       await broker.close();
-      await eventually(async () => publisher.isConnected, (connected) => !connected);
+      await eventually(
+        async () => publisher.isConnected,
+        (connected) => !connected,
+      );
       publisher.publish('turn-x', delta('while down'));
 
       broker = track(await SocketBroker.listen(socketPath));
       const seen: string[] = [];
       broker.subscribe('turn-x', (event) => seen.push(label(event)));
-      await eventually(async () => broker.publishers, (count) => count === 1);
+      await eventually(
+        async () => broker.publishers,
+        (count) => count === 1,
+      );
       publisher.publish('turn-x', delta('after'));
-      await eventually(async () => seen, (texts) => texts.length === 1);
+      await eventually(
+        async () => seen,
+        (texts) => texts.length === 1,
+      );
       expect(seen).toEqual(['after']);
     });
 
@@ -194,7 +255,10 @@ describe('live channel', () => {
       fs.writeFileSync(socketPath, '');
       const broker = track(await SocketBroker.listen(socketPath));
       await expect(SocketBroker.listen(socketPath)).rejects.toBeInstanceOf(LiveSocketInUseError);
-      await eventually(async () => broker.publishers, (count) => count === 0);
+      await eventually(
+        async () => broker.publishers,
+        (count) => count === 0,
+      );
     });
 
     it('drops garbage lines and cuts off a connection that sends an endless line', async () => {
@@ -206,7 +270,10 @@ describe('live channel', () => {
       await new Promise((resolve) => raw.once('connect', resolve));
       raw.write('not json\n{"turn":"turn-x","event":{"type":"message.delta","text":1}}\n');
       raw.write(`${JSON.stringify({ turn: 'turn-x', event: delta('valid') })}\n`);
-      await eventually(async () => seen.length, (count) => count === 1);
+      await eventually(
+        async () => seen.length,
+        (count) => count === 1,
+      );
       const closed = new Promise((resolve) => raw.once('close', resolve));
       raw.on('error', () => undefined);
       raw.write('x'.repeat(300 * 1024));
@@ -218,11 +285,20 @@ describe('live channel', () => {
       const socketPath = path.join(dir, 'live.sock');
       const broker = track(await SocketBroker.listen(socketPath));
       const publisher = track(new SocketPublisher(socketPath));
-      await eventually(async () => publisher.isConnected, (connected) => connected);
+      await eventually(
+        async () => publisher.isConnected,
+        (connected) => connected,
+      );
       publisher.publishState('turn-x', snapshot(5, 'waiting'));
-      await eventually(() => broker.latestState('turn-x'), (kept) => kept?.offset === 5);
+      await eventually(
+        () => broker.latestState('turn-x'),
+        (kept) => kept?.offset === 5,
+      );
       publisher.publishState('turn-x', snapshot(6, 'running', 'x'.repeat(maxFrameBytes)));
-      await eventually(() => broker.latestState('turn-x'), (kept) => kept === undefined);
+      await eventually(
+        () => broker.latestState('turn-x'),
+        (kept) => kept === undefined,
+      );
       expect(await publisher.latestState()).toBeUndefined();
     });
 
@@ -232,7 +308,10 @@ describe('live channel', () => {
       let received = 0;
       broker.subscribe('turn-x', () => (received += 1));
       const publisher = track(new SocketPublisher(socketPath, { maxBufferedBytes: 1024 }));
-      await eventually(async () => publisher.isConnected, (connected) => connected);
+      await eventually(
+        async () => publisher.isConnected,
+        (connected) => connected,
+      );
       const big = delta('y'.repeat(64 * 1024));
       for (let i = 0; i < 1_000; i += 1) publisher.publish('turn-x', big);
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -259,7 +338,10 @@ describe('live channel', () => {
         worker.publish('turn-x', delta('one'));
         worker.publish('turn-y', delta('other turn'));
         other.publish('turn-x', delta('other deployment'));
-        await eventually(async () => seen.length, (count) => count === 1);
+        await eventually(
+          async () => seen.length,
+          (count) => count === 1,
+        );
         off();
         await new Promise((resolve) => setTimeout(resolve, 100));
         worker.publish('turn-x', delta('after unsubscribe'));
@@ -278,46 +360,62 @@ describe('live channel', () => {
         // Both connections up: a turn of its own gets an event through.
         const warm: string[] = [];
         api.subscribe('turn-warm', (event) => warm.push(label(event)));
-        await eventually(async () => {
-          worker.publish('turn-warm', delta('warm'));
-          return warm.length;
-        }, (count) => count > 0);
+        await eventually(
+          async () => {
+            worker.publish('turn-warm', delta('warm'));
+            return warm.length;
+          },
+          (count) => count > 0,
+        );
         const seen: string[] = [];
         api.subscribe('turn-x', (event) => seen.push(label(event)));
         await api.subscribed('turn-x');
         worker.publish('turn-x', delta('right away'));
-        await eventually(async () => seen, (events) => events.length === 1, 5_000);
+        await eventually(
+          async () => seen,
+          (events) => events.length === 1,
+          5_000,
+        );
         expect(seen).toEqual(['right away']);
       } finally {
         await Promise.all([api.close(), worker.close()]);
       }
     });
 
-    it('keeps a turn\'s latest state under the prefix, never replacing it with an older one', async () => {
+    it("keeps a turn's latest state under the prefix, never replacing it with an older one", async () => {
       const prefix = uniqueRedisPrefix('state');
       const api = new RedisChannel(testRedisUrl(), { prefix });
       const worker = new RedisChannel(testRedisUrl(), { prefix });
       const other = new RedisChannel(testRedisUrl(), { prefix: `${prefix}other:` });
       try {
         // Until the worker's connection is up, states are dropped (never queued): write until one lands.
-        await eventually(async () => {
-          worker.publishState('turn-x', snapshot(10, 'waiting', 'ten'));
-          return api.latestState('turn-x');
-        }, (kept) => kept?.offset === 10);
+        await eventually(
+          async () => {
+            worker.publishState('turn-x', snapshot(10, 'waiting', 'ten'));
+            return api.latestState('turn-x');
+          },
+          (kept) => kept?.offset === 10,
+        );
         worker.publishState('turn-x', snapshot(9, 'running', 'nine'));
         // A mark written after it on the same connection: once it is there, Redis has run the older write.
         worker.publishState('turn-mark', snapshot(1, 'running', 'after nine'));
-        await eventually(() => api.latestState('turn-mark'), (kept) => kept?.state.output === 'after nine');
+        await eventually(
+          () => api.latestState('turn-mark'),
+          (kept) => kept?.state.output === 'after nine',
+        );
         expect((await api.latestState('turn-x'))?.state.output).toBe('ten');
         worker.publishState('turn-x', snapshot(10, 'running', 'ten again'));
-        await eventually(() => api.latestState('turn-x'), (kept) => kept?.state.output === 'ten again');
+        await eventually(
+          () => api.latestState('turn-x'),
+          (kept) => kept?.state.output === 'ten again',
+        );
         expect(await other.latestState('turn-x')).toBeUndefined();
       } finally {
         await Promise.all([api.close(), worker.close(), other.close()]);
       }
     });
 
-    it('replaces a turn\'s state with another run\'s at any offset (a reset turn), and reads and orders states that name no run', async () => {
+    it("replaces a turn's state with another run's at any offset (a reset turn), and reads and orders states that name no run", async () => {
       const prefix = uniqueRedisPrefix('state-runs');
       const api = new RedisChannel(testRedisUrl(), { prefix });
       const worker = new RedisChannel(testRedisUrl(), { prefix });
@@ -327,12 +425,19 @@ describe('live channel', () => {
       const settled = async () => {
         const mark = `mark ${(marks += 1)}`;
         worker.publishState('turn-mark', snapshot(marks, 'running', mark));
-        await eventually(() => api.latestState('turn-mark'), (kept) => kept?.state.output === mark, 5_000);
+        await eventually(
+          () => api.latestState('turn-mark'),
+          (kept) => kept?.state.output === mark,
+          5_000,
+        );
       };
       const kept = () => api.latestState('turn-x');
       try {
         // Until the worker's connection is up, states are dropped (never queued).
-        await eventually(async () => (worker.publishState('turn-mark', snapshot(0)), api.latestState('turn-mark')), Boolean);
+        await eventually(
+          async () => (worker.publishState('turn-mark', snapshot(0)), api.latestState('turn-mark')),
+          Boolean,
+        );
         // As workers wrote it before snapshots named their run.
         await raw.set(`${prefix}state:turn-x`, JSON.stringify(snapshot(10, 'waiting', 'no run')), 'EX', 600);
         expect(await kept()).toEqual(snapshot(10, 'waiting', 'no run'));
@@ -367,18 +472,29 @@ describe('live channel', () => {
         const offY = api.subscribe('turn-y', () => undefined);
         const restored: string[][] = [];
         api.onResubscribed((turnIds) => restored.push(turnIds));
-        await eventually(async () => {
-          worker.publish('turn-x', delta('before'));
-          return seen.length;
-        }, (count) => count > 0);
+        await eventually(
+          async () => {
+            worker.publish('turn-x', delta('before'));
+            return seen.length;
+          },
+          (count) => count > 0,
+        );
         offY();
         await killRedisConnection(`${name}-subscribe`);
-        await eventually(async () => restored, (calls) => calls.length > 0, 10_000);
+        await eventually(
+          async () => restored,
+          (calls) => calls.length > 0,
+          10_000,
+        );
         expect(restored).toEqual([['turn-x']]);
         // Confirmed: what is published from now on arrives.
         seen.length = 0;
         worker.publish('turn-x', delta('after'));
-        await eventually(async () => seen, (events) => events.length === 1, 5_000);
+        await eventually(
+          async () => seen,
+          (events) => events.length === 1,
+          5_000,
+        );
         expect(seen).toEqual(['after']);
       } finally {
         await Promise.all([api.close(), worker.close()]);
@@ -401,10 +517,14 @@ describe('live channel', () => {
         own = await startRedisServer(port);
         worker = new RedisChannel(own.url, { prefix });
         const published = worker;
-        await eventually(async () => {
-          published.publish('turn-x', delta('up'));
-          return seen.length;
-        }, (count) => count > 0, 15_000);
+        await eventually(
+          async () => {
+            published.publish('turn-x', delta('up'));
+            return seen.length;
+          },
+          (count) => count > 0,
+          15_000,
+        );
         // Its feed reads the log for what was published before the subscription held.
         expect(restored).toEqual([['turn-x']]);
       } finally {
@@ -429,10 +549,13 @@ describe('live channel', () => {
       const wentAway = new RedisChannel(own.url, { prefix: uniqueRedisPrefix('close') });
       const seen: string[] = [];
       wentAway.subscribe('turn-x', (event) => seen.push(label(event)));
-      await eventually(async () => {
-        wentAway.publish('turn-x', delta('up'));
-        return seen.length;
-      }, (count) => count > 0);
+      await eventually(
+        async () => {
+          wentAway.publish('turn-x', delta('up'));
+          return seen.length;
+        },
+        (count) => count > 0,
+      );
       await own.stop();
       const neverUp = new RedisChannel(own.url, { prefix: uniqueRedisPrefix('close') });
       neverUp.subscribe('turn-x', () => undefined);

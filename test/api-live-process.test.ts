@@ -48,7 +48,14 @@ describe('live deltas with the worker in another process', () => {
       SKILLFLOW_MODEL: 'claude-test',
       SKILLFLOW_SKILLS_DIR: bundledSkillsDir,
     });
-    return { app, live, worker, dataDir, taskQueue, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
+    return {
+      app,
+      live,
+      worker,
+      dataDir,
+      taskQueue,
+      base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
+    };
   }
 
   async function streamOneTurn(app: FastifyInstance, base: string, answer: string) {
@@ -60,9 +67,12 @@ describe('live deltas with the worker in another process', () => {
   }
 
   const deltaText = (events: Record<string, unknown>[]) =>
-    events.filter((event) => event.type === 'message.delta').map((event) => event.text).join('');
+    events
+      .filter((event) => event.type === 'message.delta')
+      .map((event) => event.text)
+      .join('');
 
-  describe('default: the API\'s local socket', () => {
+  describe("default: the API's local socket", () => {
     let pair: Awaited<ReturnType<typeof startPair>>;
     let worker: ChildWorker;
     let app: FastifyInstance;
@@ -83,7 +93,10 @@ describe('live deltas with the worker in another process', () => {
       const broker = live as SocketBroker;
       expect(broker.socketPath).toBe(path.join(pair.dataDir, 'live.sock'));
       expect((fs.statSync(broker.socketPath).mode & 0o777).toString(8)).toBe('600');
-      await eventually(async () => broker.publishers, (count) => count === 1);
+      await eventually(
+        async () => broker.publishers,
+        (count) => count === 1,
+      );
     });
 
     it('message.delta events from the worker process reach an SSE client as the model writes', async () => {
@@ -102,8 +115,16 @@ describe('live deltas with the worker in another process', () => {
       const broker = live as SocketBroker;
       ({ app } = await buildTestApp(env.client, pair.taskQueue, { SKILLFLOW_DATA_DIR: pair.dataDir }, { live }));
       await app.listen({ port: 0, host: '127.0.0.1' });
-      await eventually(async () => broker.publishers, (count) => count === 1, 15_000);
-      const events = await streamOneTurn(app, `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, 'Back after a restart.');
+      await eventually(
+        async () => broker.publishers,
+        (count) => count === 1,
+        15_000,
+      );
+      const events = await streamOneTurn(
+        app,
+        `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
+        'Back after a restart.',
+      );
       expect(deltaText(events)).toBe('Back after a restart.');
     });
   });
@@ -129,7 +150,7 @@ describe('live deltas with the worker in another process', () => {
     });
   });
 
-  describe('Redis going down and coming back (a redis-server of the test\'s own)', () => {
+  describe("Redis going down and coming back (a redis-server of the test's own)", () => {
     let redis: RedisServer;
     let pair: Awaited<ReturnType<typeof startPair>>;
 
@@ -155,7 +176,11 @@ describe('live deltas with the worker in another process', () => {
 
       redis = await startRedisServer(redis.port);
       // The worker's publisher and the API's subscriber reconnect on their own, within a few seconds.
-      await eventually(async () => deltaText(await streamOneTurn(pair.app, pair.base, 'Redis is back.')), (text) => text === 'Redis is back.', 30_000);
+      await eventually(
+        async () => deltaText(await streamOneTurn(pair.app, pair.base, 'Redis is back.')),
+        (text) => text === 'Redis is back.',
+        30_000,
+      );
     });
   });
 });

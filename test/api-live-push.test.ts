@@ -13,7 +13,8 @@ import { requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/service
 import { SseClient, WsClient } from './support/stream-clients';
 import { TemporalTestEnv } from './support/temporal';
 
-const ask = (checkpoint: string) => toolUse('request_human_approval', { checkpoint, summary: `Decide ${checkpoint}`, kind: 'approval' });
+const ask = (checkpoint: string) =>
+  toolUse('request_human_approval', { checkpoint, summary: `Decide ${checkpoint}`, kind: 'approval' });
 
 /** What the worker publishes may be filtered, to lose a push or a state as a real channel sometimes does. */
 interface Filters {
@@ -27,13 +28,19 @@ interface Filters {
  * counts its gRPC calls: a `turnEvents` or `turnState` query is a QueryWorkflow call, a workflow task on the worker.
  */
 describe.each([
-  ['in process', async () => ({ worker: new InProcessChannel() as LiveChannel, api: undefined as LiveChannel | undefined })],
+  [
+    'in process',
+    async () => ({ worker: new InProcessChannel() as LiveChannel, api: undefined as LiveChannel | undefined }),
+  ],
   [
     'Redis',
     async () => {
       await requireRedis();
       const prefix = uniqueRedisPrefix('push');
-      return { worker: new RedisChannel(testRedisUrl(), { prefix }) as LiveChannel, api: new RedisChannel(testRedisUrl(), { prefix }) as LiveChannel };
+      return {
+        worker: new RedisChannel(testRedisUrl(), { prefix }) as LiveChannel,
+        api: new RedisChannel(testRedisUrl(), { prefix }) as LiveChannel,
+      };
     },
   ],
 ])('pushed events and published state (%s channel)', (_kind, channels) => {
@@ -50,7 +57,8 @@ describe.each([
   /** Per turn, the offsets of the events the worker pushed and of the states it published, in order. */
   const pushedOffsets = new Map<string, number[]>();
   const stateOffsets = new Map<string, number[]>();
-  const record = (offsets: Map<string, number[]>, turnId: string, offset: number) => offsets.set(turnId, [...(offsets.get(turnId) ?? []), offset]);
+  const record = (offsets: Map<string, number[]>, turnId: string, offset: number) =>
+    offsets.set(turnId, [...(offsets.get(turnId) ?? []), offset]);
   const streams: SseClient[] = [];
 
   beforeAll(async () => {
@@ -77,10 +85,19 @@ describe.each([
     );
     // Every read these tests count is one the feed chose: the silent fallback (15 s) could land in a slow window.
     const feedSettings = { silentReadMs: 600_000 };
-    ({ app } = await buildTestApp(counted.client, taskQueue, { SKILLFLOW_MAX_STREAMS_PER_KEY: '200' }, { live: apiLive, feedSettings }));
+    ({ app } = await buildTestApp(
+      counted.client,
+      taskQueue,
+      { SKILLFLOW_MAX_STREAMS_PER_KEY: '200' },
+      { live: apiLive, feedSettings },
+    ));
     // The worker's channel drops what it publishes before its connection opens (Redis): publish once it carries.
     const probe = { offset: 1, state: { turnId: `probe-${taskQueue}`, status: 'running' } } as unknown as TurnSnapshot;
-    await eventually(async () => (workerLive.publishState(probe.state.turnId, probe), await apiLive.latestState(probe.state.turnId)), Boolean, 10_000);
+    await eventually(
+      async () => (workerLive.publishState(probe.state.turnId, probe), await apiLive.latestState(probe.state.turnId)),
+      Boolean,
+      10_000,
+    );
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     api = new ApiDriver(app);
@@ -162,7 +179,10 @@ describe.each([
     const before = queries();
     const stream = await sse(turnId);
     const socket = await WsClient.open(`${base.replace('http', 'ws')}/v1/turns/${turnId}/ws`, authHeaders());
-    await Promise.all([stream.waitFor((event) => event.type === 'checkpoint.requested'), socket.waitForEvent((event) => event.type === 'checkpoint.requested')]);
+    await Promise.all([
+      stream.waitFor((event) => event.type === 'checkpoint.requested'),
+      socket.waitForEvent((event) => event.type === 'checkpoint.requested'),
+    ]);
     expect(queries() - before).toBe(1);
     socket.send({ type: 'checkpoint', requestId: 1, checkpointId, action: 'approve' });
     expect(await socket.waitForReply(1)).toMatchObject({ type: 'ack', requestId: 1 });
@@ -222,9 +242,18 @@ describe.each([
     const offset = (await logOf(turnId)).length + 1;
     const before = queries();
     // What the sink of a task that then fails pushes: an ending at the next offset, while the turn still waits.
-    workerLive.publish(turnId, { type: 'log.event', event: { type: 'done', output: 'phantom', offset, at: new Date().toISOString() } });
+    workerLive.publish(turnId, {
+      type: 'log.event',
+      event: { type: 'done', output: 'phantom', offset, at: new Date().toISOString() },
+    });
     // Describe keeps showing the turn running, so the feed asks the log, which has no such event.
-    await Promise.race([stream.ended, eventually(async () => queries(), (count) => count > before)]);
+    await Promise.race([
+      stream.ended,
+      eventually(
+        async () => queries(),
+        (count) => count > before,
+      ),
+    ]);
     expect(stream.events.filter((event) => event.type === 'done')).toEqual([]);
     expect((await api.answer(turnId, checkpointId, { action: 'approve' })).code).toBe(200);
     await stream.ended;
@@ -240,8 +269,14 @@ describe.each([
     const offset = (await logOf(turnId)).length;
     const before = queries();
     // A rerun of a task whose first attempt pushed before failing writes other events at the same offsets.
-    workerLive.publish(turnId, { type: 'log.event', event: { type: 'status', status: 'running', offset, at: new Date().toISOString() } });
-    await eventually(async () => queries(), (count) => count > before);
+    workerLive.publish(turnId, {
+      type: 'log.event',
+      event: { type: 'status', status: 'running', offset, at: new Date().toISOString() },
+    });
+    await eventually(
+      async () => queries(),
+      (count) => count > before,
+    );
     expect((await api.answer(turnId, checkpointId, { action: 'approve' })).code).toBe(200);
     await stream.ended;
     expect(stream.events.filter((event) => event.offset !== undefined)).toEqual(await logOf(turnId));
@@ -260,7 +295,7 @@ describe.each([
     expect(offsetsOf(watching)).toEqual(offsets);
   });
 
-  it('the worker publishes a turn\'s state once per activation, with the activation\'s last event', async () => {
+  it("the worker publishes a turn's state once per activation, with the activation's last event", async () => {
     const { turnId, checkpointId } = await waitingTurn();
     const log = await logOf(turnId);
     const states = stateOffsets.get(turnId) ?? [];
@@ -287,15 +322,24 @@ describe.each([
 
   it('GET of its session and the daily token quota read a running turn from the published state too, without a query', async () => {
     // Bob's only turn on this task queue: 1,000 tokens, then it waits at a checkpoint.
-    fake.enqueue({ content: [ask('go')], usage: { input_tokens: 900, output_tokens: 100 } }, { content: [text('Gone.')] });
+    fake.enqueue(
+      { content: [ask('go')], usage: { input_tokens: 900, output_tokens: 100 } },
+      { content: [text('Gone.')] },
+    );
     const turnId = await api.startTurn('count me', {}, bobKey);
     const waiting = await api.waitFor(turnId, (turn) => turn.status === 'waiting', undefined, bobKey);
     const before = { turnState: turnStateQueries(), all: queries() };
     // The session records its active turn as running; the turn itself says it waits.
-    const session = await app.inject({ method: 'GET', url: `/v1/sessions/${sessionIdOfTurn(turnId)}`, headers: authHeaders(bobKey) });
+    const session = await app.inject({
+      method: 'GET',
+      url: `/v1/sessions/${sessionIdOfTurn(turnId)}`,
+      headers: authHeaders(bobKey),
+    });
     expect(session.json()).toMatchObject({ activeTurnId: turnId, turns: [{ id: turnId, status: 'waiting' }] });
     // The quota check of bob's next turn counts the waiting turn's tokens.
-    const budgeted = (await buildTestApp(counted.client, taskQueue, { SKILLFLOW_USER_DAILY_TOKENS: '1000' }, { live: apiLive })).app;
+    const budgeted = (
+      await buildTestApp(counted.client, taskQueue, { SKILLFLOW_USER_DAILY_TOKENS: '1000' }, { live: apiLive })
+    ).app;
     try {
       const other = new ApiDriver(budgeted);
       const refused = await other.sendMessage(await other.createSession(bobKey), { message: 'more' }, bobKey);
@@ -305,7 +349,10 @@ describe.each([
       await budgeted.close();
     }
     // The session's own state is a query (sessions publish none); the turn's is not.
-    expect({ turnState: turnStateQueries() - before.turnState, all: queries() - before.all }).toEqual({ turnState: 0, all: 1 });
+    expect({ turnState: turnStateQueries() - before.turnState, all: queries() - before.all }).toEqual({
+      turnState: 0,
+      all: 1,
+    });
     expect((await api.answer(turnId, waiting.pendingCheckpoint.id, { action: 'approve' }, bobKey)).code).toBe(200);
     await api.finished(turnId, undefined, bobKey);
   });

@@ -20,7 +20,7 @@ import { answerNext, startTurn } from './support/turns';
  * own connection on the suite's Redis); the events of the down time are the worker's pushes this test drops, since
  * ioredis reconnects within about 50 ms, too fast to publish a turn's events into the gap.
  */
-describe('a feed when the API\'s Redis connection comes back', () => {
+describe("a feed when the API's Redis connection comes back", () => {
   let env: TemporalTestEnv;
   let fake: FakeAnthropic;
   let api: Awaited<ReturnType<typeof countedClient>>;
@@ -40,7 +40,11 @@ describe('a feed when the API\'s Redis connection comes back', () => {
     apiLive = new RedisChannel(testRedisUrl(), { prefix, name });
     // The worker's channel drops what it publishes before its connection opens: publish once it carries.
     const probe = { offset: 1, state: { turnId: `probe-${name}`, status: 'running' } } as unknown as TurnSnapshot;
-    await eventually(async () => (workerLive.publishState(probe.state.turnId, probe), await apiLive.latestState(probe.state.turnId)), Boolean, 10_000);
+    await eventually(
+      async () => (workerLive.publishState(probe.state.turnId, probe), await apiLive.latestState(probe.state.turnId)),
+      Boolean,
+      10_000,
+    );
   });
   afterAll(async () => {
     await env?.close();
@@ -55,23 +59,39 @@ describe('a feed when the API\'s Redis connection comes back', () => {
     await env.startWorker(taskQueue, testDeps(fake.url), (turnId, event: LiveEvent) => {
       if (!(dropping && event.type === 'log.event')) workerLive.publish(turnId, event);
     });
-    const ask = (checkpoint: string) => toolUse('request_human_approval', { checkpoint, summary: checkpoint, kind: 'approval' });
+    const ask = (checkpoint: string) =>
+      toolUse('request_human_approval', { checkpoint, summary: checkpoint, kind: 'approval' });
     fake.enqueue({ content: [ask('one')] }, { content: [ask('two')] }, { content: [text('Gone.')] });
     const handle = await startTurn(env.client, taskQueue, 'reconnect');
     // No poll, no silent read, no describe within the test: only the reconnect can make the feed read again.
-    const feeds = new TurnFeeds(api.client, apiLive, { minPollMs: 60_000, maxPollMs: 60_000, silentReadMs: 60_000, describeEveryMs: 60_000 });
+    const feeds = new TurnFeeds(api.client, apiLive, {
+      minPollMs: 60_000,
+      maxPollMs: 60_000,
+      silentReadMs: 60_000,
+      describeEveryMs: 60_000,
+    });
     const restored: string[][] = [];
     const stopListening = apiLive.onResubscribed((turnIds) => restored.push(turnIds));
     const items: StreamItem[] = [];
     const abort = new AbortController();
-    const following = new TurnFollower({ feeds, turnId: handle.workflowId, after: 0, send: (item) => items.push(item), signal: abort.signal }).run();
-    const requested = (checkpoint: string) => items.some((item) => item.type === 'checkpoint.requested' && item.checkpoint.name === checkpoint);
+    const following = new TurnFollower({
+      feeds,
+      turnId: handle.workflowId,
+      after: 0,
+      send: (item) => items.push(item),
+      signal: abort.signal,
+    }).run();
+    const requested = (checkpoint: string) =>
+      items.some((item) => item.type === 'checkpoint.requested' && item.checkpoint.name === checkpoint);
     const queries = () => api.calls.get('QueryWorkflow') ?? 0;
     try {
       await eventually(async () => requested('one'), Boolean, 10_000);
       dropping = true;
       const first = await answerNext(handle, { action: 'approve' });
-      await eventually(async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name, (checkpoint) => checkpoint === 'two');
+      await eventually(
+        async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name,
+        (checkpoint) => checkpoint === 'two',
+      );
       expect(requested('two')).toBe(false);
       dropping = false;
       const before = queries();
@@ -94,18 +114,31 @@ describe('a feed when the API\'s Redis connection comes back', () => {
     await env.startWorker(taskQueue, testDeps(fake.url), (turnId, event: LiveEvent) => {
       if (!(dropping && event.type === 'log.event')) workerLive.publish(turnId, event);
     });
-    const ask = (checkpoint: string) => toolUse('request_human_approval', { checkpoint, summary: checkpoint, kind: 'approval' });
+    const ask = (checkpoint: string) =>
+      toolUse('request_human_approval', { checkpoint, summary: checkpoint, kind: 'approval' });
     fake.enqueue({ content: [ask('one')] }, { content: [ask('two')] }, { content: [text('Gone.')] });
     const handle = await startTurn(env.client, taskQueue, 'reconnect in flight');
     // No poll, no silent read, no describe; a poke reads at once.
-    const feeds = new TurnFeeds(api.client, apiLive, { minPollMs: 60_000, maxPollMs: 60_000, silentReadMs: 60_000, describeEveryMs: 60_000, pokeReadMs: 0 });
+    const feeds = new TurnFeeds(api.client, apiLive, {
+      minPollMs: 60_000,
+      maxPollMs: 60_000,
+      silentReadMs: 60_000,
+      describeEveryMs: 60_000,
+      pokeReadMs: 0,
+    });
     const restored: string[][] = [];
     const stopListening = apiLive.onResubscribed((turnIds) => restored.push(turnIds));
     const items: FeedEvent[] = [];
     let ended!: () => void;
     const over = new Promise<void>((resolve) => (ended = resolve));
-    const feed = feeds.watch(handle.workflowId, 0, { onEvent: (event) => items.push(event), onDelta() {}, onCaughtUp() {}, onEnd: () => ended() });
-    const requested = (checkpoint: string) => items.some((item) => item.type === 'checkpoint.requested' && item.checkpoint.name === checkpoint);
+    const feed = feeds.watch(handle.workflowId, 0, {
+      onEvent: (event) => items.push(event),
+      onDelta() {},
+      onCaughtUp() {},
+      onEnd: () => ended(),
+    });
+    const requested = (checkpoint: string) =>
+      items.some((item) => item.type === 'checkpoint.requested' && item.checkpoint.name === checkpoint);
     let release!: () => void;
     try {
       await eventually(async () => requested('one'), Boolean, 10_000);
@@ -116,11 +149,18 @@ describe('a feed when the API\'s Redis connection comes back', () => {
       feed.poke();
       await answered;
       const first = await answerNext(handle, { action: 'approve' });
-      await eventually(async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name, (checkpoint) => checkpoint === 'two');
+      await eventually(
+        async () => (await handle.query(turnStateQuery)).pendingCheckpoint?.name,
+        (checkpoint) => checkpoint === 'two',
+      );
       dropping = false;
       await killRedisConnection(`${name}-subscribe`);
       // The feeds were told (their listener came first) while the read was still held.
-      await eventually(async () => restored.length, (count) => count > 0, 10_000);
+      await eventually(
+        async () => restored.length,
+        (count) => count > 0,
+        10_000,
+      );
       api.queryDelay.until = undefined;
       api.queryDelay.onAnswer = undefined;
       release();
@@ -139,13 +179,27 @@ describe('a feed when the API\'s Redis connection comes back', () => {
   });
   it('reads for every open feed, a bounded number at once, and not for one closed while it waited', async () => {
     const taskQueue = env.newTaskQueue('reconnect-many');
-    await env.startWorker(taskQueue, testDeps(fake.url), (turnId, event: LiveEvent) => workerLive.publish(turnId, event));
+    await env.startWorker(taskQueue, testDeps(fake.url), (turnId, event: LiveEvent) =>
+      workerLive.publish(turnId, event),
+    );
     const turns = 20;
     const atOnce = 3;
-    fake.enqueue(...Array.from({ length: turns }, () => ({ content: [toolUse('request_human_approval', { checkpoint: 'one', summary: 'one', kind: 'approval' })] })));
-    const handles = await Promise.all(Array.from({ length: turns }, (_, at) => startTurn(env.client, taskQueue, `reconnect many ${at}`)));
+    fake.enqueue(
+      ...Array.from({ length: turns }, () => ({
+        content: [toolUse('request_human_approval', { checkpoint: 'one', summary: 'one', kind: 'approval' })],
+      })),
+    );
+    const handles = await Promise.all(
+      Array.from({ length: turns }, (_, at) => startTurn(env.client, taskQueue, `reconnect many ${at}`)),
+    );
     // No poll, no silent read, no describe within the test: only the reconnect makes the feeds read.
-    const feeds = new TurnFeeds(api.client, apiLive, { minPollMs: 60_000, maxPollMs: 60_000, silentReadMs: 60_000, describeEveryMs: 60_000, reconnectReads: atOnce });
+    const feeds = new TurnFeeds(api.client, apiLive, {
+      minPollMs: 60_000,
+      maxPollMs: 60_000,
+      silentReadMs: 60_000,
+      describeEveryMs: 60_000,
+      reconnectReads: atOnce,
+    });
     const waiting = new Set<string>();
     const watched = handles.map((handle) =>
       feeds.watch(handle.workflowId, 0, {
@@ -166,7 +220,11 @@ describe('a feed when the API\'s Redis connection comes back', () => {
     });
     const reads = (turnId: string) => api.queriesOf.get(`${turnEventsQuery.name} ${turnId}`) ?? 0;
     try {
-      await eventually(async () => waiting.size, (count) => count === turns, 30_000);
+      await eventually(
+        async () => waiting.size,
+        (count) => count === turns,
+        30_000,
+      );
       const before = handles.map((handle) => reads(handle.workflowId));
       const load = api.load.get(turnEventsQuery.name);
       if (!load) throw new Error('the feeds made no turnEvents query to catch up');
@@ -175,10 +233,20 @@ describe('a feed when the API\'s Redis connection comes back', () => {
       api.queryDelay.ms = 300;
       await killRedisConnection(`${name}-subscribe`);
       const open = () => handles.filter((handle) => !closed.includes(handle.workflowId));
-      await eventually(async () => open().filter((handle) => reads(handle.workflowId) > before[handles.indexOf(handle)]).length, (count) => count === turns - closing, 30_000);
-      await eventually(async () => load.now, (now) => now === 0, 10_000);
+      await eventually(
+        async () => open().filter((handle) => reads(handle.workflowId) > before[handles.indexOf(handle)]).length,
+        (count) => count === turns - closing,
+        30_000,
+      );
+      await eventually(
+        async () => load.now,
+        (now) => now === 0,
+        10_000,
+      );
       expect(closed).toHaveLength(closing);
-      expect(Object.fromEntries(handles.map((handle, at) => [handle.workflowId, reads(handle.workflowId) - before[at]]))).toEqual(
+      expect(
+        Object.fromEntries(handles.map((handle, at) => [handle.workflowId, reads(handle.workflowId) - before[at]])),
+      ).toEqual(
         Object.fromEntries(handles.map((handle) => [handle.workflowId, closed.includes(handle.workflowId) ? 0 : 1])),
       );
       expect(load.max).toBe(atOnce);

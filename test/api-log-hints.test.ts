@@ -40,12 +40,21 @@ describe('pushed events and log hints on the live channel', () => {
 
   /** Runs a turn with one checkpoint on `taskQueue` and follows it with polling all but off; the items it streamed. */
   async function followCheckpointTurn(taskQueue: string): Promise<StreamItem[]> {
-    fake.enqueue({ content: [toolUse('request_human_approval', { checkpoint: 'go', summary: 'Go?', kind: 'approval' })] }, { content: [text('Gone.')] });
+    fake.enqueue(
+      { content: [toolUse('request_human_approval', { checkpoint: 'go', summary: 'Go?', kind: 'approval' })] },
+      { content: [text('Gone.')] },
+    );
     const handle = await startTurn(env.client, taskQueue, 'hint me');
     const items: StreamItem[] = [];
     const abort = new AbortController();
     const feeds = new TurnFeeds(api.client, live, { minPollMs: 60_000, maxPollMs: 60_000, silentReadMs: 60_000 });
-    const follower = new TurnFollower({ feeds, turnId: handle.workflowId, after: 0, send: (item) => items.push(item), signal: abort.signal });
+    const follower = new TurnFollower({
+      feeds,
+      turnId: handle.workflowId,
+      after: 0,
+      send: (item) => items.push(item),
+      signal: abort.signal,
+    });
     const following = follower.run();
     afterCleanup.push(() => {
       abort.abort();
@@ -54,7 +63,8 @@ describe('pushed events and log hints on the live channel', () => {
     const waitFor = async (type: string) => {
       const deadline = Date.now() + 8_000;
       while (!items.some((item) => item.type === type)) {
-        if (Date.now() > deadline) throw new Error(`no ${type} within 8 s: ${items.map((item) => item.type).join(', ')}`);
+        if (Date.now() > deadline)
+          throw new Error(`no ${type} within 8 s: ${items.map((item) => item.type).join(', ')}`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     };
@@ -91,10 +101,14 @@ describe('pushed events and log hints on the live channel', () => {
 
   it('a worker of older code (a frozen bundle) only hints with log.appended, and the stream reads the log on each hint', async () => {
     const taskQueue = env.newTaskQueue('hints');
-    await env.startWorker(taskQueue, testDeps(fake.url), publish, { workflowBundlePath: frozenWorkflowBundle('a45e16b') });
+    await env.startWorker(taskQueue, testDeps(fake.url), publish, {
+      workflowBundlePath: frozenWorkflowBundle('a45e16b'),
+    });
     published.length = 0;
     const items = await followCheckpointTurn(taskQueue);
-    expect(items.map((item) => item.type)).toEqual(expect.arrayContaining(['checkpoint.requested', 'checkpoint.resolved', 'done']));
+    expect(items.map((item) => item.type)).toEqual(
+      expect.arrayContaining(['checkpoint.requested', 'checkpoint.resolved', 'done']),
+    );
     expect(items.map((item) => ('offset' in item ? item.offset : 0))).toEqual(items.map((_, index) => index + 1));
     expect(published.some((event) => event.type === 'log.appended')).toBe(true);
     expect(published.filter((event) => event.type === 'log.event')).toEqual([]);

@@ -33,11 +33,17 @@ describe('quotas', () => {
       expect((await createSession(app, 'carol')).statusCode).toBe(201);
       const refused = await createSession(app, 'carol');
       expect([refused.statusCode, refused.json().error.code]).toEqual([429, 'too_many_sessions']);
-      expect(refused.json().error.message).toBe('carol has 2 open sessions; the limit is 2. Delete one (DELETE /v1/sessions/{id}) first.');
+      expect(refused.json().error.message).toBe(
+        'carol has 2 open sessions; the limit is 2. Delete one (DELETE /v1/sessions/{id}) first.',
+      );
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
       expect((await createSession(app, 'dave')).statusCode).toBe(201);
 
-      const deleted = await app.inject({ method: 'DELETE', url: `/v1/sessions/${first.json().id}`, headers: authHeaders(keyOf('carol')) });
+      const deleted = await app.inject({
+        method: 'DELETE',
+        url: `/v1/sessions/${first.json().id}`,
+        headers: authHeaders(keyOf('carol')),
+      });
       expect(deleted.statusCode).toBe(204);
       expect((await createSession(app, 'carol')).statusCode).toBe(201);
     });
@@ -46,24 +52,36 @@ describe('quotas', () => {
     it.each([
       ['another API process sharing Redis', 'judy', true],
       ['the same API process, without Redis', 'kim', false],
-    ])('a session deleted at the limit frees its place at once, on %s, while visibility still lists it', async (_where, user, shared) => {
-      const prefix = uniqueRedisPrefix('deleted-sessions');
-      const env = { SKILLFLOW_MAX_SESSIONS_PER_USER: '1', ...(shared ? { SKILLFLOW_REDIS_URL: testRedisUrl(), SKILLFLOW_REDIS_PREFIX: prefix } : {}) };
-      const counts = heldSessionCounts(harness.env.client, user);
-      const deleting = await appWith(env, counts.client);
-      const creating = shared ? await appWith(env, counts.client) : deleting;
-      const first = (await createSession(deleting, user)).json().id as string;
-      // Visibility lists it (so the count read below, taken before the delete, does).
-      await eventually(() => openSessions(user), (ids) => ids.includes(first));
+    ])(
+      'a session deleted at the limit frees its place at once, on %s, while visibility still lists it',
+      async (_where, user, shared) => {
+        const prefix = uniqueRedisPrefix('deleted-sessions');
+        const env = {
+          SKILLFLOW_MAX_SESSIONS_PER_USER: '1',
+          ...(shared ? { SKILLFLOW_REDIS_URL: testRedisUrl(), SKILLFLOW_REDIS_PREFIX: prefix } : {}),
+        };
+        const counts = heldSessionCounts(harness.env.client, user);
+        const deleting = await appWith(env, counts.client);
+        const creating = shared ? await appWith(env, counts.client) : deleting;
+        const first = (await createSession(deleting, user)).json().id as string;
+        // Visibility lists it (so the count read below, taken before the delete, does).
+        await eventually(
+          () => openSessions(user),
+          (ids) => ids.includes(first),
+        );
 
-      counts.hold();
-      const created = createSession(creating, user);
-      await counts.listed;
-      expect((await deleting.inject({ method: 'DELETE', url: `/v1/sessions/${first}`, headers: authHeaders(keyOf(user)) })).statusCode).toBe(204);
-      counts.release();
-      expect((await created).statusCode).toBe(201);
-      if (shared) await removeKeys(prefix);
-    });
+        counts.hold();
+        const created = createSession(creating, user);
+        await counts.listed;
+        expect(
+          (await deleting.inject({ method: 'DELETE', url: `/v1/sessions/${first}`, headers: authHeaders(keyOf(user)) }))
+            .statusCode,
+        ).toBe(204);
+        counts.release();
+        expect((await created).statusCode).toBe(201);
+        if (shared) await removeKeys(prefix);
+      },
+    );
 
     it('an idempotent retry of a session that exists is not a new session, even at the limit', async () => {
       const app = await appWith({ SKILLFLOW_MAX_SESSIONS_PER_USER: '1' });
@@ -77,9 +95,15 @@ describe('quotas', () => {
     it('two API processes sharing Redis never let requests at the same moment pass the limit together', async () => {
       await requireRedis();
       const prefix = uniqueRedisPrefix('hardening-quotas');
-      const env = { SKILLFLOW_MAX_SESSIONS_PER_USER: '3', SKILLFLOW_REDIS_URL: testRedisUrl(), SKILLFLOW_REDIS_PREFIX: prefix };
+      const env = {
+        SKILLFLOW_MAX_SESSIONS_PER_USER: '3',
+        SKILLFLOW_REDIS_URL: testRedisUrl(),
+        SKILLFLOW_REDIS_PREFIX: prefix,
+      };
       const [one, two] = [await appWith(env), await appWith(env)];
-      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => createSession(i % 2 === 0 ? one : two, 'frank')));
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => createSession(i % 2 === 0 ? one : two, 'frank')),
+      );
       expect(answers.map((answer) => answer.statusCode).sort()).toEqual([201, 201, 201, 429, 429, 429, 429, 429]);
       await removeKeys(prefix);
     });
@@ -101,25 +125,38 @@ describe('quotas', () => {
       namespace: harness.env.client.options.namespace,
       query: `WorkflowType = 'sessionWorkflow' AND ExecutionStatus = 'Running' AND SkillflowUser = '${user}'`,
     });
-    return (listed.executions ?? []).map((execution) => execution.execution?.workflowId?.slice('session-'.length) ?? '');
+    return (listed.executions ?? []).map(
+      (execution) => execution.execution?.workflowId?.slice('session-'.length) ?? '',
+    );
   }
 
   describe('model tokens per user per day', () => {
-    it('once a user\'s turns of today used the budget, the next turn is a 429 until midnight UTC, deleting sessions or not', async () => {
+    it("once a user's turns of today used the budget, the next turn is a 429 until midnight UTC, deleting sessions or not", async () => {
       const app = await appWith({ SKILLFLOW_USER_DAILY_TOKENS: '1000' });
       const api = new ApiDriver(app);
-      harness.fake.enqueue({ content: [text('an expensive answer')], usage: { input_tokens: 900, output_tokens: 150 } });
+      harness.fake.enqueue({
+        content: [text('an expensive answer')],
+        usage: { input_tokens: 900, output_tokens: 150 },
+      });
       const sessionId = await api.createSession(keyOf('grace'));
       const turnId = (await api.sendMessage(sessionId, { message: 'spend' }, keyOf('grace'))).body.id;
-      expect(await api.finished(turnId, undefined, keyOf('grace'))).toMatchObject({ status: 'completed', usage: { inputTokens: 900, outputTokens: 150 } });
+      expect(await api.finished(turnId, undefined, keyOf('grace'))).toMatchObject({
+        status: 'completed',
+        usage: { inputTokens: 900, outputTokens: 150 },
+      });
 
       const refused = await api.sendMessage(sessionId, { message: 'more please' }, keyOf('grace'));
       expect(refused.code).toBe(429);
       expect(refused.body.error.code).toBe('token_budget_exhausted');
-      expect(refused.body.error.message).toMatch(/^grace has used 1,050 of 1,000 model tokens today \(UTC\); the budget renews at 00:00 UTC, in /);
+      expect(refused.body.error.message).toMatch(
+        /^grace has used 1,050 of 1,000 model tokens today \(UTC\); the budget renews at 00:00 UTC, in /,
+      );
 
       // Deleting the session that spent them does not give them back.
-      expect((await app.inject({ method: 'DELETE', url: `/v1/sessions/${sessionId}`, headers: authHeaders(keyOf('grace')) })).statusCode).toBe(204);
+      expect(
+        (await app.inject({ method: 'DELETE', url: `/v1/sessions/${sessionId}`, headers: authHeaders(keyOf('grace')) }))
+          .statusCode,
+      ).toBe(204);
       const fresh = await api.createSession(keyOf('grace'));
       expect((await api.sendMessage(fresh, { message: 'and now?' }, keyOf('grace'))).code).toBe(429);
 
@@ -137,14 +174,26 @@ describe('quotas', () => {
       const app = await appWith({ SKILLFLOW_USER_DAILY_TOKENS: '1000' });
       const api = new ApiDriver(app);
       // One round: 1,050 tokens and a tool call. The model is not called again (nothing more is scripted).
-      harness.fake.enqueue({ content: [text('Let me look.'), toolUse('list_skills', {})], usage: { input_tokens: 900, output_tokens: 150 } });
+      harness.fake.enqueue({
+        content: [text('Let me look.'), toolUse('list_skills', {})],
+        usage: { input_tokens: 900, output_tokens: 150 },
+      });
       const turnId = await api.startTurn('spend it all', {}, keyOf('ivan'));
       const turn = await api.finished(turnId, undefined, keyOf('ivan'));
-      expect(turn).toMatchObject({ status: 'failed', reason: 'token_budget', error: { code: 'token_budget' }, usage: { inputTokens: 900, outputTokens: 150 } });
-      expect(turn.error.message).toMatch(/^The turn used 1,050 model tokens, reaching the 1,000 left of the user's daily budget when it started/);
+      expect(turn).toMatchObject({
+        status: 'failed',
+        reason: 'token_budget',
+        error: { code: 'token_budget' },
+        usage: { inputTokens: 900, outputTokens: 150 },
+      });
+      expect(turn.error.message).toMatch(
+        /^The turn used 1,050 model tokens, reaching the 1,000 left of the user's daily budget when it started/,
+      );
       expect(harness.fake.requests).toHaveLength(1);
       // And the next turn is refused before it starts.
-      expect((await api.startTurn('more', {}, keyOf('ivan')).catch((err: Error) => err.message))).toMatch(/^start turn: 429 .*token_budget_exhausted/);
+      expect(await api.startTurn('more', {}, keyOf('ivan')).catch((err: Error) => err.message)).toMatch(
+        /^start turn: 429 .*token_budget_exhausted/,
+      );
     });
   });
 
@@ -168,7 +217,10 @@ describe('quotas', () => {
         30_000,
       );
       expect(gone.json().error.code).toBe('not_found');
-      expect((await app.inject({ method: 'GET', url: `/v1/turns/${done}`, headers: authHeaders(keyOf('carol')) })).statusCode).toBe(404);
+      expect(
+        (await app.inject({ method: 'GET', url: `/v1/turns/${done}`, headers: authHeaders(keyOf('carol')) }))
+          .statusCode,
+      ).toBe(404);
       expect((await api.turn(slow, keyOf('dave'))).code).toBe(200);
       await api.finished(slow, undefined, keyOf('dave'));
     });
@@ -183,20 +235,31 @@ describe('quotas', () => {
 function heldSessionCounts(client: Client, user: string) {
   let listed!: () => void;
   let release!: () => void;
-  const held = { listed: new Promise<void>((resolve) => (listed = resolve)), released: new Promise<void>((resolve) => (release = resolve)) };
+  const held = {
+    listed: new Promise<void>((resolve) => (listed = resolve)),
+    released: new Promise<void>((resolve) => (release = resolve)),
+  };
   let holding = false;
   const service = client.workflowService;
   const list = async (request: temporal.api.workflowservice.v1.IListWorkflowExecutionsRequest) => {
     const response = await service.listWorkflowExecutions(request);
-    if (holding && request.query?.includes("ExecutionStatus = 'Running'") && request.query.includes(`SkillflowUser = '${user}'`)) {
+    if (
+      holding &&
+      request.query?.includes("ExecutionStatus = 'Running'") &&
+      request.query.includes(`SkillflowUser = '${user}'`)
+    ) {
       holding = false;
       listed();
       await held.released;
     }
     return response;
   };
-  const workflowService = new Proxy(service, { get: (target, name) => (name === 'listWorkflowExecutions' ? list : bound(target, name)) });
-  const proxied = new Proxy(client, { get: (target, name) => (name === 'workflowService' ? workflowService : bound(target, name)) });
+  const workflowService = new Proxy(service, {
+    get: (target, name) => (name === 'listWorkflowExecutions' ? list : bound(target, name)),
+  });
+  const proxied = new Proxy(client, {
+    get: (target, name) => (name === 'workflowService' ? workflowService : bound(target, name)),
+  });
   return { client: proxied, hold: () => (holding = true), listed: held.listed, release };
 }
 

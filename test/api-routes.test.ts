@@ -15,8 +15,10 @@ import type { TemporalTestEnv } from './support/temporal';
 const exam = 'exam-mode-tuner';
 const ask = (checkpoint: string, extra: Record<string, unknown> = {}) =>
   toolUse('request_human_approval', { checkpoint, summary: `Decide ${checkpoint}`, kind: 'approval', ...extra });
-const examParams = () => ask('exam_params', { params: { question_count: 2, time_limit_min: 35, concepts: ['arrays'] } });
-const skillCatalog = () => new SkillRegistry({ skillsDir: bundledSkillsDir, storeDir: fs.mkdtempSync(path.join(os.tmpdir(), 'sf-store-')) });
+const examParams = () =>
+  ask('exam_params', { params: { question_count: 2, time_limit_min: 35, concepts: ['arrays'] } });
+const skillCatalog = () =>
+  new SkillRegistry({ skillsDir: bundledSkillsDir, storeDir: fs.mkdtempSync(path.join(os.tmpdir(), 'sf-store-')) });
 
 /** Every route through `app.inject`, with its success and error codes, in the one error shape. */
 describe('API routes', () => {
@@ -36,11 +38,29 @@ describe('API routes', () => {
     others.push(other);
     return other;
   };
-  const inject = (target: FastifyInstance, method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown, headers = authHeaders()) =>
-    target.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
+  const inject = (
+    target: FastifyInstance,
+    method: 'GET' | 'POST' | 'DELETE',
+    url: string,
+    payload?: unknown,
+    headers = authHeaders(),
+  ) =>
+    target.inject({
+      method,
+      url,
+      headers,
+      ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+    });
   const call = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) => inject(app, method, url, payload);
-  const expectError = (response: { statusCode: number; json(): unknown; body: string; headers: Record<string, unknown> }, status: number, code: string) => {
-    expect({ status: response.statusCode, body: response.json() }).toEqual({ status, body: { error: { code, message: expect.any(String), requestId: response.headers['x-request-id'] } } });
+  const expectError = (
+    response: { statusCode: number; json(): unknown; body: string; headers: Record<string, unknown> },
+    status: number,
+    code: string,
+  ) => {
+    expect({ status: response.statusCode, body: response.json() }).toEqual({
+      status,
+      body: { error: { code, message: expect.any(String), requestId: response.headers['x-request-id'] } },
+    });
     expect(response.body).not.toMatch(/\bat .+\.(ts|js):\d+/);
   };
 
@@ -91,7 +111,11 @@ describe('API routes', () => {
         (page) => [sessionId, second].every((id) => page.sessions.some((s: { id: string }) => s.id === id)),
       );
       expect(listed.sessions.every((s: { userId: string }) => s.userId === 'alice')).toBe(true);
-      expect(listed.sessions.find((s: { id: string }) => s.id === sessionId)).toEqual({ id: sessionId, userId: 'alice', createdAt: expect.any(String) });
+      expect(listed.sessions.find((s: { id: string }) => s.id === sessionId)).toEqual({
+        id: sessionId,
+        userId: 'alice',
+        createdAt: expect.any(String),
+      });
 
       const first = (await call('GET', '/v1/sessions?limit=1')).json();
       expect(first.sessions).toHaveLength(1);
@@ -154,7 +178,10 @@ describe('API routes', () => {
       const superseding = await api.sendMessage(sessionId, { message: 'second', supersede: true });
       expect(superseding.code).toBe(202);
       expect((await api.turn(started.body.id)).body).toMatchObject({ status: 'cancelled', reason: 'cancelled' });
-      expect(await api.finished(superseding.body.id)).toMatchObject({ status: 'completed', output: 'Superseding answer.' });
+      expect(await api.finished(superseding.body.id)).toMatchObject({
+        status: 'completed',
+        output: 'Superseding answer.',
+      });
     });
 
     it('?wait=true answers 200 with the finished turn, or with the turn waiting at a checkpoint', async () => {
@@ -162,7 +189,13 @@ describe('API routes', () => {
       const sessionId = await api.createSession();
       const done = await call('POST', `/v1/sessions/${sessionId}/turns?wait=true`, { message: 'hold on' });
       expect(done.statusCode).toBe(200);
-      expect(done.json()).toMatchObject({ id: `turn-${sessionId}-1`, status: 'completed', output: 'Waited for this.', skill: null, step: null });
+      expect(done.json()).toMatchObject({
+        id: `turn-${sessionId}-1`,
+        status: 'completed',
+        output: 'Waited for this.',
+        skill: null,
+        step: null,
+      });
       const waiting = await call('POST', `/v1/sessions/${sessionId}/turns?wait=true`, { message: 'ask me' });
       expect(waiting.statusCode).toBe(200);
       expect(waiting.json()).toMatchObject({ status: 'waiting', pendingCheckpoint: { id: 'cp-1', name: 'waited' } });
@@ -199,10 +232,23 @@ describe('API routes', () => {
         async () => (await call('GET', `/v1/turns?skill=${exam}&session=${sessionId}`)).json(),
         (page) => page.turns.length === 1,
       );
-      expect(byskill.turns[0]).toMatchObject({ id: started.body.id, skill: exam, status: 'waiting', checkpoint: 'exam_params' });
+      expect(byskill.turns[0]).toMatchObject({
+        id: started.body.id,
+        skill: exam,
+        status: 'waiting',
+        checkpoint: 'exam_params',
+      });
 
-      expectError(await call('POST', `/v1/sessions/${sessionId}/turns`, { message: 'x', skill: 'no-such-skill' }), 400, 'unknown_skill');
-      expectError(await call('POST', `/v1/sessions/${sessionId}/turns`, { message: 'x', skill: 'Bad Name' }), 400, 'invalid_request');
+      expectError(
+        await call('POST', `/v1/sessions/${sessionId}/turns`, { message: 'x', skill: 'no-such-skill' }),
+        400,
+        'unknown_skill',
+      );
+      expectError(
+        await call('POST', `/v1/sessions/${sessionId}/turns`, { message: 'x', skill: 'Bad Name' }),
+        400,
+        'invalid_request',
+      );
       expect((await call('POST', `/v1/turns/${started.body.id}/cancel`)).statusCode).toBe(202);
       await api.finished(started.body.id);
     });
@@ -216,9 +262,19 @@ describe('API routes', () => {
       expectError(await inject(limited, 'POST', url, { message: 'hi', mode: 'x' }), 400, 'invalid_request');
       expectError(await inject(limited, 'POST', url, { message: 'eleven chars' }), 400, 'message_too_long');
       expectError(await inject(limited, 'POST', url, { message: 'x'.repeat(2_000) }), 413, 'payload_too_large');
-      const plain = await limited.inject({ method: 'POST', url, headers: { ...authHeaders(), 'content-type': 'application/xml' }, payload: '<message/>' });
+      const plain = await limited.inject({
+        method: 'POST',
+        url,
+        headers: { ...authHeaders(), 'content-type': 'application/xml' },
+        payload: '<message/>',
+      });
       expectError(plain, 415, 'unsupported_media_type');
-      const broken = await limited.inject({ method: 'POST', url, headers: { ...authHeaders(), 'content-type': 'application/json' }, payload: '{"message":' });
+      const broken = await limited.inject({
+        method: 'POST',
+        url,
+        headers: { ...authHeaders(), 'content-type': 'application/json' },
+        payload: '{"message":',
+      });
       expectError(broken, 400, 'invalid_request');
     });
   });
@@ -229,12 +285,37 @@ describe('API routes', () => {
       const turnId = await api.startTurn('fields');
       const turn = await api.finished(turnId);
       expect(Object.keys(turn).sort()).toEqual(
-        ['id', 'sessionId', 'workflowId', 'status', 'reason', 'pendingCheckpoint', 'output', 'error', 'skill', 'step', 'usage', 'skills', 'artifacts', 'createdAt', 'updatedAt'].sort(),
+        [
+          'id',
+          'sessionId',
+          'workflowId',
+          'status',
+          'reason',
+          'pendingCheckpoint',
+          'output',
+          'error',
+          'skill',
+          'step',
+          'usage',
+          'skills',
+          'artifacts',
+          'createdAt',
+          'updatedAt',
+        ].sort(),
       );
-      expect(turn).toMatchObject({ id: turnId, workflowId: turnId, status: 'completed', output: 'All fields.', error: null, reason: null, skills: [], artifacts: [] });
+      expect(turn).toMatchObject({
+        id: turnId,
+        workflowId: turnId,
+        status: 'completed',
+        output: 'All fields.',
+        error: null,
+        reason: null,
+        skills: [],
+        artifacts: [],
+      });
     });
 
-    it('GET /v1/turns lists the caller\'s turns, filtered by status and session, newest first, paginated', async () => {
+    it("GET /v1/turns lists the caller's turns, filtered by status and session, newest first, paginated", async () => {
       fake.enqueue({ content: [text('one')] }, { content: [text('two')] }, { content: [ask('third_waits')] });
       const sessionId = await api.createSession();
       const ids: string[] = [];
@@ -265,7 +346,9 @@ describe('API routes', () => {
       expect(completed.turns.map((t: { id: string }) => t.id).sort()).toEqual([ids[0], ids[1]].sort());
       const page1 = (await call('GET', `/v1/turns?session=${sessionId}&limit=2`)).json();
       const page2 = (await call('GET', `/v1/turns?session=${sessionId}&limit=2&cursor=${page1.nextCursor}`)).json();
-      expect([...page1.turns, ...page2.turns].map((t: { id: string }) => t.id)).toEqual(all.turns.map((t: { id: string }) => t.id));
+      expect([...page1.turns, ...page2.turns].map((t: { id: string }) => t.id)).toEqual(
+        all.turns.map((t: { id: string }) => t.id),
+      );
       expect(page2.nextCursor).toBeNull();
       expectError(await call('GET', '/v1/turns?status=asleep'), 400, 'invalid_request');
 
@@ -283,7 +366,11 @@ describe('API routes', () => {
       const turnId = await api.startTurn('terminate');
       await api.pending(turnId);
       await env.client.workflow.getHandle(turnId).terminate('stop');
-      expect((await api.turn(turnId)).body).toMatchObject({ status: 'failed', reason: 'terminated', error: { code: 'terminated' } });
+      expect((await api.turn(turnId)).body).toMatchObject({
+        status: 'failed',
+        reason: 'terminated',
+        error: { code: 'terminated' },
+      });
       const sessionId = turnId.split('-')[1];
       const failed = await eventually(
         async () => (await call('GET', `/v1/turns?session=${sessionId}&status=failed`)).json(),
@@ -297,7 +384,10 @@ describe('API routes', () => {
       const turnId = await api.startTurn('cancel');
       await api.pending(turnId);
       const accepted = await call('POST', `/v1/turns/${turnId}/cancel`);
-      expect({ code: accepted.statusCode, body: accepted.json() }).toEqual({ code: 202, body: { id: turnId, cancelRequested: true } });
+      expect({ code: accepted.statusCode, body: accepted.json() }).toEqual({
+        code: 202,
+        body: { id: turnId, cancelRequested: true },
+      });
       expect(await api.finished(turnId)).toMatchObject({ status: 'cancelled', reason: 'cancelled' });
       expectError(await call('POST', `/v1/turns/${turnId}/cancel`), 409, 'turn_ended');
       expectError(await call('POST', '/v1/turns/turn-0123456789abcdef0123-1/cancel'), 404, 'not_found');
@@ -315,7 +405,11 @@ describe('API routes', () => {
       const ids = blocks.map((block) => Number(/^id: (\d+)$/m.exec(block)?.[1]));
       expect(ids).toEqual(ids.map((_, i) => i + 1));
       expect(JSON.parse(blocks.at(-1)!.split('data: ')[1])).toMatchObject({ type: 'done', output: 'SSE body.' });
-      const resumed = await app.inject({ method: 'GET', url: `/v1/turns/${turnId}/events`, headers: { ...authHeaders(), 'last-event-id': String(ids.length - 1) } });
+      const resumed = await app.inject({
+        method: 'GET',
+        url: `/v1/turns/${turnId}/events`,
+        headers: { ...authHeaders(), 'last-event-id': String(ids.length - 1) },
+      });
       expect(resumed.body.split('\n\n').filter((block) => block.includes('data: '))).toHaveLength(1);
       expectError(await call('GET', `/v1/turns/${turnId}/events?after=-1`), 400, 'invalid_request');
       expectError(await call('GET', '/v1/turns/turn-0123456789abcdef0123-1/events'), 404, 'not_found');
@@ -374,10 +468,15 @@ describe('API routes', () => {
         import fs from 'node:fs';
         const result = await new Validator().validate(JSON.parse(fs.readFileSync(process.argv[1], 'utf8')));
         process.stdout.write(JSON.stringify(result));`;
-      const result = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script, file], { cwd: path.resolve(__dirname, '..'), encoding: 'utf8' }));
+      const result = JSON.parse(
+        execFileSync(process.execPath, ['--input-type=module', '-e', script, file], {
+          cwd: path.resolve(__dirname, '..'),
+          encoding: 'utf8',
+        }),
+      );
       expect(result).toEqual({ valid: true });
-      const operations = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([route, methods]) =>
-        Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`),
+      const operations = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(
+        ([route, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`),
       );
       expect(operations.sort()).toEqual(
         [
@@ -425,11 +524,14 @@ describe('API routes', () => {
 
     it('rate limit per user: 429 with retry-after in the error shape; other users are unaffected', async () => {
       const limited = await appWith({ SKILLFLOW_RATE_LIMIT: '3' });
-      for (let i = 0; i < 3; i += 1) expect((await inject(limited, 'GET', '/v1/turns/turn-0123456789abcdef0123-1')).statusCode).toBe(404);
+      for (let i = 0; i < 3; i += 1)
+        expect((await inject(limited, 'GET', '/v1/turns/turn-0123456789abcdef0123-1')).statusCode).toBe(404);
       const refused = await inject(limited, 'GET', '/v1/turns/turn-0123456789abcdef0123-1');
       expectError(refused, 429, 'rate_limited');
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
-      const other = await inject(limited, 'GET', '/v1/turns/turn-0123456789abcdef0123-1', undefined, { authorization: 'Bearer bob-key-0123456789abcdef01' });
+      const other = await inject(limited, 'GET', '/v1/turns/turn-0123456789abcdef0123-1', undefined, {
+        authorization: 'Bearer bob-key-0123456789abcdef01',
+      });
       expect(other.statusCode).toBe(404);
       expect((await limited.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     });
@@ -439,30 +541,59 @@ describe('API routes', () => {
       const preflight = await browser.inject({
         method: 'OPTIONS',
         url: '/v1/sessions',
-        headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
+        headers: {
+          origin: 'https://app.example.com',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization,content-type',
+        },
       });
       expect(preflight.statusCode).toBe(204);
       expect(preflight.headers['access-control-allow-origin']).toBe('https://app.example.com');
       expect(String(preflight.headers['access-control-allow-headers'])).toContain('authorization');
-      const denied = await browser.inject({ method: 'GET', url: '/v1/turns', headers: { origin: 'https://app.example.com' } });
+      const denied = await browser.inject({
+        method: 'GET',
+        url: '/v1/turns',
+        headers: { origin: 'https://app.example.com' },
+      });
       expect(denied.statusCode).toBe(401);
       expect(denied.headers['access-control-allow-origin']).toBe('https://app.example.com');
-      const foreign = await browser.inject({ method: 'GET', url: '/healthz', headers: { origin: 'https://evil.example.com' } });
+      const foreign = await browser.inject({
+        method: 'GET',
+        url: '/healthz',
+        headers: { origin: 'https://evil.example.com' },
+      });
       expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
-      expect((await app.inject({ method: 'GET', url: '/healthz', headers: { origin: 'https://app.example.com' } })).headers['access-control-allow-origin']).toBeUndefined();
+      expect(
+        (await app.inject({ method: 'GET', url: '/healthz', headers: { origin: 'https://app.example.com' } })).headers[
+          'access-control-allow-origin'
+        ],
+      ).toBeUndefined();
     });
   });
 
   it('deleted sessions and their turns are gone from Temporal too, not only hidden', async () => {
     expect(deletedWorkflows.length).toBeGreaterThan(0);
-    const gone = (id: string) => env.client.workflow.getHandle(id).describe().then(() => false, () => true);
-    await eventually(async () => Promise.all(deletedWorkflows.map(gone)), (results) => results.every(Boolean), 90_000);
+    const gone = (id: string) =>
+      env.client.workflow
+        .getHandle(id)
+        .describe()
+        .then(
+          () => false,
+          () => true,
+        );
+    await eventually(
+      async () => Promise.all(deletedWorkflows.map(gone)),
+      (results) => results.every(Boolean),
+      90_000,
+    );
   }, 100_000);
 
   /** An app whose Temporal client points at a port nobody listens on. */
   async function offlineApp(): Promise<FastifyInstance> {
     const connection = Connection.lazy({ address: '127.0.0.1:1', interceptors: [] });
-    const { app: down } = await buildTestApp(new Client({ connection }), taskQueue, { SKILLFLOW_REQUEST_TIMEOUT_MS: '5000' });
+    const { app: down } = await buildTestApp(new Client({ connection }), taskQueue, {
+      SKILLFLOW_REQUEST_TIMEOUT_MS: '5000',
+    });
     down.addHook('onClose', async () => connection.close());
     others.push(down);
     return down;

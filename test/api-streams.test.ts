@@ -10,7 +10,8 @@ import { ApiDriver } from './support/scenario';
 import { SseClient, WsClient } from './support/stream-clients';
 import { TemporalTestEnv } from './support/temporal';
 
-const ask = (checkpoint: string) => toolUse('request_human_approval', { checkpoint, summary: `Decide ${checkpoint}`, kind: 'approval' });
+const ask = (checkpoint: string) =>
+  toolUse('request_human_approval', { checkpoint, summary: `Decide ${checkpoint}`, kind: 'approval' });
 
 /** Event streams over real HTTP: SSE with resume, the WebSocket protocol, live deltas from an in-process worker. */
 describe('turn event streams over HTTP', () => {
@@ -103,32 +104,65 @@ describe('turn event streams over HTTP', () => {
       error: {
         code: 'invalid_decision',
         message: 'An approval checkpoint accepts approve, modify, cancel; not "answer".',
-        details: [{ path: 'action', rule: 'enum', allowed: ['approve', 'modify', 'cancel'], message: 'An approval checkpoint accepts approve, modify, cancel; not "answer".' }],
+        details: [
+          {
+            path: 'action',
+            rule: 'enum',
+            allowed: ['approve', 'modify', 'cancel'],
+            message: 'An approval checkpoint accepts approve, modify, cancel; not "answer".',
+          },
+        ],
       },
     });
     socket.send({ type: 'checkpoint', requestId: 'r2', checkpointId: 'cp-1', action: 'bogus' });
-    expect(await socket.waitForReply('r2')).toMatchObject({ type: 'error', status: 400, error: { code: 'invalid_request' } });
+    expect(await socket.waitForReply('r2')).toMatchObject({
+      type: 'error',
+      status: 400,
+      error: { code: 'invalid_request' },
+    });
     socket.send({ type: 'checkpoint', requestId: 'r3', checkpointId: 'cp-9', action: 'approve' });
     expect(await socket.waitForReply('r3')).toMatchObject({ type: 'error', status: 404, error: { code: 'not_found' } });
     socket.send('not json');
     socket.send({ type: 'dance', requestId: 7 });
 
-    for (let i = 0; i < 12; i += 1) socket.send({ type: 'checkpoint', requestId: `burst-${i}`, checkpointId: 'cp-9', action: 'approve' });
+    for (let i = 0; i < 12; i += 1)
+      socket.send({ type: 'checkpoint', requestId: `burst-${i}`, checkpointId: 'cp-9', action: 'approve' });
     const burst = await Promise.all(Array.from({ length: 12 }, (_, i) => socket.waitForReply(`burst-${i}`)));
-    expect(burst.filter((reply) => reply.status === 429).map((reply) => reply.error.code)).toEqual(['rate_limited', 'rate_limited', 'rate_limited', 'rate_limited']);
+    expect(burst.filter((reply) => reply.status === 429).map((reply) => reply.error.code)).toEqual([
+      'rate_limited',
+      'rate_limited',
+      'rate_limited',
+      'rate_limited',
+    ]);
     expect(burst.filter((reply) => reply.status === 404)).toHaveLength(8);
 
     socket.send({ type: 'checkpoint', requestId: 4, checkpointId: 'cp-1', action: 'approve' });
-    expect(await socket.waitForReply(4)).toEqual({ type: 'ack', requestId: 4, checkpointId: 'cp-1', action: 'approve', by: 'alice' });
+    expect(await socket.waitForReply(4)).toEqual({
+      type: 'ack',
+      requestId: 4,
+      checkpointId: 'cp-1',
+      action: 'approve',
+      by: 'alice',
+    });
     socket.send({ type: 'checkpoint', requestId: 5, checkpointId: 'cp-1', action: 'approve' });
-    expect(await socket.waitForReply(5)).toMatchObject({ type: 'error', status: 409, error: { code: 'checkpoint_not_pending' } });
+    expect(await socket.waitForReply(5)).toMatchObject({
+      type: 'error',
+      status: 409,
+      error: { code: 'checkpoint_not_pending' },
+    });
 
     expect(await socket.closed).toEqual({ code: 1000, reason: 'turn ended' });
-    expect(socket.events.find((event) => event.type === 'checkpoint.resolved')).toMatchObject({ by: 'alice', action: 'approve' });
+    expect(socket.events.find((event) => event.type === 'checkpoint.resolved')).toMatchObject({
+      by: 'alice',
+      action: 'approve',
+    });
     expect(socket.events.at(-1)).toMatchObject({ type: 'done', output: 'Approved over the socket.' });
     const errors = socket.frames.filter((frame) => frame.type === 'error' && frame.requestId === undefined);
     expect(errors.map((frame) => frame.error.code)).toEqual(['invalid_request']);
-    expect(socket.frames.find((frame) => frame.requestId === 7)).toMatchObject({ status: 400, error: { message: 'type must be "checkpoint" or "cancel".' } });
+    expect(socket.frames.find((frame) => frame.requestId === 7)).toMatchObject({
+      status: 400,
+      error: { message: 'type must be "checkpoint" or "cancel".' },
+    });
   });
 
   /** A raw upgrade without a key: the server answers and closes the socket itself (else shutdown would wait on it). */
@@ -140,7 +174,9 @@ describe('turn event streams over HTTP', () => {
       socket.on('data', (chunk: string) => (response += chunk));
       socket.on('close', () => resolve(response));
       socket.on('error', reject);
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+      socket.write(
+        `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+      );
       setTimeout(() => reject(new Error(`the server kept the refused socket open; got ${response}`)), 5_000).unref();
     });
 
@@ -159,7 +195,7 @@ describe('turn event streams over HTTP', () => {
     expect(again.json().error.code).toBe('turn_ended');
   });
 
-  it('streams refuse strangers: 401 without a key, 404 for another user\'s turn, 426 without an upgrade', async () => {
+  it("streams refuse strangers: 401 without a key, 404 for another user's turn, 426 without an upgrade", async () => {
     fake.enqueue({ content: [text('private')] });
     const turnId = await api.startTurn('mine');
     await api.finished(turnId);
@@ -170,7 +206,9 @@ describe('turn event streams over HTTP', () => {
     expect(await refusedUpgrade(`/v1/turns/${turnId}/ws`)).toMatch(/^HTTP\/1.1 401 /);
     const plain = await fetch(`${base}/v1/turns/${turnId}/ws`, { headers: authHeaders() });
     expect(plain.status).toBe(426);
-    expect(await plain.json()).toEqual({ error: { code: 'upgrade_required', message: expect.any(String), requestId: plain.headers.get('x-request-id') } });
+    expect(await plain.json()).toEqual({
+      error: { code: 'upgrade_required', message: expect.any(String), requestId: plain.headers.get('x-request-id') },
+    });
   });
 
   it('a turn terminated in Temporal ends its streams with a synthesized error event', async () => {
@@ -184,12 +222,20 @@ describe('turn event streams over HTTP', () => {
     const last = stream.messages.at(-1)!;
     expect(last.data).toMatchObject({ type: 'error', code: 'terminated', synthesized: true });
     expect(Number(last.id)).toBe(last.data.offset);
-    expect((await api.turn(turnId)).body).toMatchObject({ status: 'failed', reason: 'terminated', error: { code: 'terminated' } });
+    expect((await api.turn(turnId)).body).toMatchObject({
+      status: 'failed',
+      reason: 'terminated',
+      error: { code: 'terminated' },
+    });
   });
 
   it('a retried model call is marked: message.reset with the new attempt, then its deltas from the start', async () => {
     fake.enqueue(
-      { streamError: { type: 'overloaded_error', message: 'busy' }, afterText: 'Partial answer that will be', delayMs: 150 },
+      {
+        streamError: { type: 'overloaded_error', message: 'busy' },
+        afterText: 'Partial answer that will be',
+        delayMs: 150,
+      },
       { content: [text('Full answer.')], delayMs: 50 },
     );
     const turnId = await api.startTurn('retry');
@@ -199,8 +245,19 @@ describe('turn event streams over HTTP', () => {
     const reset = live.findIndex((event) => event.type === 'message.reset');
     expect(reset).toBeGreaterThan(0);
     expect(live[reset]).toMatchObject({ attempt: 2 });
-    expect(live.slice(0, reset).map((event) => event.text).join('')).toBe('Partial answer that will be');
-    expect(live.slice(reset + 1).filter((event) => event.type === 'message.delta').map((event) => event.text).join('')).toBe('Full answer.');
+    expect(
+      live
+        .slice(0, reset)
+        .map((event) => event.text)
+        .join(''),
+    ).toBe('Partial answer that will be');
+    expect(
+      live
+        .slice(reset + 1)
+        .filter((event) => event.type === 'message.delta')
+        .map((event) => event.text)
+        .join(''),
+    ).toBe('Full answer.');
     expect(stream.events.at(-1)).toMatchObject({ type: 'done', output: 'Full answer.' });
   });
 

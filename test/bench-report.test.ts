@@ -8,11 +8,18 @@ describe("npm run bench's figures in docs/benchmarks.md", () => {
   afterAll(() => fs.rmSync(path.dirname(file), { recursive: true, force: true }));
 
   it('replace the current figures and keep the method above them', () => {
-    fs.writeFileSync(file, '# Benchmarks\n\nHow it works.\n\n## Current figures\n\n### Run of yesterday\n\nold table\n');
+    fs.writeFileSync(
+      file,
+      '# Benchmarks\n\nHow it works.\n\n## Current figures\n\n### Run of yesterday\n\nold table\n',
+    );
     writeCurrentFigures('### Run of today\n\nnew table\n', file);
-    expect(fs.readFileSync(file, 'utf8')).toBe('# Benchmarks\n\nHow it works.\n\n## Current figures\n\n### Run of today\n\nnew table\n');
+    expect(fs.readFileSync(file, 'utf8')).toBe(
+      '# Benchmarks\n\nHow it works.\n\n## Current figures\n\n### Run of today\n\nnew table\n',
+    );
     writeCurrentFigures('### Run of tomorrow\n', file);
-    expect(fs.readFileSync(file, 'utf8')).toBe('# Benchmarks\n\nHow it works.\n\n## Current figures\n\n### Run of tomorrow\n');
+    expect(fs.readFileSync(file, 'utf8')).toBe(
+      '# Benchmarks\n\nHow it works.\n\n## Current figures\n\n### Run of tomorrow\n',
+    );
   });
 
   it('the page has its current figures last, so a run replaces only them', () => {

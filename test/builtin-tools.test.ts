@@ -57,8 +57,12 @@ describe('calculator', () => {
 
   it('as a tool: the value, or an error result the model sees', async () => {
     const registry = new ToolRegistry(builtinTools());
-    expect(await registry.run({ name: 'calculator', input: { expression: '6 * 7' }, callId: 'c1' }, context())).toEqual({ content: '6 * 7 = 42', isError: false });
-    expect(await registry.run({ name: 'calculator', input: { expression: '6 *' }, callId: 'c2' }, context())).toMatchObject({ isError: true, content: expect.stringMatching(/^Cannot evaluate "6 \*"/) });
+    expect(await registry.run({ name: 'calculator', input: { expression: '6 * 7' }, callId: 'c1' }, context())).toEqual(
+      { content: '6 * 7 = 42', isError: false },
+    );
+    expect(
+      await registry.run({ name: 'calculator', input: { expression: '6 *' }, callId: 'c2' }, context()),
+    ).toMatchObject({ isError: true, content: expect.stringMatching(/^Cannot evaluate "6 \*"/) });
   });
 });
 
@@ -93,15 +97,24 @@ describe('http_fetch', () => {
       closed.set(url, new Promise((resolve) => response.once('close', () => resolve())));
       const stalled = /^\/stall\/(\w+)$/.exec(url)?.[1];
       if (stalled !== undefined) {
-        response.writeHead(200, { 'content-type': 'text/plain', ...(stalled === 'identity' ? {} : { 'content-encoding': stalled }) }).write(stalledStarts[stalled]);
+        response
+          .writeHead(200, {
+            'content-type': 'text/plain',
+            ...(stalled === 'identity' ? {} : { 'content-encoding': stalled }),
+          })
+          .write(stalledStarts[stalled]);
       } else if (url === '/hop-streaming') {
         // A redirect whose body goes on for as long as the connection stays open.
         response.writeHead(302, { location: '/page', 'content-type': 'text/plain' });
         const writing = setInterval(() => response.write('x'.repeat(1024)), 5);
         response.once('close', () => clearInterval(writing));
-      } else if (url === '/page') response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('Exchange rate: 1 EUR = 1.08 USD');
+      } else if (url === '/page')
+        response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('Exchange rate: 1 EUR = 1.08 USD');
       else if (url === '/big') response.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(5000));
-      else if (url === '/gzip') response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(zlib.gzipSync(JSON.stringify({ a: 'y'.repeat(100_000) })));
+      else if (url === '/gzip')
+        response
+          .writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+          .end(zlib.gzipSync(JSON.stringify({ a: 'y'.repeat(100_000) })));
       else if (url === '/image') response.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.alloc(10));
       else if (url === '/hop') response.writeHead(302, { location: '/page' }).end();
       else if (url === '/away') response.writeHead(302, { location: 'http://evil.example.net/steal' }).end();
@@ -119,7 +132,15 @@ describe('http_fetch', () => {
   });
 
   const fetchWith = (options: Partial<HttpFetchOptions>, url: string) => {
-    const registry = new ToolRegistry(builtinTools({ hosts: [`127.0.0.1:${port}`, 'internal.example.com'], maxBytes: 1024, timeoutMs: 1000, resolve: async () => ['127.0.0.1'], ...options }));
+    const registry = new ToolRegistry(
+      builtinTools({
+        hosts: [`127.0.0.1:${port}`, 'internal.example.com'],
+        maxBytes: 1024,
+        timeoutMs: 1000,
+        resolve: async () => ['127.0.0.1'],
+        ...options,
+      }),
+    );
     return registry.run({ name: 'http_fetch', input: { url }, callId: 'f1' }, context());
   };
   const at = (pathname: string) => `http://127.0.0.1:${port}${pathname}`;
@@ -127,13 +148,22 @@ describe('http_fetch', () => {
   it('refuses everything while no host is allowed', async () => {
     const before = hits;
     const result = await fetchWith({ hosts: [] }, at('/page'));
-    expect(result).toEqual({ isError: true, content: `127.0.0.1:${port} is not on http_fetch's allow-list: no host is allowed (SKILLFLOW_HTTP_FETCH_HOSTS is empty).` });
+    expect(result).toEqual({
+      isError: true,
+      content: `127.0.0.1:${port} is not on http_fetch's allow-list: no host is allowed (SKILLFLOW_HTTP_FETCH_HOSTS is empty).`,
+    });
     expect(hits).toBe(before);
   });
 
   it('fetches text from an allowed host, with status, URL and type', async () => {
-    expect(await fetchWith({}, at('/page'))).toEqual({ isError: false, content: `HTTP 200 OK\nURL: ${at('/page')}\nContent-Type: text/plain\n\nExchange rate: 1 EUR = 1.08 USD` });
-    expect(await fetchWith({}, at('/missing'))).toMatchObject({ isError: true, content: expect.stringMatching(/^HTTP 404 Not Found/) });
+    expect(await fetchWith({}, at('/page'))).toEqual({
+      isError: false,
+      content: `HTTP 200 OK\nURL: ${at('/page')}\nContent-Type: text/plain\n\nExchange rate: 1 EUR = 1.08 USD`,
+    });
+    expect(await fetchWith({}, at('/missing'))).toMatchObject({
+      isError: true,
+      content: expect.stringMatching(/^HTTP 404 Not Found/),
+    });
   });
 
   it('caps the size, decompressed bodies included', async () => {
@@ -145,43 +175,81 @@ describe('http_fetch', () => {
   });
 
   it('returns text only', async () => {
-    expect(await fetchWith({}, at('/image'))).toEqual({ isError: true, content: 'The response is image/png, not text; http_fetch returns text only.' });
+    expect(await fetchWith({}, at('/image'))).toEqual({
+      isError: true,
+      content: 'The response is image/png, not text; http_fetch returns text only.',
+    });
   });
 
   it('follows redirects on the list only, and not forever', async () => {
     expect((await fetchWith({}, at('/hop'))).content).toContain('Exchange rate');
-    expect(await fetchWith({}, at('/away'))).toEqual({ isError: true, content: "evil.example.net is not on http_fetch's allow-list: the allowed hosts are 127.0.0.1:" + port + ', internal.example.com.' });
-    expect(await fetchWith({}, at('/loop'))).toEqual({ isError: true, content: `${at('/loop')} redirects more than 5 times.` });
+    expect(await fetchWith({}, at('/away'))).toEqual({
+      isError: true,
+      content:
+        "evil.example.net is not on http_fetch's allow-list: the allowed hosts are 127.0.0.1:" +
+        port +
+        ', internal.example.com.',
+    });
+    expect(await fetchWith({}, at('/loop'))).toEqual({
+      isError: true,
+      content: `${at('/loop')} redirects more than 5 times.`,
+    });
   });
 
   it('never reaches a private address through a listed name (DNS rebinding included), nor the wrong port', async () => {
     expect(await fetchWith({}, 'http://internal.example.com/admin')).toEqual({
       isError: true,
-      content: 'internal.example.com resolves to an address that is not public; http_fetch does not reach private networks.',
+      content:
+        'internal.example.com resolves to an address that is not public; http_fetch does not reach private networks.',
     });
-    expect(await fetchWith({}, at('/inside'))).toMatchObject({ isError: true, content: expect.stringContaining('internal.example.com resolves to an address that is not public') });
+    expect(await fetchWith({}, at('/inside'))).toMatchObject({
+      isError: true,
+      content: expect.stringContaining('internal.example.com resolves to an address that is not public'),
+    });
     // A name that resolves to a public address and then to a private one is connected to the checked address only.
     let lookups = 0;
     const rebinding = async () => (lookups++ === 0 ? ['93.184.216.34'] : ['127.0.0.1']);
     const before = hits;
-    await fetchWith({ hosts: ['rebind.example.com'], resolve: rebinding, timeoutMs: 500 }, 'http://rebind.example.com/page');
+    await fetchWith(
+      { hosts: ['rebind.example.com'], resolve: rebinding, timeoutMs: 500 },
+      'http://rebind.example.com/page',
+    );
     expect(lookups).toBe(1);
     expect(hits).toBe(before);
-    expect(await fetchWith({}, `http://127.0.0.1:${port + 1}/page`)).toMatchObject({ isError: true, content: expect.stringContaining('is not on http_fetch\'s allow-list') });
+    expect(await fetchWith({}, `http://127.0.0.1:${port + 1}/page`)).toMatchObject({
+      isError: true,
+      content: expect.stringContaining("is not on http_fetch's allow-list"),
+    });
   });
 
   it('refuses other schemes and credentials', async () => {
-    expect(await fetchWith({}, 'file:///etc/passwd')).toEqual({ isError: true, content: 'The URL file:///etc/passwd: only http and https URLs can be fetched.' });
-    expect(await fetchWith({}, `http://user:secret@127.0.0.1:${port}/page`)).toMatchObject({ isError: true, content: expect.stringContaining('URLs with credentials are not fetched') });
+    expect(await fetchWith({}, 'file:///etc/passwd')).toEqual({
+      isError: true,
+      content: 'The URL file:///etc/passwd: only http and https URLs can be fetched.',
+    });
+    expect(await fetchWith({}, `http://user:secret@127.0.0.1:${port}/page`)).toMatchObject({
+      isError: true,
+      content: expect.stringContaining('URLs with credentials are not fetched'),
+    });
   });
 
   it('gives up at its time limit', async () => {
-    expect(await fetchWith({ timeoutMs: 300 }, at('/hang'))).toEqual({ isError: true, content: `http_fetch gave up on ${at('/hang')} after 300 ms.` });
+    expect(await fetchWith({ timeoutMs: 300 }, at('/hang'))).toEqual({
+      isError: true,
+      content: `http_fetch gave up on ${at('/hang')} after 300 ms.`,
+    });
   });
 
   it('does not tell the model which private address a listed name resolves to', async () => {
-    const result = await fetchWith({ resolve: async () => ['93.184.216.34', '10.20.30.40'] }, 'http://internal.example.com/admin');
-    expect(result).toEqual({ isError: true, content: 'internal.example.com resolves to an address that is not public; http_fetch does not reach private networks.' });
+    const result = await fetchWith(
+      { resolve: async () => ['93.184.216.34', '10.20.30.40'] },
+      'http://internal.example.com/admin',
+    );
+    expect(result).toEqual({
+      isError: true,
+      content:
+        'internal.example.com resolves to an address that is not public; http_fetch does not reach private networks.',
+    });
     expect(result.content).not.toContain('10.20.30.40');
   });
 
@@ -194,11 +262,25 @@ describe('http_fetch', () => {
   it('ends at its limit when the body stops, in every encoding, while garbage is collected', async () => {
     const encodings = Object.keys(stalledStarts);
     const urls = encodings.map((encoding) => at(`/stall/${encoding}`));
-    const calls: HttpFetchCalls = { options: { hosts: [`127.0.0.1:${port}`], maxBytes: 1024, timeoutMs: 300 }, urls, collectGarbageEveryMs: 20 };
-    const { value } = await runWithBudget<SettledCall[]>(path.join(__dirname, 'support', 'http-fetch-calls.ts'), calls, 5_000);
-    expect(value).toEqual(urls.map((url) => ({ url, result: { isError: true, content: `http_fetch gave up on ${url} after 300 ms.` } })));
+    const calls: HttpFetchCalls = {
+      options: { hosts: [`127.0.0.1:${port}`], maxBytes: 1024, timeoutMs: 300 },
+      urls,
+      collectGarbageEveryMs: 20,
+    };
+    const { value } = await runWithBudget<SettledCall[]>(
+      path.join(__dirname, 'support', 'http-fetch-calls.ts'),
+      calls,
+      5_000,
+    );
+    expect(value).toEqual(
+      urls.map((url) => ({ url, result: { isError: true, content: `http_fetch gave up on ${url} after 300 ms.` } })),
+    );
     // The calls closed their connections: a stalled server holds nothing of the worker's.
-    await within(Promise.all(encodings.map((encoding) => closed.get(`/stall/${encoding}`))), 5_000, 'the stalled connections were not all closed');
+    await within(
+      Promise.all(encodings.map((encoding) => closed.get(`/stall/${encoding}`))),
+      5_000,
+      'the stalled connections were not all closed',
+    );
   });
 });
 
@@ -207,13 +289,20 @@ describe('http_fetch over https', () => {
   let secure: https.Server;
   const portOf = (server: http.Server) => (server.address() as AddressInfo).port;
   beforeAll(async () => {
-    plain = http.createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('plain text'));
-    secure = https.createServer({ cert: tlsFixture('loopback-cert.pem'), key: tlsFixture('loopback-key.pem') }, (request, response) => {
-      if (request.url === '/page') response.writeHead(200, { 'content-type': 'text/plain' }).end('secure text');
-      else if (request.url === '/hop') response.writeHead(302, { location: '/page' }).end();
-      else response.writeHead(302, { location: `http://127.0.0.1:${portOf(plain)}/page` }).end();
-    });
-    await Promise.all([plain, secure].map((server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))));
+    plain = http.createServer((_request, response) =>
+      response.writeHead(200, { 'content-type': 'text/plain' }).end('plain text'),
+    );
+    secure = https.createServer(
+      { cert: tlsFixture('loopback-cert.pem'), key: tlsFixture('loopback-key.pem') },
+      (request, response) => {
+        if (request.url === '/page') response.writeHead(200, { 'content-type': 'text/plain' }).end('secure text');
+        else if (request.url === '/hop') response.writeHead(302, { location: '/page' }).end();
+        else response.writeHead(302, { location: `http://127.0.0.1:${portOf(plain)}/page` }).end();
+      },
+    );
+    await Promise.all(
+      [plain, secure].map((server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))),
+    );
   });
   afterAll(async () => {
     for (const server of [plain, secure]) {
@@ -224,8 +313,13 @@ describe('http_fetch over https', () => {
 
   const fetchSecure = (pathname: string) => {
     const hosts = [`127.0.0.1:${portOf(plain)}`, `127.0.0.1:${portOf(secure)}`];
-    const registry = new ToolRegistry(builtinTools({ hosts, maxBytes: 1024, timeoutMs: 2000, ca: tlsFixture('loopback-cert.pem') }));
-    return registry.run({ name: 'http_fetch', input: { url: `https://127.0.0.1:${portOf(secure)}${pathname}` }, callId: 'f1' }, context());
+    const registry = new ToolRegistry(
+      builtinTools({ hosts, maxBytes: 1024, timeoutMs: 2000, ca: tlsFixture('loopback-cert.pem') }),
+    );
+    return registry.run(
+      { name: 'http_fetch', input: { url: `https://127.0.0.1:${portOf(secure)}${pathname}` }, callId: 'f1' },
+      context(),
+    );
   };
 
   it('follows redirects from https to https, never from https to http, even on the list', async () => {

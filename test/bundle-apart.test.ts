@@ -8,27 +8,49 @@ describe('the workflow bundle made in a child process (worker/main.ts)', () => {
     expect(code).toContain('workflows/log-attributes');
     expect(code).toContain('interceptors-opentelemetry/lib/workflow-interceptors');
     // Its inline source map keeps the mappings stack traces use, not the sources' text.
-    const map = JSON.parse(Buffer.from(code.slice(code.lastIndexOf('base64,') + 'base64,'.length), 'base64').toString('utf8'));
+    const map = JSON.parse(
+      Buffer.from(code.slice(code.lastIndexOf('base64,') + 'base64,'.length), 'base64').toString('utf8'),
+    );
     expect(map.sourcesContent).toBeUndefined();
     expect(map.mappings.length).toBeGreaterThan(1000);
     expect(map.sources).toEqual(expect.arrayContaining([expect.stringContaining('workflows/turn.ts')]));
     // Compiled for ES2022 (worker/bundle-target.ts): object spread, `?.` and class fields as they are, not as swc's
     // ES2017 helpers (the bundle held 182 calls of _object_spread and 133 of _define_property).
     const bundled = code.slice(0, code.lastIndexOf('base64,'));
-    for (const helper of ['_object_spread(', '_object_spread_props(', '_define_property(', '_object_without_properties(']) expect({ helper, found: bundled.includes(helper) }).toEqual({ helper, found: false });
+    for (const helper of [
+      '_object_spread(',
+      '_object_spread_props(',
+      '_define_property(',
+      '_object_without_properties(',
+    ])
+      expect({ helper, found: bundled.includes(helper) }).toEqual({ helper, found: false });
   }, 180_000);
 });
 
-describe('a bundle without its sources\' text (worker/bundle-map.ts)', () => {
+describe("a bundle without its sources' text (worker/bundle-map.ts)", () => {
   const marker = '//# sourceMappingURL=data:application/json;charset=utf-8;base64,';
-  const mapOf = (code: string) => JSON.parse(Buffer.from(code.slice(code.lastIndexOf(marker) + marker.length), 'base64').toString('utf8'));
+  const mapOf = (code: string) =>
+    JSON.parse(Buffer.from(code.slice(code.lastIndexOf(marker) + marker.length), 'base64').toString('utf8'));
 
   it('drops sourcesContent from the inline map and keeps the code and every other field', () => {
-    const map = { version: 3, file: 'workflow-bundle.js', sources: ['a.ts'], sourcesContent: ['const a = 1; // →'], names: ['a'], mappings: 'AAAA' };
+    const map = {
+      version: 3,
+      file: 'workflow-bundle.js',
+      sources: ['a.ts'],
+      sourcesContent: ['const a = 1; // →'],
+      names: ['a'],
+      mappings: 'AAAA',
+    };
     const code = `var a = 1;\n${marker}${Buffer.from(JSON.stringify(map)).toString('base64')}`;
     const out = withoutSourcesContent(code);
     expect(out.startsWith('var a = 1;\n')).toBe(true);
-    expect(mapOf(out)).toEqual({ version: 3, file: 'workflow-bundle.js', sources: ['a.ts'], names: ['a'], mappings: 'AAAA' });
+    expect(mapOf(out)).toEqual({
+      version: 3,
+      file: 'workflow-bundle.js',
+      sources: ['a.ts'],
+      names: ['a'],
+      mappings: 'AAAA',
+    });
   });
 
   it('leaves a bundle without an inline map as it is', () => {

@@ -12,17 +12,36 @@ describe('prompt-cache breakpoints', () => {
   ];
 
   it('marks the end of the system prompt (which covers the tools) and the last block of the conversation', () => {
-    const marked = withCacheBreakpoints([{ type: 'text', text: 'base' }, { type: 'text', text: 'catalog' }], [tool('a'), tool('b')], messages);
-    expect(marked.system).toEqual([{ type: 'text', text: 'base' }, { type: 'text', text: 'catalog', cache_control: ephemeral }]);
+    const marked = withCacheBreakpoints(
+      [
+        { type: 'text', text: 'base' },
+        { type: 'text', text: 'catalog' },
+      ],
+      [tool('a'), tool('b')],
+      messages,
+    );
+    expect(marked.system).toEqual([
+      { type: 'text', text: 'base' },
+      { type: 'text', text: 'catalog', cache_control: ephemeral },
+    ]);
     expect(marked.tools).toEqual([tool('a'), tool('b')]);
     expect(marked.messages.slice(0, 2)).toEqual(messages.slice(0, 2));
-    expect(marked.messages[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok', cache_control: ephemeral }] });
+    expect(marked.messages[2]).toEqual({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok', cache_control: ephemeral }],
+    });
     expect(messages[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }] });
   });
 
   it('marks the last tool when there is no system prompt, and never a thinking block', () => {
-    const marked = withCacheBreakpoints([], [tool('a'), tool('b')], [{ role: 'assistant', content: [{ type: 'thinking', thinking: 'x', signature: 's' }] }]);
+    const marked = withCacheBreakpoints(
+      [],
+      [tool('a'), tool('b')],
+      [{ role: 'assistant', content: [{ type: 'thinking', thinking: 'x', signature: 's' }] }],
+    );
     expect(marked.tools).toEqual([tool('a'), { ...tool('b'), cache_control: ephemeral }]);
-    expect(marked.messages).toEqual([{ role: 'assistant', content: [{ type: 'thinking', thinking: 'x', signature: 's' }] }]);
+    expect(marked.messages).toEqual([
+      { role: 'assistant', content: [{ type: 'thinking', thinking: 'x', signature: 's' }] },
+    ]);
   });
 });

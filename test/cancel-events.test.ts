@@ -12,7 +12,12 @@ import { useWorkerHarness } from './support/harness';
 import { nextCheckpoint, startTurn } from './support/turns';
 
 const { EventType } = temporal.api.enums.v1;
-const quietSinks = { live: { logAppended: { fn: () => undefined, callDuringReplay: false }, eventLogged: { fn: () => undefined, callDuringReplay: false } } };
+const quietSinks = {
+  live: {
+    logAppended: { fn: () => undefined, callDuringReplay: false },
+    eventLogged: { fn: () => undefined, callDuringReplay: false },
+  },
+};
 
 /**
  * A turn cancelled while a skill call of it runs (the skill run waiting at its checkpoint, one level under the turn or
@@ -20,22 +25,38 @@ const quietSinks = { live: { logAppended: { fn: () => undefined, callDuringRepla
  * turn and every run under it show `waiting` only with the checkpoint they wait at, in their state and their search
  * attributes, until they end `cancelled`; and every skill run ends.
  */
-const invoke = (skill: string) => toolUse('invoke_skill', { skill, task: 'Confirm the claim.', params: { claim: 'x' } });
-const askConfirm = toolUse('request_human_approval', { checkpoint: 'confirm', summary: 'Confirm x?', kind: 'approval', params: { claim: 'x' } });
+const invoke = (skill: string) =>
+  toolUse('invoke_skill', { skill, task: 'Confirm the claim.', params: { claim: 'x' } });
+const askConfirm = toolUse('request_human_approval', {
+  checkpoint: 'confirm',
+  summary: 'Confirm x?',
+  kind: 'approval',
+  params: { claim: 'x' },
+});
 
 /** The checker library and `referee`, which has checker confirm a claim (a skill run that invokes a skill run). */
 function skillsWithReferee(): string {
   const dir = skillsWithChecker('sf-cancel-events-skills-');
   fs.mkdirSync(path.join(dir, 'referee'));
   const about = 'Has a claim vouched for. Use when a claim must be checked by someone.';
-  fs.writeFileSync(path.join(dir, 'referee', 'SKILL.md'), `---\nname: referee\ndescription: ${about}\n---\n\n# Referee\n\nInvoke checker to confirm the claim.\n`);
-  fs.writeFileSync(path.join(dir, 'referee', 'skillflow.yaml'), 'parameters:\n  claim: { type: string, description: The claim. }\nchildren: [checker]\n');
+  fs.writeFileSync(
+    path.join(dir, 'referee', 'SKILL.md'),
+    `---\nname: referee\ndescription: ${about}\n---\n\n# Referee\n\nInvoke checker to confirm the claim.\n`,
+  );
+  fs.writeFileSync(
+    path.join(dir, 'referee', 'skillflow.yaml'),
+    'parameters:\n  claim: { type: string, description: The claim. }\nchildren: [checker]\n',
+  );
   return dir;
 }
 
 const cases: Array<[string, ScriptedMessage[], string[]]> = [
   ['the skill run it invoked (depth 1)', [{ content: [invoke('checker')] }, { content: [askConfirm] }], ['checker']],
-  ['a skill run its skill run invoked (depth 2)', [{ content: [invoke('referee')] }, { content: [invoke('checker')] }, { content: [askConfirm] }], ['referee', 'checker']],
+  [
+    'a skill run its skill run invoked (depth 2)',
+    [{ content: [invoke('referee')] }, { content: [invoke('checker')] }, { content: [askConfirm] }],
+    ['referee', 'checker'],
+  ],
 ];
 
 describe('a turn cancelled while a skill run under it waits at its checkpoint', () => {
@@ -60,7 +81,9 @@ describe('a turn cancelled while a skill run under it waits at its checkpoint', 
       const starts = events.filter((event) => event.type === 'tool.start');
       const ends = events.filter((event) => event.type === 'tool.end');
       expect(starts).toHaveLength(skills.length + 1);
-      expect(ends.map((end) => [end.callId, end.name, end.depth])).toEqual(starts.reverse().map((start) => [start.callId, start.name, start.depth]));
+      expect(ends.map((end) => [end.callId, end.name, end.depth])).toEqual(
+        starts.reverse().map((start) => [start.callId, start.name, start.depth]),
+      );
       for (const end of ends) expect(end).toMatchObject({ isError: true, result: { cancelled: 'turn cancelled' } });
       expect(events.slice(-2).map((event) => event.type)).toEqual(['status', 'cancelled']);
     });
@@ -69,15 +92,24 @@ describe('a turn cancelled while a skill run under it waits at its checkpoint', 
       const { env } = harness;
       const handle = await cancelledAtCheckpoint();
       const records = (await handle.query(turnStateQuery)).skills ?? [];
-      expect(records.map((record) => [record.skill, record.status])).toEqual(skills.map((skill) => [skill, 'cancelled']));
+      expect(records.map((record) => [record.skill, record.status])).toEqual(
+        skills.map((skill) => [skill, 'cancelled']),
+      );
       for (const run of [handle, ...records.map((record) => env.client.workflow.getHandle(record.workflowId))]) {
         expect((await run.describe()).status.name).not.toBe('RUNNING');
         expect(await run.query(turnStateQuery)).toMatchObject({ status: 'cancelled', pendingCheckpoint: null });
         const shown = await attributesAfterEachTask(run);
-        expect({ run: run.workflowId, waitingForNothing: shown.filter(([status, checkpoint]) => status === 'waiting' && !checkpoint) }).toEqual({ run: run.workflowId, waitingForNothing: [] });
+        expect({
+          run: run.workflowId,
+          waitingForNothing: shown.filter(([status, checkpoint]) => status === 'waiting' && !checkpoint),
+        }).toEqual({ run: run.workflowId, waitingForNothing: [] });
         expect(shown.at(-1)).toEqual(['cancelled', null]);
         // Its history, with the cancel's patch markers, replays on the current code.
-        await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! }, sinks: quietSinks }, await run.fetchHistory(), run.workflowId);
+        await Worker.runReplayHistory(
+          { workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! }, sinks: quietSinks },
+          await run.fetchHistory(),
+          run.workflowId,
+        );
       }
     });
   });
@@ -93,7 +125,9 @@ describe('a turn cancelled while a skill run under it waits at its checkpoint', 
     const starts = events.filter((event) => event.type === 'tool.start');
     const ends = events.filter((event) => event.type === 'tool.end');
     expect(starts.map((start) => [start.callId, start.name])).toEqual([[expect.any(String), 'request_human_approval']]);
-    expect(ends.map((end) => [end.callId, end.name, end.isError, end.result])).toEqual([[expect.any(String), 'request_human_approval', true, { cancelled: 'turn cancelled' }]]);
+    expect(ends.map((end) => [end.callId, end.name, end.isError, end.result])).toEqual([
+      [expect.any(String), 'request_human_approval', true, { cancelled: 'turn cancelled' }],
+    ]);
     expect(events.slice(-2).map((event) => event.type)).toEqual(['status', 'cancelled']);
     const shown = await attributesAfterEachTask(handle);
     expect(shown.filter(([status, checkpoint]) => status === 'waiting' && !checkpoint)).toEqual([]);
@@ -112,7 +146,9 @@ async function attributesAfterEachTask(handle: WorkflowHandle): Promise<Array<[s
   let changed = false;
   const { events } = await handle.fetchHistory();
   for (const event of events ?? []) {
-    const fields = event.workflowExecutionStartedEventAttributes?.searchAttributes?.indexedFields ?? event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+    const fields =
+      event.workflowExecutionStartedEventAttributes?.searchAttributes?.indexedFields ??
+      event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
     for (const name of names) {
       const field = fields?.[name];
       if (!field) continue;

@@ -10,7 +10,14 @@ import { authHeaders, buildTestApp, eventually } from './support/api';
 import { testDeps } from './support/deps';
 import { failedCheckpointName, failSessionSignal, releaseSignal } from './support/fail-checkpoint-task';
 import { sessionWorkflowId } from '../core/turn';
-import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody, type ScriptedResponse } from './support/fake-anthropic';
+import {
+  startFakeAnthropic,
+  text,
+  toolUse,
+  type FakeAnthropic,
+  type MessagesRequestBody,
+  type ScriptedResponse,
+} from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
 import { ApiDriver } from './support/scenario';
 import { TemporalTestEnv } from './support/temporal';
@@ -21,7 +28,9 @@ const quiet = { log() {}, info() {}, warn() {}, error: console.error, debug() {}
 /** The parsed tool results of the last message of a model request. */
 function toolResults(body: MessagesRequestBody): unknown[] {
   const last = body.messages[body.messages.length - 1] as { content: Array<Record<string, unknown>> };
-  return last.content.filter((block) => block.type === 'tool_result').map((block) => JSON.parse(block.content as string));
+  return last.content
+    .filter((block) => block.type === 'tool_result')
+    .map((block) => JSON.parse(block.content as string));
 }
 
 /**
@@ -41,17 +50,27 @@ describe('an answer to a checkpoint pushed from a workflow task that then failed
     // This file's own bundle: the product's workflows and interceptors, and the test's one that fails the task.
     const bundle = await bundleWorkflowCode({
       workflowsPath,
-      workflowInterceptorModules: [...workflowInterceptorModules(false), require.resolve('./support/fail-checkpoint-task')],
+      workflowInterceptorModules: [
+        ...workflowInterceptorModules(false),
+        require.resolve('./support/fail-checkpoint-task'),
+      ],
       logger: quiet,
     });
-    const bundlePath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-answer-race-')), 'workflow-bundle.js');
+    const bundlePath = path.join(
+      fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-answer-race-')),
+      'workflow-bundle.js',
+    );
     fs.writeFileSync(bundlePath, bundle.code);
 
     env = await TemporalTestEnv.connect();
     fake = await startFakeAnthropic();
     const taskQueue = env.newTaskQueue('answer-race');
-    const publishLive = (_turnId: string, event: { type: string; event?: { type: string; checkpoint?: PendingCheckpoint } }) => {
-      if (event.type === 'log.event' && event.event?.type === 'checkpoint.requested') onCheckpointPushed?.(event.event.checkpoint!);
+    const publishLive = (
+      _turnId: string,
+      event: { type: string; event?: { type: string; checkpoint?: PendingCheckpoint } },
+    ) => {
+      if (event.type === 'log.event' && event.event?.type === 'checkpoint.requested')
+        onCheckpointPushed?.(event.event.checkpoint!);
     };
     await env.startWorker(taskQueue, testDeps(fake.url), publishLive, { workflowBundlePath: bundlePath });
     ({ app } = await buildTestApp(env.client, taskQueue));
@@ -65,7 +84,18 @@ describe('an answer to a checkpoint pushed from a workflow task that then failed
   });
 
   it('is taken once the task runs again with the model response and the answer together, and the turn goes on', async () => {
-    fake.enqueue({ content: [toolUse('request_human_approval', { checkpoint: failedCheckpointName, summary: 'Go ahead?', kind: 'approval' })] }, { content: [text('Going ahead.')] });
+    fake.enqueue(
+      {
+        content: [
+          toolUse('request_human_approval', {
+            checkpoint: failedCheckpointName,
+            summary: 'Go ahead?',
+            kind: 'approval',
+          }),
+        ],
+      },
+      { content: [text('Going ahead.')] },
+    );
     const pushed = new Promise<PendingCheckpoint>((resolve) => (onCheckpointPushed = resolve));
     const turnId = await api.startTurn('race me');
 
@@ -98,7 +128,14 @@ describe('an answer to a checkpoint pushed from a workflow task that then failed
   }, 90_000);
 
   it('is answered 503 with retry-after, not 500, while Temporal refuses updates to a turn whose task keeps failing; a retry with the same key is taken once', async () => {
-    fake.enqueue({ content: [toolUse('request_human_approval', { checkpoint: failedCheckpointName, summary: 'Stuck?', kind: 'approval' })] }, { content: [text('Unstuck.')] });
+    fake.enqueue(
+      {
+        content: [
+          toolUse('request_human_approval', { checkpoint: failedCheckpointName, summary: 'Stuck?', kind: 'approval' }),
+        ],
+      },
+      { content: [text('Unstuck.')] },
+    );
     const pushed = new Promise<PendingCheckpoint>((resolve) => (onCheckpointPushed = resolve));
     const turnId = await api.startTurn('stuck task');
     const seen = await pushed;
@@ -107,12 +144,20 @@ describe('an answer to a checkpoint pushed from a workflow task that then failed
     // The client waits before answering; meanwhile the task that opened the checkpoint failed (attempt 1), failed again
     // and timed out (attempt 2): from attempt 3 on, Temporal refuses every update to the workflow at once.
     const attempt = async () => {
-      const described = await env.client.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: turnId } });
+      const described = await env.client.workflowService.describeWorkflowExecution({
+        namespace: 'default',
+        execution: { workflowId: turnId },
+      });
       return described.pendingWorkflowTask?.attempt ?? 0;
     };
     await eventually(attempt, (n) => n >= 3, 40_000);
     const answer = () =>
-      app.inject({ method: 'POST', url: `/v1/turns/${turnId}/checkpoints/${seen.id}`, headers: { ...authHeaders(), 'idempotency-key': 'stuck-1' }, payload: { action: 'approve' } });
+      app.inject({
+        method: 'POST',
+        url: `/v1/turns/${turnId}/checkpoints/${seen.id}`,
+        headers: { ...authHeaders(), 'idempotency-key': 'stuck-1' },
+        payload: { action: 'approve' },
+      });
 
     const refused = await answer();
     expect({ code: refused.statusCode, error: refused.json().error.code }).toEqual({ code: 503, error: 'busy' });
@@ -122,10 +167,15 @@ describe('an answer to a checkpoint pushed from a workflow task that then failed
     await handle.signal(releaseSignal);
     await eventually(attempt, (n) => n === 0, 40_000);
     const retried = await answer();
-    expect({ code: retried.statusCode, body: retried.json() }).toEqual({ code: 200, body: { checkpointId: seen.id, action: 'approve', by: 'alice' } });
+    expect({ code: retried.statusCode, body: retried.json() }).toEqual({
+      code: 200,
+      body: { checkpointId: seen.id, action: 'approve', by: 'alice' },
+    });
     expect(await api.finished(turnId, 30_000)).toMatchObject({ status: 'completed', output: 'Unstuck.' });
     expect(toolResults(fake.requests[fake.requests.length - 1].body)).toEqual([{ approved: true }]);
-    const accepted = (await handle.fetchHistory()).events!.filter((event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
+    const accepted = (await handle.fetchHistory()).events!.filter(
+      (event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED,
+    );
     expect(accepted).toHaveLength(1);
   }, 90_000);
 
@@ -134,12 +184,21 @@ describe('an answer to a checkpoint pushed from a workflow task that then failed
     const sessionId = await api.createSession();
     const session = env.client.workflow.getHandle(sessionWorkflowId(sessionId));
     const attempt = async () => {
-      const described = await env.client.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: session.workflowId } });
+      const described = await env.client.workflowService.describeWorkflowExecution({
+        namespace: 'default',
+        execution: { workflowId: session.workflowId },
+      });
       return described.pendingWorkflowTask?.attempt ?? 0;
     };
     await session.signal(failSessionSignal);
     await eventually(attempt, (n) => n >= 3, 40_000);
-    const start = () => app.inject({ method: 'POST', url: `/v1/sessions/${sessionId}/turns`, headers: { ...authHeaders(), 'idempotency-key': 'start-1' }, payload: { message: 'hello' } });
+    const start = () =>
+      app.inject({
+        method: 'POST',
+        url: `/v1/sessions/${sessionId}/turns`,
+        headers: { ...authHeaders(), 'idempotency-key': 'start-1' },
+        payload: { message: 'hello' },
+      });
 
     const refused = await start();
     expect({ code: refused.statusCode, error: refused.json().error.code }).toEqual({ code: 503, error: 'busy' });
@@ -149,7 +208,10 @@ describe('an answer to a checkpoint pushed from a workflow task that then failed
     await eventually(attempt, (n) => n === 0, 40_000);
     const started = await start();
     expect(started.statusCode).toBe(202);
-    expect(await api.finished(started.json().id, 30_000)).toMatchObject({ status: 'completed', output: 'Started at last.' });
+    expect(await api.finished(started.json().id, 30_000)).toMatchObject({
+      status: 'completed',
+      output: 'Started at last.',
+    });
     expect((await start()).json().id).toBe(started.json().id);
   }, 90_000);
 });
@@ -179,7 +241,10 @@ describe('an answer ahead of a checkpoint the turn opens only in a later workflo
     const released = new Promise<void>((resolve) => (release = resolve));
     let modelCalled!: () => void;
     const called = new Promise<void>((resolve) => (modelCalled = resolve));
-    const replies: ScriptedResponse[] = [{ content: [toolUse('request_human_approval', { checkpoint: 'later', summary: 'Go ahead?', kind: 'approval' })] }, { content: [text('Done.')] }];
+    const replies: ScriptedResponse[] = [
+      { content: [toolUse('request_human_approval', { checkpoint: 'later', summary: 'Go ahead?', kind: 'approval' })] },
+      { content: [text('Done.')] },
+    ];
     harness.fake.respond(async () => {
       if (replies.length === 2) {
         modelCalled();
@@ -190,11 +255,22 @@ describe('an answer ahead of a checkpoint the turn opens only in a later workflo
     const turnId = await api.startTurn(message);
     await called;
     const handle = harness.env.client.workflow.getHandle(turnId);
-    const accepted = async () => (await handle.fetchHistory()).events!.some((event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
+    const accepted = async () =>
+      (await handle.fetchHistory()).events!.some(
+        (event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED,
+      );
     return { turnId, release, replies, accepted };
   }
 
-  const wentOn = { code: 409, body: { error: { code: 'checkpoint_not_pending', message: 'Checkpoint cp-1 cannot be answered: the turn went on without opening it.' } } };
+  const wentOn = {
+    code: 409,
+    body: {
+      error: {
+        code: 'checkpoint_not_pending',
+        message: 'Checkpoint cp-1 cannot be answered: the turn went on without opening it.',
+      },
+    },
+  };
 
   it('is refused with 409 when the model answers, and the checkpoint then opened waits for its own answer', async () => {
     const { turnId, release, replies, accepted } = await turnWaitingForModel('wait for it');
@@ -205,7 +281,10 @@ describe('an answer ahead of a checkpoint the turn opens only in a later workflo
     expect(await early).toMatchObject(wentOn);
 
     expect(await api.pending(turnId)).toMatchObject({ id: 'cp-1', name: 'later' });
-    expect(await api.answer(turnId, 'cp-1', { action: 'approve' })).toMatchObject({ code: 200, body: { checkpointId: 'cp-1', action: 'approve' } });
+    expect(await api.answer(turnId, 'cp-1', { action: 'approve' })).toMatchObject({
+      code: 200,
+      body: { checkpointId: 'cp-1', action: 'approve' },
+    });
     expect(await api.finished(turnId)).toMatchObject({ status: 'completed', output: 'Done.', pendingCheckpoint: null });
     expect(toolResults(harness.fake.requests[1].body)).toEqual([{ approved: true }]);
     expect(replies).toHaveLength(0);

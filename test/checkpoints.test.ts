@@ -21,7 +21,11 @@ function toolResults(body: MessagesRequestBody): Array<[string, unknown, boolean
   const last = body.messages[body.messages.length - 1] as { content: Array<Record<string, unknown>> };
   return last.content
     .filter((block) => block.type === 'tool_result')
-    .map((block) => [block.tool_use_id as string, block.is_error ? block.content : JSON.parse(block.content as string), block.is_error === true]);
+    .map((block) => [
+      block.tool_use_id as string,
+      block.is_error ? block.content : JSON.parse(block.content as string),
+      block.is_error === true,
+    ]);
 }
 
 const modelParams = { question_count: 10, types: ['choice'], time_limit_min: 35 };
@@ -43,10 +47,20 @@ describe('human-in-the-loop checkpoints', () => {
   harness.closeFirst(async () => app?.close());
 
   it('approve: the turn waits, shows the checkpoint, and resumes with {"approved": true}', async () => {
-    fake.enqueue({ content: [text('Let me check.'), ask('exam_params', { params: modelParams })] }, { content: [text('Approved, going ahead.')] });
+    fake.enqueue(
+      { content: [text('Let me check.'), ask('exam_params', { params: modelParams })] },
+      { content: [text('Approved, going ahead.')] },
+    );
     const turnId = await api.startTurn('exam please');
     const pending = await api.pending(turnId);
-    expect(pending).toMatchObject({ id: 'cp-1', name: 'exam_params', kind: 'approval', summary: 'Decide exam_params', params: modelParams, options: null });
+    expect(pending).toMatchObject({
+      id: 'cp-1',
+      name: 'exam_params',
+      kind: 'approval',
+      summary: 'Decide exam_params',
+      params: modelParams,
+      options: null,
+    });
     expect((await api.turn(turnId)).body.status).toBe('waiting');
 
     const answered = await api.answer(turnId, 'cp-1', { action: 'approve' });
@@ -56,7 +70,8 @@ describe('human-in-the-loop checkpoints', () => {
     expect(toolResults(fake.requests[1].body)).toEqual([[expect.any(String), { approved: true }, false]]);
 
     const events = await env.client.workflow.getHandle(turnId).query(turnEventsQuery, 0);
-    const describe = (e: (typeof events)[number]) => (e.type === 'status' ? `status:${e.status}` : e.type === 'checkpoint.resolved' ? `resolved by ${e.by}` : e.type);
+    const describe = (e: (typeof events)[number]) =>
+      e.type === 'status' ? `status:${e.status}` : e.type === 'checkpoint.resolved' ? `resolved by ${e.by}` : e.type;
     expect(events.filter((e) => e.type.startsWith('checkpoint.') || e.type === 'status').map(describe)).toEqual([
       'status:running',
       'checkpoint.requested',
@@ -67,7 +82,7 @@ describe('human-in-the-loop checkpoints', () => {
     ]);
   });
 
-  it('the Temporal UI\'s current details name the pending checkpoint with answers ready to paste, and clear once it is answered', async () => {
+  it("the Temporal UI's current details name the pending checkpoint with answers ready to paste, and clear once it is answered", async () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     fake.enqueue({ content: [ask('exam_params', { params: modelParams, options: ['Short', 'Long'] })] });
@@ -80,20 +95,34 @@ describe('human-in-the-loop checkpoints', () => {
       await api.pending(turnId);
       const handle = env.client.workflow.getHandle(turnId);
       const details = await currentDetails(handle);
-      expect(details).toMatch(/^\*\*Waiting for a human\*\* at checkpoint \*\*exam_params\*\* \(`cp-1`, approval\)\.\n\n> Decide exam_params\n/);
-      expect(details).toContain(`- Deadline: none (it waits until answered)\n- Parameters: \`${JSON.stringify(modelParams)}\`\n- Options: \`Short\`, \`Long\`\n- Actions: approve, modify, cancel, choose\n`);
+      expect(details).toMatch(
+        /^\*\*Waiting for a human\*\* at checkpoint \*\*exam_params\*\* \(`cp-1`, approval\)\.\n\n> Decide exam_params\n/,
+      );
+      expect(details).toContain(
+        `- Deadline: none (it waits until answered)\n- Parameters: \`${JSON.stringify(modelParams)}\`\n- Options: \`Short\`, \`Long\`\n- Actions: approve, modify, cancel, choose\n`,
+      );
       const pasted = pastedAnswers(details);
       expect(Object.keys(pasted)).toEqual(['approve', 'modify', 'cancel', 'choose']);
       expect(pasted.modify).toEqual({ checkpointId: 'cp-1', action: 'modify', overrides: modelParams, by: 'operator' });
 
       // Pasted into the update dialog: an edit the checkpoint refuses comes back with the reason; the answer as offered is taken.
-      const refused = handle.executeUpdate(answerCheckpointUpdate, { args: [{ ...pasted.choose, choice: 'Medium' } as never] });
+      const refused = handle.executeUpdate(answerCheckpointUpdate, {
+        args: [{ ...pasted.choose, choice: 'Medium' } as never],
+      });
       await expect(refused).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
-      await expect(refused).rejects.toMatchObject({ cause: { message: 'choice must be one of the options exactly as offered: ["Short","Long"].' } });
-      expect(await handle.executeUpdate(answerCheckpointUpdate, { args: [pasted.modify as never] })).toEqual({ checkpointId: 'cp-1', action: 'modify' });
+      await expect(refused).rejects.toMatchObject({
+        cause: { message: 'choice must be one of the options exactly as offered: ["Short","Long"].' },
+      });
+      expect(await handle.executeUpdate(answerCheckpointUpdate, { args: [pasted.modify as never] })).toEqual({
+        checkpointId: 'cp-1',
+        action: 'modify',
+      });
 
       // Answered, the turn runs its next model call and waits for nobody.
-      await eventually(async () => fake.requests.length, (count) => count === 2);
+      await eventually(
+        async () => fake.requests.length,
+        (count) => count === 2,
+      );
       expect((await api.turn(turnId)).body.status).toBe('running');
       expect(await currentDetails(handle)).toBe('');
       release();
@@ -130,10 +159,16 @@ describe('human-in-the-loop checkpoints', () => {
     expect(empty.code).toBe(400);
     expect((await api.turn(turnId)).body).toMatchObject({ status: 'waiting', pendingCheckpoint: { id: 'cp-1' } });
 
-    const ok = await api.answer(turnId, 'cp-1', { action: 'modify', overrides: { question_count: 15, types: ['choice', 'fill_blank'] } });
+    const ok = await api.answer(turnId, 'cp-1', {
+      action: 'modify',
+      overrides: { question_count: 15, types: ['choice', 'fill_blank'] },
+    });
     expect(ok.code).toBe(200);
     await api.finished(turnId);
-    expect(toolResults(fake.requests[1].body)[0][1]).toEqual({ approved: true, overrides: { question_count: 15, types: ['choice', 'fill_blank'] } });
+    expect(toolResults(fake.requests[1].body)[0][1]).toEqual({
+      approved: true,
+      overrides: { question_count: 15, types: ['choice', 'fill_blank'] },
+    });
   });
 
   it('choose: only an option exactly as offered; an approval without options refuses choose', async () => {
@@ -173,12 +208,19 @@ describe('human-in-the-loop checkpoints', () => {
   });
 
   it('cancel: the remaining calls are skipped, the model explains without tools, the turn ends cancelled', async () => {
-    fake.enqueue({ content: [ask('exam_params'), toolUse('load_skill', { name: 'x' }, 'toolu_after')] }, { content: [text('Stopped before generating questions.')] });
+    fake.enqueue(
+      { content: [ask('exam_params'), toolUse('load_skill', { name: 'x' }, 'toolu_after')] },
+      { content: [text('Stopped before generating questions.')] },
+    );
     const turnId = await api.startTurn('exam');
     await api.pending(turnId);
     expect((await api.answer(turnId, 'cp-1', { action: 'cancel' })).code).toBe(200);
     const done = await api.finished(turnId);
-    expect(done).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user', output: 'Stopped before generating questions.' });
+    expect(done).toMatchObject({
+      status: 'cancelled',
+      reason: 'cancelled_by_user',
+      output: 'Stopped before generating questions.',
+    });
     const results = toolResults(fake.requests[1].body);
     expect(results.map(([, content]) => content)).toEqual([{ cancelled: true }, { skipped: 'turn cancelled' }]);
     expect(results[1][0]).toBe('toolu_after');
@@ -205,24 +247,33 @@ describe('human-in-the-loop checkpoints', () => {
     fake.enqueue({ content: [ask('race')] }, { content: [text('one decision')] });
     const turnId = await api.startTurn('race');
     await api.pending(turnId);
-    const answers = await Promise.all([api.answer(turnId, 'cp-1', { action: 'approve' }), api.answer(turnId, 'cp-1', { action: 'cancel' })]);
+    const answers = await Promise.all([
+      api.answer(turnId, 'cp-1', { action: 'approve' }),
+      api.answer(turnId, 'cp-1', { action: 'cancel' }),
+    ]);
     expect(answers.map((a) => a.code).sort()).toEqual([200, 409]);
     await api.finished(turnId);
     const events = await env.client.workflow.getHandle(turnId).query(turnEventsQuery, 0);
     expect(events.filter((e) => e.type === 'checkpoint.resolved')).toHaveLength(1);
   });
 
-  it('only the turn\'s user or an operator may answer, and the decision records who', async () => {
+  it("only the turn's user or an operator may answer, and the decision records who", async () => {
     fake.enqueue({ content: [ask('who')] }, { content: [text('ok')] });
     const turnId = await api.startTurn('who decides');
     await api.pending(turnId);
     expect((await api.answer(turnId, 'cp-1', { action: 'approve' }, bobKey)).code).toBe(404);
-    expect(await api.answer(turnId, 'cp-1', { action: 'approve' }, operatorKey)).toEqual({ code: 200, body: { checkpointId: 'cp-1', action: 'approve', by: 'ops' } });
+    expect(await api.answer(turnId, 'cp-1', { action: 'approve' }, operatorKey)).toEqual({
+      code: 200,
+      body: { checkpointId: 'cp-1', action: 'approve', by: 'ops' },
+    });
     await api.finished(turnId);
   });
 
   it('tool calls after a checkpoint run after the decision, in order; two checkpoints are asked one after the other', async () => {
-    fake.enqueue({ content: [ask('first'), toolUse('not_a_tool', {}, 'toolu_mid'), ask('second')] }, { content: [text('both done')] });
+    fake.enqueue(
+      { content: [ask('first'), toolUse('not_a_tool', {}, 'toolu_mid'), ask('second')] },
+      { content: [text('both done')] },
+    );
     const turnId = await api.startTurn('two');
     const first = await api.pending(turnId);
     expect(first.name).toBe('first');
@@ -231,10 +282,16 @@ describe('human-in-the-loop checkpoints', () => {
     const second = await api.pending(turnId, first.id);
     expect(second).toMatchObject({ id: 'cp-2', name: 'second' });
     const events = await env.client.workflow.getHandle(turnId).query(turnEventsQuery, 0);
-    expect(events.filter((e) => e.type === 'tool.end').map((e) => (e as { callId: string }).callId)).toContain('toolu_mid');
+    expect(events.filter((e) => e.type === 'tool.end').map((e) => (e as { callId: string }).callId)).toContain(
+      'toolu_mid',
+    );
     await api.answer(turnId, second.id, { action: 'approve' });
     await api.finished(turnId);
-    expect(toolResults(fake.requests[1].body).map(([, content, isError]) => [isError ? 'error' : content])).toEqual([[{ approved: true }], ['error'], [{ approved: true }]]);
+    expect(toolResults(fake.requests[1].body).map(([, content, isError]) => [isError ? 'error' : content])).toEqual([
+      [{ approved: true }],
+      ['error'],
+      [{ approved: true }],
+    ]);
   });
 
   describe('deadlines', () => {
@@ -261,7 +318,10 @@ describe('human-in-the-loop checkpoints', () => {
     });
 
     it('expiry with the skip policy tells the model nobody answered, and the turn goes on', async () => {
-      const { app: skipApp } = await buildTestApp(env.client, taskQueue, { SKILLFLOW_CHECKPOINT_TTL_MS: '1000', SKILLFLOW_CHECKPOINT_ON_TIMEOUT: 'skip' });
+      const { app: skipApp } = await buildTestApp(env.client, taskQueue, {
+        SKILLFLOW_CHECKPOINT_TTL_MS: '1000',
+        SKILLFLOW_CHECKPOINT_ON_TIMEOUT: 'skip',
+      });
       try {
         fake.enqueue({ content: [question('q')] }, { content: [text('Skipped that one.')] });
         const turnId = await new ApiDriver(skipApp).startTurn('skip');
@@ -280,14 +340,29 @@ describe('human-in-the-loop checkpoints', () => {
     await api.pending(turnId);
     const cli = process.env.SKILLFLOW_TEST_TEMPORAL_CLI!;
     const signal = (input: unknown) =>
-      promisify(execFile)(cli, ['workflow', 'signal', '--address', env.address, '--workflow-id', turnId, '--name', 'checkpointDecision', '--input', JSON.stringify(input)]);
+      promisify(execFile)(cli, [
+        'workflow',
+        'signal',
+        '--address',
+        env.address,
+        '--workflow-id',
+        turnId,
+        '--name',
+        'checkpointDecision',
+        '--input',
+        JSON.stringify(input),
+      ]);
     await signal({ checkpointId: 'cp-1', action: 'choose', choice: 'nope', by: 'ops-cli' });
     await signal({ checkpointId: 'cp-9', action: 'approve', by: 'ops-cli' });
     expect((await api.turn(turnId)).body).toMatchObject({ status: 'waiting', pendingCheckpoint: { id: 'cp-1' } });
     await signal({ checkpointId: 'cp-1', action: 'approve', by: 'ops-cli' });
     expect(await api.finished(turnId)).toMatchObject({ status: 'completed', output: 'signalled' });
     const events = await env.client.workflow.getHandle(turnId).query(turnEventsQuery, 0);
-    expect(events.find((e) => e.type === 'checkpoint.resolved')).toMatchObject({ checkpointId: 'cp-1', action: 'approve', by: 'ops-cli' });
+    expect(events.find((e) => e.type === 'checkpoint.resolved')).toMatchObject({
+      checkpointId: 'cp-1',
+      action: 'approve',
+      by: 'ops-cli',
+    });
   });
 
   it('a ten-question exam through the API: every question is its own checkpoint, ids stay in order', async () => {
@@ -316,7 +391,10 @@ describe('human-in-the-loop checkpoints', () => {
     const { app: restartApp } = await buildTestApp(env.client, queue);
     const restartApi = new ApiDriver(restartApp);
     try {
-      fake.enqueue({ content: [text('Before the restart.'), question('survive')] }, { content: [text('After the restart.')] });
+      fake.enqueue(
+        { content: [text('Before the restart.'), question('survive')] },
+        { content: [text('After the restart.')] },
+      );
       const turnId = await restartApi.startTurn('survive');
       await restartApi.pending(turnId);
       await env.stopWorker(worker);

@@ -1,7 +1,11 @@
 import { answerFromLine, promptFor } from '../cli/answers';
 import type { PendingCheckpoint } from '../lib/client';
 
-const checkpoint = (kind: 'approval' | 'question', actions: PendingCheckpoint['actions'], options: string[] | null = null): PendingCheckpoint => ({
+const checkpoint = (
+  kind: 'approval' | 'question',
+  actions: PendingCheckpoint['actions'],
+  options: string[] | null = null,
+): PendingCheckpoint => ({
   id: 'cp-1',
   name: 'c',
   kind,

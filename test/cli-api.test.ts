@@ -37,7 +37,10 @@ describe('skillflow chat, inbox, answer and runs show against a running API', ()
     fake = await startFakeAnthropic();
     const taskQueue = env.newTaskQueue('cli');
     await env.startWorker(taskQueue, testDeps(fake.url), (turnId, event) => live.publish(turnId, event));
-    const skills = new SkillRegistry({ skillsDir: bundledSkillsDir, storeDir: fs.mkdtempSync(path.join(os.tmpdir(), 'sf-store-')) });
+    const skills = new SkillRegistry({
+      skillsDir: bundledSkillsDir,
+      storeDir: fs.mkdtempSync(path.join(os.tmpdir(), 'sf-store-')),
+    });
     ({ app } = await buildTestApp(env.client, taskQueue, {}, { live, skills }));
     url = await app.listen({ port: 0, host: '127.0.0.1' });
     api = new ApiDriver(app);
@@ -73,7 +76,14 @@ describe('skillflow chat, inbox, answer and runs show against a running API', ()
   }
 
   /** bin/skillflow.js as a process; `input` is written to its stdin; `onOutput` sees stdout as it grows. */
-  function spawnCli(argv: string[], options: { key?: string; input?: string; onOutput?: (stdout: string, child: ReturnType<typeof spawn>) => void } = {}) {
+  function spawnCli(
+    argv: string[],
+    options: {
+      key?: string;
+      input?: string;
+      onOutput?: (stdout: string, child: ReturnType<typeof spawn>) => void;
+    } = {},
+  ) {
     const child = spawn(process.execPath, [bin, ...argv], {
       cwd: root,
       env: { ...process.env, SKILLFLOW_URL: url, SKILLFLOW_API_KEY: options.key ?? aliceKey },
@@ -87,24 +97,44 @@ describe('skillflow chat, inbox, answer and runs show against a running API', ()
     });
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     if (options.input !== undefined) child.stdin.end(options.input);
-    return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+    return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+      child.on('close', (code) => resolve({ code, stdout, stderr })),
+    );
   }
 
   it('chat runs a whole short exam from piped input: streamed text, tools, steps, each checkpoint as a prompt', async () => {
     fake.enqueue(
       { content: [text('Loading the exam skill.'), loadSkill()] },
-      { content: [ask('exam_params', 'approval', { params: { question_count: 2, time_limit_min: 35, concepts: ['arrays'] } })] },
+      {
+        content: [
+          ask('exam_params', 'approval', { params: { question_count: 2, time_limit_min: 35, concepts: ['arrays'] } }),
+        ],
+      },
       { content: [subskill('question-generation')] },
       { content: [text('Question 1: what is an array?'), ask('question_1', 'question')] },
       { content: [subskill('adaptive-difficulty')] },
-      { content: [text('Question 2: pick the structure with O(1) push.'), ask('question_2', 'question', { options: ['stack', 'sorted array'] })] },
+      {
+        content: [
+          text('Question 2: pick the structure with O(1) push.'),
+          ask('question_2', 'question', { options: ['stack', 'sorted array'] }),
+        ],
+      },
       { content: [subskill('adaptive-difficulty')] },
       { content: [subskill('performance-analytics')] },
       { content: [toolUse('submit_output', { output: examOutput(2) })] },
       { content: [text('You scored 100%.'), ask('post_exam_routing', 'approval', { options: ['x'] })] },
       { content: [text('Great work. Come back any time.')] },
     );
-    const input = ['Give me a practice test on data structures.', 'm', 'question_count=3', '', 'A contiguous block of elements.', '1', '4', ''].join('\n');
+    const input = [
+      'Give me a practice test on data structures.',
+      'm',
+      'question_count=3',
+      '',
+      'A contiguous block of elements.',
+      '1',
+      '4',
+      '',
+    ].join('\n');
     const result = await spawnCli(['chat'], { input });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -133,15 +163,30 @@ describe('skillflow chat, inbox, answer and runs show against a running API', ()
     ]) {
       expect(out).toContain(expected);
     }
-    const session = (await app.inject({ method: 'GET', url: `/v1/sessions/${sessionId}`, headers: { authorization: `Bearer ${aliceKey}` } })).json();
-    expect(session.turns).toEqual([expect.objectContaining({ status: 'completed', output: 'Great work. Come back any time.' })]);
+    const session = (
+      await app.inject({
+        method: 'GET',
+        url: `/v1/sessions/${sessionId}`,
+        headers: { authorization: `Bearer ${aliceKey}` },
+      })
+    ).json();
+    expect(session.turns).toEqual([
+      expect.objectContaining({ status: 'completed', output: 'Great work. Come back any time.' }),
+    ]);
     const results = fake.requests.map((request) => JSON.stringify(request.body.messages.at(-1)));
     expect(results.some((r) => r.includes('question_count') && r.includes('3'))).toBe(true);
     expect(results.some((r) => r.includes('A contiguous block of elements.'))).toBe(true);
   }, 90_000);
 
   it('chat --session rejoins a turn waiting at a checkpoint; Ctrl-C leaves it running and says how to rejoin', async () => {
-    fake.enqueue({ content: [toolUse('request_human_approval', { checkpoint: 'go_ahead', summary: 'Go ahead?', kind: 'approval' })] }, { content: [text('Went ahead.')] });
+    fake.enqueue(
+      {
+        content: [
+          toolUse('request_human_approval', { checkpoint: 'go_ahead', summary: 'Go ahead?', kind: 'approval' }),
+        ],
+      },
+      { content: [text('Went ahead.')] },
+    );
     const sessionId = await api.createSession();
     const turnId = (await api.sendMessage(sessionId, { message: 'start something' })).body.id;
     await api.pending(turnId);
@@ -176,7 +221,11 @@ describe('skillflow chat, inbox, answer and runs show against a running API', ()
    */
   function atTerminal(argv: string[], baseUrl: string, steps: Array<{ after: string; type?: string }>) {
     const quoted = [process.execPath, bin, ...argv].map((arg) => `'${arg.replace(/'/g, "'\\''")}'`).join(' ');
-    const child = spawn('script', ['-qec', quoted, '/dev/null'], { cwd: root, env: { ...process.env, SKILLFLOW_URL: baseUrl, SKILLFLOW_API_KEY: aliceKey }, stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn('script', ['-qec', quoted, '/dev/null'], {
+      cwd: root,
+      env: { ...process.env, SKILLFLOW_URL: baseUrl, SKILLFLOW_API_KEY: aliceKey },
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
     let output = '';
     let since = 0;
     let reached = 0;
@@ -230,29 +279,60 @@ describe('skillflow chat, inbox, answer and runs show against a running API', ()
     const nobody = `http://127.0.0.1:${await freePort()}`;
     const down = await cli(['chat'], aliceKey, '', nobody);
     expect(down.code).toBe(1);
-    expect(down.stderr).toBe(`skillflow: The skillflow API at ${nobody} does not answer (ECONNREFUSED).\nIs it running? Start it with \`npm start\`, or point SKILLFLOW_URL at it.\n`);
+    expect(down.stderr).toBe(
+      `skillflow: The skillflow API at ${nobody} does not answer (ECONNREFUSED).\nIs it running? Start it with \`npm start\`, or point SKILLFLOW_URL at it.\n`,
+    );
     const badKey = await cli(['chat'], 'not-a-key-0123456789abcdef');
     expect(badKey.code).toBe(1);
-    expect(badKey.stderr).toMatch(/^skillflow: The API refused the key \(That API key is not valid\.\)\. Set SKILLFLOW_API_KEY/);
+    expect(badKey.stderr).toMatch(
+      /^skillflow: The API refused the key \(That API key is not valid\.\)\. Set SKILLFLOW_API_KEY/,
+    );
     const unknown = await cli(['chat', '--session', '0123456789abcdef0123'], aliceKey);
-    expect(unknown).toMatchObject({ code: 1, stderr: 'skillflow: session 0123456789abcdef0123 was not found (it may have been deleted, or belong to another user).\n' });
+    expect(unknown).toMatchObject({
+      code: 1,
+      stderr:
+        'skillflow: session 0123456789abcdef0123 was not found (it may have been deleted, or belong to another user).\n',
+    });
   });
 
   it('inbox lists waiting turns for operators; answer resolves one; runs show prints its timeline', async () => {
-    fake.enqueue({ content: [text('Planning.'), toolUse('request_human_approval', { checkpoint: 'deploy', summary: 'Deploy 2 replicas?', kind: 'approval', params: { replicas: 2 } })] }, { content: [text('Deployed 3.')] });
+    fake.enqueue(
+      {
+        content: [
+          text('Planning.'),
+          toolUse('request_human_approval', {
+            checkpoint: 'deploy',
+            summary: 'Deploy 2 replicas?',
+            kind: 'approval',
+            params: { replicas: 2 },
+          }),
+        ],
+      },
+      { content: [text('Deployed 3.')] },
+    );
     const turnId = await api.startTurn('deploy it');
     await api.pending(turnId);
 
     const listed = await cli(['inbox', '--json']);
     expect(listed.code).toBe(0);
     const row = JSON.parse(listed.stdout).turns.find((t: { turnId: string }) => t.turnId === turnId);
-    expect(row).toMatchObject({ userId: 'alice', checkpoint: { id: 'cp-1', name: 'deploy', kind: 'approval', params: { replicas: 2 } } });
+    expect(row).toMatchObject({
+      userId: 'alice',
+      checkpoint: { id: 'cp-1', name: 'deploy', kind: 'approval', params: { replicas: 2 } },
+    });
     const table = await cli(['inbox']);
     expect(table.stdout).toMatch(/^TURN +USER +SKILL +CHECKPOINT +WAITING +DEADLINE +SUMMARY\n/);
     expect(table.stdout).toMatch(new RegExp(`${turnId} +alice +- +cp-1 deploy +\\d+s +none +Deploy 2 replicas\\?`));
-    expect(JSON.parse((await cli(['inbox', '--json'], bobKey)).stdout).turns.some((t: { turnId: string }) => t.turnId === turnId)).toBe(false);
+    expect(
+      JSON.parse((await cli(['inbox', '--json'], bobKey)).stdout).turns.some(
+        (t: { turnId: string }) => t.turnId === turnId,
+      ),
+    ).toBe(false);
 
-    expect(await cli(['answer', turnId, 'cp-1', '--choose', 'x'])).toMatchObject({ code: 1, stderr: expect.stringContaining('(400 invalid_decision, request ') });
+    expect(await cli(['answer', turnId, 'cp-1', '--choose', 'x'])).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('(400 invalid_decision, request '),
+    });
     const answered = await cli(['answer', turnId, 'deploy', '--modify', 'replicas=3', '--json']);
     expect(answered).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(answered.stdout)).toEqual({ checkpointId: 'cp-1', action: 'modify', by: 'ops' });
@@ -262,24 +342,62 @@ describe('skillflow chat, inbox, answer and runs show against a running API', ()
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain(`Turn ${turnId} (session `);
     expect(shown.stdout).toContain('  status   completed\n');
-    for (const line of ['assistant  Planning.', 'checkpoint cp-1 deploy (approval): Deploy 2 replicas?', 'answered   cp-1: modify by ops', 'done       Deployed 3.']) {
+    for (const line of [
+      'assistant  Planning.',
+      'checkpoint cp-1 deploy (approval): Deploy 2 replicas?',
+      'answered   cp-1: modify by ops',
+      'done       Deployed 3.',
+    ]) {
       expect(shown.stdout).toMatch(new RegExp(`\\n +\\+\\d+\\.\\ds  ${line.replace(/[.?()+]/g, '\\$&')}\\n`));
     }
     const json = JSON.parse((await cli(['runs', 'show', turnId, '--json'])).stdout);
     expect(json.turn).toMatchObject({ id: turnId, status: 'completed' });
-    expect(json.events.map((e: { type: string }) => e.type)).toEqual(['status', 'message', 'tool.start', 'checkpoint.requested', 'status', 'checkpoint.resolved', 'status', 'tool.end', 'message', 'status', 'done']);
+    expect(json.events.map((e: { type: string }) => e.type)).toEqual([
+      'status',
+      'message',
+      'tool.start',
+      'checkpoint.requested',
+      'status',
+      'checkpoint.resolved',
+      'status',
+      'tool.end',
+      'message',
+      'status',
+      'done',
+    ]);
   });
 
   it('chat --json prints every event as a JSON line on stdout, prompts on stderr; answer takes several --modify pairs', async () => {
     fake.enqueue(
-      { content: [toolUse('request_human_approval', { checkpoint: 'size', summary: 'Size?', kind: 'approval', params: { width: 1, label: 'a' } })] },
+      {
+        content: [
+          toolUse('request_human_approval', {
+            checkpoint: 'size',
+            summary: 'Size?',
+            kind: 'approval',
+            params: { width: 1, label: 'a' },
+          }),
+        ],
+      },
       { content: [text('Sized.')] },
     );
     const result = await cli(['chat', '--json'], aliceKey, 'make it\nm\nwidth=2 label=wide\n\n');
     expect(result.code).toBe(0);
-    const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; action?: string; output?: string });
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; action?: string; output?: string });
     expect(events.filter((event) => event.type !== 'message.delta').map((event) => event.type)).toEqual([
-      'status', 'tool.start', 'checkpoint.requested', 'status', 'checkpoint.resolved', 'status', 'tool.end', 'message', 'status', 'done',
+      'status',
+      'tool.start',
+      'checkpoint.requested',
+      'status',
+      'checkpoint.resolved',
+      'status',
+      'tool.end',
+      'message',
+      'status',
+      'done',
     ]);
     expect(events.find((event) => event.type === 'checkpoint.resolved')?.action).toBe('modify');
     expect(result.stderr).toContain('approve? ([y]es, [m]odify, [c]ancel)> m\n');
@@ -287,10 +405,25 @@ describe('skillflow chat, inbox, answer and runs show against a running API', ()
     expect(modified).toContain('\\"width\\":2');
     expect(modified).toContain('\\"label\\":\\"wide\\"');
 
-    fake.enqueue({ content: [toolUse('request_human_approval', { checkpoint: 'size', summary: 'Size?', kind: 'approval', params: { width: 1, label: 'a' } })] }, { content: [text('ok')] });
+    fake.enqueue(
+      {
+        content: [
+          toolUse('request_human_approval', {
+            checkpoint: 'size',
+            summary: 'Size?',
+            kind: 'approval',
+            params: { width: 1, label: 'a' },
+          }),
+        ],
+      },
+      { content: [text('ok')] },
+    );
     const turnId = await api.startTurn('again');
     await api.pending(turnId);
-    expect(await cli(['answer', turnId, 'cp-1', '--modify', 'width=3', 'label=x'])).toMatchObject({ code: 0, stdout: `Answered cp-1 of ${turnId}: modify (by ops).\n` });
+    expect(await cli(['answer', turnId, 'cp-1', '--modify', 'width=3', 'label=x'])).toMatchObject({
+      code: 0,
+      stdout: `Answered cp-1 of ${turnId}: modify (by ops).\n`,
+    });
     await api.finished(turnId);
     expect(JSON.stringify(fake.requests.at(-1)!.body.messages.at(-1))).toContain('\\"width\\":3');
   });

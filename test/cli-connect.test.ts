@@ -4,7 +4,12 @@ import { connect, ConnectionSettingError } from '../cli/connect';
 
 function captured(env: Record<string, string | undefined>) {
   const out = { stdout: '', stderr: '' };
-  const io = { stdout: (t: string) => (out.stdout += t), stderr: (t: string) => (out.stderr += t), env, cwd: os.tmpdir() };
+  const io = {
+    stdout: (t: string) => (out.stdout += t),
+    stderr: (t: string) => (out.stderr += t),
+    env,
+    cwd: os.tmpdir(),
+  };
   return { io, out };
 }
 
@@ -24,7 +29,9 @@ describe('the API address the CLI talks to', () => {
     ['ftp://api.example.com', 'SKILLFLOW_URL=http://api.example.com'],
   ])('%s, without an http(s) scheme, is refused with the value to write', (value, fix) => {
     expect(() => connect({ SKILLFLOW_URL: value }, os.tmpdir())).toThrow(ConnectionSettingError);
-    expect(() => connect({ SKILLFLOW_URL: value }, os.tmpdir())).toThrow(`is not an http(s) URL. Write it with its scheme, for example ${fix}.`);
+    expect(() => connect({ SKILLFLOW_URL: value }, os.tmpdir())).toThrow(
+      `is not an http(s) URL. Write it with its scheme, for example ${fix}.`,
+    );
   });
 
   it.each([['chat'], ['inbox'], ['runs', 'show', 'turn-1'], ['answer', 'turn-1', 'setup', '--approve']])(

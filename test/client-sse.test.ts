@@ -14,27 +14,44 @@ function body(chunks: string[]): ReadableStream<Uint8Array> {
 
 async function read(chunks: string[]): Promise<{ type: string; data: string; lastEventId: string }[]> {
   const events = [];
-  for await (const event of readServerSentEvents(body(chunks))) events.push({ type: event.type, data: event.data, lastEventId: event.lastEventId });
+  for await (const event of readServerSentEvents(body(chunks)))
+    events.push({ type: event.type, data: event.data, lastEventId: event.lastEventId });
   return events;
 }
 
-const message = (data: string, lastEventId = ''): { type: string; data: string; lastEventId: string } => ({ type: 'message', data, lastEventId });
+const message = (data: string, lastEventId = ''): { type: string; data: string; lastEventId: string } => ({
+  type: 'message',
+  data,
+  lastEventId,
+});
 
 /** The WHATWG event-stream interpretation, case by case. */
-describe('the client\'s server-sent events reader', () => {
+describe("the client's server-sent events reader", () => {
   it.each([
     ['LF line ends', ['id: 1\ndata: {"a":1}\n\n'], [message('{"a":1}', '1')]],
     ['CRLF line ends', ['id: 1\r\ndata: {"a":1}\r\n\r\n'], [message('{"a":1}', '1')]],
     ['CR line ends', ['id: 1\rdata: {"a":1}\r\r'], [message('{"a":1}', '1')]],
-    ['a CRLF split across chunks is one line end', ['data: a\r', '\n\r', '\ndata: b\r\n\r\n'], [message('a'), message('b')]],
+    [
+      'a CRLF split across chunks is one line end',
+      ['data: a\r', '\n\r', '\ndata: b\r\n\r\n'],
+      [message('a'), message('b')],
+    ],
     ['comments are ignored', [': ping\n\n: x\ndata: a\n\n'], [message('a')]],
     ['multi-line data joins with LF', ['data: a\ndata:b\ndata\n\n'], [message('a\nb\n')]],
     ['only one leading space is removed', ['data:  a\n\n'], [message(' a')]],
     ['an event is dispatched only at a blank line', ['data: a\n', 'data: b\n'], []],
     ['a blank line with no data dispatches nothing', ['retry: 10\n\nid: 4\n\n'], []],
-    ['the last event ID persists', ['id: 7\ndata: a\n\ndata: b\n\nid\ndata: c\n\n'], [message('a', '7'), message('b', '7'), message('c', '')]],
+    [
+      'the last event ID persists',
+      ['id: 7\ndata: a\n\ndata: b\n\nid\ndata: c\n\n'],
+      [message('a', '7'), message('b', '7'), message('c', '')],
+    ],
     ['an id with NUL is ignored', ['id: 3\n\nid: 4\0\ndata: a\n\n'], [message('a', '3')]],
-    ['a named event keeps its type', ['event: ping\ndata: a\n\ndata: b\n\n'], [{ type: 'ping', data: 'a', lastEventId: '' }, message('b')]],
+    [
+      'a named event keeps its type',
+      ['event: ping\ndata: a\n\ndata: b\n\n'],
+      [{ type: 'ping', data: 'a', lastEventId: '' }, message('b')],
+    ],
     ['a leading BOM is dropped', ['\uFEFFdata: a\n\n'], [message('a')]],
     ['a field split across chunks', ['da', 'ta: {"x"', ':2}\n', '\n'], [message('{"x":2}')]],
   ])('%s', async (_name, chunks, expected) => {
@@ -94,9 +111,13 @@ async function follow(client: SkillflowClient, deadlineMs = 3000): Promise<{ typ
   }
 }
 
-describe('followTurn\'s reconnections', () => {
+describe("followTurn's reconnections", () => {
   it('reads a CRLF stream to its terminal event', async () => {
-    const { client, lastEventIds } = serve([['retry: 1\r\n\r\nid: 1\r\ndata: {"type":"message","text":"hi","offset":1}\r\n\r\nid: 2\r\ndata: {"type":"done","offset":2}\r\n\r\n']]);
+    const { client, lastEventIds } = serve([
+      [
+        'retry: 1\r\n\r\nid: 1\r\ndata: {"type":"message","text":"hi","offset":1}\r\n\r\nid: 2\r\ndata: {"type":"done","offset":2}\r\n\r\n',
+      ],
+    ]);
     expect(await follow(client)).toEqual({ types: ['message', 'done'] });
     expect(lastEventIds).toEqual(['0']);
   });
@@ -111,7 +132,10 @@ describe('followTurn\'s reconnections', () => {
   });
 
   it('gives up after 5 reconnections in a row that end without a terminal event or a new event', async () => {
-    const { client, lastEventIds } = serve([['retry: 1\n\nid: 1\ndata: {"type":"message","text":"hi","offset":1}\n\n'], ['retry: 1\n\n: ping\n\n']]);
+    const { client, lastEventIds } = serve([
+      ['retry: 1\n\nid: 1\ndata: {"type":"message","text":"hi","offset":1}\n\n'],
+      ['retry: 1\n\n: ping\n\n'],
+    ]);
     const { types, error } = await follow(client);
     expect(types).toEqual(['message']);
     expect(error).toBeInstanceOf(SkillflowApiError);

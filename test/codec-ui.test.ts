@@ -24,7 +24,15 @@ import { resultOf, startTurn } from './support/turns';
 const root = path.resolve(__dirname, '..');
 /** Debian's chromium (`apt-get install chromium`; .ci/run installs it), headless, with nothing fetched in the background. */
 const chromiumPath = chromiumPathOf();
-const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const chromiumArgs = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 const uiToken = 'codec-ui-test-token-0123456789abcdefghijk';
 const operatorKey = 'codec-ui-test-operator-key-0123456789';
 
@@ -75,7 +83,10 @@ beforeAll(async () => {
   fake = await startFakeAnthropic();
   taskQueue = env.newTaskQueue('codec-ui');
   // The worker keeps the store where the codec process looks by default: the data dir's store folder.
-  await env.startWorker(taskQueue, testDeps(fake.url, { dataDir, store: new FileStore(path.join(dataDir, 'store'), 3_600_000) }));
+  await env.startWorker(
+    taskQueue,
+    testDeps(fake.url, { dataDir, store: new FileStore(path.join(dataDir, 'store'), 3_600_000) }),
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -95,7 +106,11 @@ async function uiSettings(): Promise<UiSettings> {
 
 describe('the codec beside the dev server', () => {
   it("is the codec the dev server's UI calls: its /ui/<token> endpoint, with no access token or credentials", async () => {
-    expect((await uiSettings()).Codec).toMatchObject({ Endpoint: `${codecUrl}/ui/${uiToken}`, PassAccessToken: false, IncludeCredentials: false });
+    expect((await uiSettings()).Codec).toMatchObject({
+      Endpoint: `${codecUrl}/ui/${uiToken}`,
+      PassAccessToken: false,
+      IncludeCredentials: false,
+    });
   });
 
   it("decodes a turn's model call for the UI: its origin's preflight, then the call's system prompt, tools and conversation", async () => {
@@ -108,7 +123,11 @@ describe('the codec beside the dev server', () => {
 
     const preflight = await fetch(`${endpoint}/decode`, {
       method: 'OPTIONS',
-      headers: { origin: uiOrigin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' },
+      headers: {
+        origin: uiOrigin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type,x-namespace',
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe(uiOrigin);
@@ -123,7 +142,10 @@ describe('the codec beside the dev server', () => {
     const { payloads } = (await response.json()) as { payloads: JsonPayload[] };
     expect(payloads[0]).toEqual(first);
     const whole = valueOfPayload<{ system: unknown; tools: unknown }>(first);
-    const decoded = valueOfPayload<{ promptRefs: unknown; resolved: { system: unknown; tools: unknown; messages: unknown[] } }>(payloads[1]);
+    const decoded = valueOfPayload<{
+      promptRefs: unknown;
+      resolved: { system: unknown; tools: unknown; messages: unknown[] };
+    }>(payloads[1]);
     expect(decoded.promptRefs).toBeDefined();
     expect(decoded.resolved.system).toEqual(whole.system);
     expect(decoded.resolved.tools).toEqual(whole.tools);
@@ -131,14 +153,24 @@ describe('the codec beside the dev server', () => {
     expect(fake.pending).toBe(0);
 
     // The same endpoint without its token is refused, as is a browser on another origin.
-    const bare = await fetch(`${codecUrl}/decode`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ payloads: [second] }) });
+    const bare = await fetch(`${codecUrl}/decode`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ payloads: [second] }),
+    });
     expect(bare.status).toBe(401);
-    const elsewhere = await fetch(`${endpoint}/decode`, { method: 'OPTIONS', headers: { origin: 'http://127.0.0.1:1', 'access-control-request-method': 'POST' } });
+    const elsewhere = await fetch(`${endpoint}/decode`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://127.0.0.1:1', 'access-control-request-method': 'POST' },
+    });
     expect(elsewhere.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('shows a decoded model call in the UI itself: the activity input opens on what history holds by reference', async () => {
-    if (!fs.existsSync(chromiumPath)) throw new Error(`No chromium at ${chromiumPath}: npm test installs it (as root), or apt-get install chromium, or set SKILLFLOW_TEST_CHROMIUM.`);
+    if (!fs.existsSync(chromiumPath))
+      throw new Error(
+        `No chromium at ${chromiumPath}: npm test installs it (as root), or apt-get install chromium, or set SKILLFLOW_TEST_CHROMIUM.`,
+      );
     fake.enqueue({ content: [toolUse('list_skills', {})] }, { content: [text('These are the skills.')] });
     const handle = await startTurn(env.client, taskQueue, 'List the skills, please.');
     expect((await resultOf(handle)).status).toBe('completed');
@@ -155,7 +187,9 @@ describe('the codec beside the dev server', () => {
       await note.waitFor({ timeout: 30_000 });
       await note.scrollIntoViewIfNeeded();
       // The note names where it was read: this turn's scope of the store the worker wrote.
-      expect(await note.textContent()).toContain(`${path.join(dataDir, 'store')}, scope ${turnScope(handle.workflowId)}`);
+      expect(await note.textContent()).toContain(
+        `${path.join(dataDir, 'store')}, scope ${turnScope(handle.workflowId)}`,
+      );
       expect(decodes.length).toBeGreaterThan(0);
       expect(decodes.every((status) => status === 200)).toBe(true);
     } finally {

@@ -45,7 +45,11 @@ beforeAll(async () => {
   taskQueue = env.newTaskQueue('codec');
   await env.startWorker(taskQueue, testDeps(fake.url, { dataDir, store: new FileStore(storeDir, hour) }));
   codec = createCodecServer({
-    sources: { store: new FileStore(storeDir, hour), storeRetentionHours: 168, skills: new SkillStore(path.join(dataDir, 'skill-store')) },
+    sources: {
+      store: new FileStore(storeDir, hour),
+      storeRetentionHours: 168,
+      skills: new SkillStore(path.join(dataDir, 'skill-store')),
+    },
     access: { authEnabled: true, keys: () => [operator, user], uiToken },
     namespace: 'default',
     uiOrigins: [uiOrigin],
@@ -78,7 +82,11 @@ interface Decoded {
   resume: { skills: unknown; resolved: { skills: unknown[] } };
 }
 
-async function post(pathname: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; body: CodecReply }> {
+async function post(
+  pathname: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; body: CodecReply }> {
   const response = await fetch(`${codecUrl}${pathname}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
@@ -106,7 +114,12 @@ async function threeCallTurn() {
   expect((await resultOf(handle)).status).toBe('completed');
   const { events } = await handle.fetchHistory();
   const modelInputs = modelCallInputs(events);
-  return { turnId: handle.workflowId, modelInputs, all: payloadsIn(events).map(jsonPayload), requests: fake.requests.splice(0) };
+  return {
+    turnId: handle.workflowId,
+    modelInputs,
+    all: payloadsIn(events).map(jsonPayload),
+    requests: fake.requests.splice(0),
+  };
 }
 
 describe('the codec, on a real turn', () => {
@@ -158,7 +171,12 @@ describe('the codec, on a real turn', () => {
       sweep: () => store.sweep(),
       close: () => store.close(),
     };
-    const sources = (recent?: RecentConversations): CodecSources => ({ store: counting, storeRetentionHours: 168, skills: new SkillStore(dataDir), recent });
+    const sources = (recent?: RecentConversations): CodecSources => ({
+      store: counting,
+      storeRetentionHours: 168,
+      skills: new SkillStore(dataDir),
+      recent,
+    });
     const plain = await decodePayloads(modelInputs, sources());
     const conversationReads = () => reads.filter((key) => !key.startsWith('prompt-'));
     const without = conversationReads();
@@ -170,9 +188,14 @@ describe('the codec, on a real turn', () => {
     expect(withRecent).toEqual([...new Set(without)]);
   });
 
-  it("shows a long conversation from its latest messages, says what it left out, and shows each message whole in the call that added it", async () => {
+  it('shows a long conversation from its latest messages, says what it left out, and shows each message whole in the call that added it', async () => {
     const rounds = 8;
-    fake.enqueue(...Array.from({ length: rounds - 1 }, (_, i) => ({ content: [text(`Round ${i + 1}: ${'x'.repeat(400)}`), toolUse('list_skills', {})] })), { content: [text('Done.')] });
+    fake.enqueue(
+      ...Array.from({ length: rounds - 1 }, (_, i) => ({
+        content: [text(`Round ${i + 1}: ${'x'.repeat(400)}`), toolUse('list_skills', {})],
+      })),
+      { content: [text('Done.')] },
+    );
     const handle = await startTurn(env.client, taskQueue, 'List the skills, again and again.');
     expect((await resultOf(handle)).status).toBe('completed');
     const modelInputs = modelCallInputs((await handle.fetchHistory()).events);
@@ -181,9 +204,15 @@ describe('the codec, on a real turn', () => {
 
     // Larger than one round's messages (a list_skills result is about 9 KB), so views are cut by the budget, not only at what the call added.
     const budget = 20_000;
-    const sources: CodecSources = { store: new FileStore(storeDir, hour), storeRetentionHours: 168, skills: new SkillStore(dataDir), conversationBytes: budget };
+    const sources: CodecSources = {
+      store: new FileStore(storeDir, hour),
+      storeRetentionHours: 168,
+      skills: new SkillStore(dataDir),
+      conversationBytes: budget,
+    };
     const decoded = (await decodePayloads(modelInputs, sources)).map(valueOf);
-    const bytesOf = (messages: unknown[]) => messages.reduce<number>((sum, message) => sum + Buffer.byteLength(JSON.stringify(message)), 0);
+    const bytesOf = (messages: unknown[]) =>
+      messages.reduce<number>((sum, message) => sum + Buffer.byteLength(JSON.stringify(message)), 0);
     // The first call's conversation is in history whole.
     const shown = new Set<string>((decoded[0].messages as unknown[]).map((message) => JSON.stringify(message)));
     for (const [index, { delta, resolved }] of decoded.entries()) {
@@ -195,7 +224,11 @@ describe('the codec, on a real turn', () => {
       expect(messages).toEqual(whole.slice(start));
       if (bytesOf(whole) <= budget) expect(omitted).toBeUndefined();
       else {
-        expect(omitted).toEqual({ messages: start, bytes: bytesOf(whole.slice(0, start)), note: expect.stringContaining(`"messages" begins at message ${start + 1}`) });
+        expect(omitted).toEqual({
+          messages: start,
+          bytes: bytesOf(whole.slice(0, start)),
+          note: expect.stringContaining(`"messages" begins at message ${start + 1}`),
+        });
         // What the call added, and the message before it, are always shown.
         expect(start).toBeLessThanOrEqual(delta.baseCount - 1);
         // No message more was left out than needed: one more shown would have been over the budget.
@@ -218,7 +251,11 @@ describe('the codec, on a real turn', () => {
     for (const decoded of body.payloads as JsonPayload[]) {
       const { resolved } = valueOf(decoded);
       for (const part of ['system', 'tools', 'messages']) {
-        expect(resolved[part]).toEqual({ unavailable: expect.stringMatching(/holds no .* \(expired after its retention, or never written\)\. The store keeps a turn's entries for 168 hours/) });
+        expect(resolved[part]).toEqual({
+          unavailable: expect.stringMatching(
+            /holds no .* \(expired after its retention, or never written\)\. The store keeps a turn's entries for 168 hours/,
+          ),
+        });
       }
     }
   });
@@ -233,29 +270,54 @@ describe('the codec, other payloads', () => {
   it("shows a carried plan's pinned skills from the skill store, and says when a version is not there", async () => {
     const registry = new SkillRegistry({ skillsDir: bundledSkillsDir, storeDir: path.join(dataDir, 'skill-store') });
     const snapshot = await registry.snapshot('exam-mode-tuner');
-    const carry = { version: 3, plan: null, route: null, skills: [{ name: snapshot.name, hash: snapshot.hash }, { name: 'gone', hash: 'f'.repeat(64) }], snapshots: [] };
+    const carry = {
+      version: 3,
+      plan: null,
+      route: null,
+      skills: [
+        { name: snapshot.name, hash: snapshot.hash },
+        { name: 'gone', hash: 'f'.repeat(64) },
+      ],
+      snapshots: [],
+    };
     const input = payload({ turnId: 'turn-x-2', resume: carry });
     const { body } = await post('/decode', { payloads: [input] }, asOperator);
     const { resume } = valueOf(body.payloads[0]);
     expect(resume.skills).toEqual(carry.skills);
     expect(resume.resolved.skills[0]).toEqual(snapshot);
-    expect(resume.resolved.skills[1]).toEqual({ unavailable: expect.stringContaining(`holds no version ${'f'.repeat(64)} of skill "gone"`) });
+    expect(resume.resolved.skills[1]).toEqual({
+      unavailable: expect.stringContaining(`holds no version ${'f'.repeat(64)} of skill "gone"`),
+    });
   });
 
   it('returns binary, null and malformed payloads, payloads of another namespace, and whatever /encode gets, unchanged', async () => {
     const reference = payload({ turnId: 'turn-y-1', promptRefs: { system: '0123456789abcdef' } });
     const others: JsonPayload[] = [
       { metadata: { encoding: Buffer.from('binary/null').toString('base64') } },
-      { metadata: { encoding: Buffer.from('binary/plain').toString('base64') }, data: Buffer.from([0, 1, 2, 255]).toString('base64') },
-      { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('{not json').toString('base64') },
+      {
+        metadata: { encoding: Buffer.from('binary/plain').toString('base64') },
+        data: Buffer.from([0, 1, 2, 255]).toString('base64'),
+      },
+      {
+        metadata: { encoding: Buffer.from('json/plain').toString('base64') },
+        data: Buffer.from('{not json').toString('base64'),
+      },
       payload({ turnId: 'turn-y-1', messages: [{ role: 'user', content: 'whole' }] }),
       payload({ turnId: 'turn-y-1', promptRefs: { system: 'x' } }, 'json/protobuf'),
     ];
     expect((await post('/decode', { payloads: others }, asOperator)).body).toEqual({ payloads: others });
-    expect((await post('/decode', { payloads: [reference] }, { ...asOperator, 'x-namespace': 'another' })).body).toEqual({ payloads: [reference] });
-    expect((await post('/encode', { payloads: [reference, ...others] }, asOperator)).body).toEqual({ payloads: [reference, ...others] });
-    const decoded = valueOf((await post('/decode', { payloads: [reference] }, { ...asOperator, 'x-namespace': 'default' })).body.payloads[0]);
-    expect(decoded.resolved.system).toEqual({ unavailable: expect.stringContaining('holds no prompt part 0123456789abcdef of turn turn-y-1') });
+    expect(
+      (await post('/decode', { payloads: [reference] }, { ...asOperator, 'x-namespace': 'another' })).body,
+    ).toEqual({ payloads: [reference] });
+    expect((await post('/encode', { payloads: [reference, ...others] }, asOperator)).body).toEqual({
+      payloads: [reference, ...others],
+    });
+    const decoded = valueOf(
+      (await post('/decode', { payloads: [reference] }, { ...asOperator, 'x-namespace': 'default' })).body.payloads[0],
+    );
+    expect(decoded.resolved.system).toEqual({
+      unavailable: expect.stringContaining('holds no prompt part 0123456789abcdef of turn turn-y-1'),
+    });
   });
 });
 
@@ -265,7 +327,10 @@ describe('the codec, access', () => {
   it('decodes for operators only: an operator key or the UI endpoint; no key, a wrong one or a user key is refused', async () => {
     expect(await post('/decode', body, asOperator)).toMatchObject({ status: 200, body });
     expect(await post('/some/depth/decode', body, asOperator)).toMatchObject({ status: 200, body });
-    expect(await post(new URL(uiEndpointOf(codecUrl, uiToken)).pathname + '/decode', body)).toMatchObject({ status: 200, body });
+    expect(await post(new URL(uiEndpointOf(codecUrl, uiToken)).pathname + '/decode', body)).toMatchObject({
+      status: 200,
+      body,
+    });
     const refused = [
       [{}, 401, 'unauthorized'],
       [{ authorization: 'Bearer not-a-key-of-this-deployment' }, 401, 'unauthorized'],
@@ -284,13 +349,19 @@ describe('the codec, access', () => {
     const preflight = (origin: string) =>
       fetch(`${codecUrl}/ui/${uiToken}/decode`, {
         method: 'OPTIONS',
-        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' },
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type,x-namespace',
+        },
       });
     const allowed = await preflight(uiOrigin);
     expect(allowed.status).toBe(204);
     expect(allowed.headers.get('access-control-allow-origin')).toBe(uiOrigin);
     expect(allowed.headers.get('access-control-allow-methods')).toContain('POST');
-    expect(allowed.headers.get('access-control-allow-headers')?.toLowerCase().split(/,\s*/)).toEqual(expect.arrayContaining(['content-type', 'x-namespace', 'authorization']));
+    expect(allowed.headers.get('access-control-allow-headers')?.toLowerCase().split(/,\s*/)).toEqual(
+      expect.arrayContaining(['content-type', 'x-namespace', 'authorization']),
+    );
     const other = await preflight('https://evil.example');
     expect(other.status).toBe(403);
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
@@ -311,9 +382,24 @@ describe('the codec, access', () => {
 
 describe('the codec, configuration', () => {
   it('refuses to serve every conversation unauthenticated off loopback, and a UI token that cannot go into a URL path', () => {
-    expect(() => loadConfig({ SKILLFLOW_AUTH: 'off', SKILLFLOW_CODEC_HOST: '0.0.0.0' })).toThrow(/SKILLFLOW_AUTH=off with SKILLFLOW_CODEC_HOST=0\.0\.0\.0/);
-    expect(loadConfig({ SKILLFLOW_AUTH: 'off', SKILLFLOW_CODEC_HOST: '0.0.0.0', SKILLFLOW_UNAUTHENTICATED_NETWORK: 'allow', HOST: '127.0.0.1' }).codec.host).toBe('0.0.0.0');
-    expect(() => loadConfig({ SKILLFLOW_CODEC_UI_TOKEN: 'a/b+c'.repeat(10) })).toThrow(/SKILLFLOW_CODEC_UI_TOKEN goes into a URL path/);
-    expect(loadConfig({}).codec).toMatchObject({ host: '127.0.0.1', port: 8234, uiOrigins: ['http://localhost:8233', 'http://127.0.0.1:8233'] });
+    expect(() => loadConfig({ SKILLFLOW_AUTH: 'off', SKILLFLOW_CODEC_HOST: '0.0.0.0' })).toThrow(
+      /SKILLFLOW_AUTH=off with SKILLFLOW_CODEC_HOST=0\.0\.0\.0/,
+    );
+    expect(
+      loadConfig({
+        SKILLFLOW_AUTH: 'off',
+        SKILLFLOW_CODEC_HOST: '0.0.0.0',
+        SKILLFLOW_UNAUTHENTICATED_NETWORK: 'allow',
+        HOST: '127.0.0.1',
+      }).codec.host,
+    ).toBe('0.0.0.0');
+    expect(() => loadConfig({ SKILLFLOW_CODEC_UI_TOKEN: 'a/b+c'.repeat(10) })).toThrow(
+      /SKILLFLOW_CODEC_UI_TOKEN goes into a URL path/,
+    );
+    expect(loadConfig({}).codec).toMatchObject({
+      host: '127.0.0.1',
+      port: 8234,
+      uiOrigins: ['http://localhost:8233', 'http://127.0.0.1:8233'],
+    });
   });
 });

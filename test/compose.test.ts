@@ -46,17 +46,27 @@ const service = (name: string): Service => {
 const env = (name: string): Record<string, string | null> => service(name).environment ?? {};
 
 /** Container port of a short-syntax port mapping: "127.0.0.1:7233:7233" -> 7233. */
-const containerPort = (mapping: string) => Number(mapping.split(':').at(-1)?.replace(/\/(tcp|udp)$/, ''));
+const containerPort = (mapping: string) =>
+  Number(
+    mapping
+      .split(':')
+      .at(-1)
+      ?.replace(/\/(tcp|udp)$/, ''),
+  );
 /** Host port of a short-syntax port mapping: "127.0.0.1:8080:8080" -> 8080, "3000:3000" -> 3000. */
 const hostPort = (mapping: string) => Number(mapping.split(':').at(-2));
 /** Named volume mounted at `target`, or undefined. */
 const namedVolumeAt = (svc: Service, target: string) =>
-  (svc.volumes ?? []).map((spec) => spec.split(':')).find(([source, mountedAt]) => mountedAt === target && !/^[./~]/.test(source))?.[0];
+  (svc.volumes ?? [])
+    .map((spec) => spec.split(':'))
+    .find(([source, mountedAt]) => mountedAt === target && !/^[./~]/.test(source))?.[0];
 
 /** Variable names lib/config.ts reads, taken from its source so a rename there shows up here. */
 const configSource = read('lib/config.ts');
 const configEnvNames = new Set([
-  ...[...configSource.matchAll(/\b[a-zA-Z]+\(\s*'((?:SKILLFLOW|TEMPORAL|ANTHROPIC|OTEL)_[A-Z0-9_]+|PORT|HOST)'/g)].map((m) => m[1]),
+  ...[...configSource.matchAll(/\b[a-zA-Z]+\(\s*'((?:SKILLFLOW|TEMPORAL|ANTHROPIC|OTEL)_[A-Z0-9_]+|PORT|HOST)'/g)].map(
+    (m) => m[1],
+  ),
   ...temporalProfileVariables,
 ]);
 /**
@@ -74,25 +84,84 @@ const notForCompose = [
  * Everything else (Temporal, the data dir, Redis, timeouts both use) reaches both.
  */
 const apiOnly = [
-  'PORT', 'SKILLFLOW_API_KEYS', 'SKILLFLOW_AUTH', 'SKILLFLOW_UNAUTHENTICATED_NETWORK', 'SKILLFLOW_STREAM_TOKEN_SECRET', 'SKILLFLOW_SECRETS_DIR',
-  'SKILLFLOW_STREAM_TOKEN_TTL_MS', 'SKILLFLOW_MAX_MESSAGE_CHARS', 'SKILLFLOW_LOG_REQUESTS', 'SKILLFLOW_CORS_ORIGINS', 'SKILLFLOW_RATE_LIMIT',
-  'SKILLFLOW_ADDRESS_RATE_LIMIT', 'SKILLFLOW_TRUSTED_PROXIES', 'SKILLFLOW_MAX_STREAMS_PER_KEY', 'SKILLFLOW_MAX_STREAMS', 'SKILLFLOW_BODY_LIMIT_BYTES',
-  'SKILLFLOW_REQUEST_TIMEOUT_MS', 'SKILLFLOW_WAIT_TIMEOUT_MS', 'SKILLFLOW_SESSION_IDLE_MS', 'SKILLFLOW_MAX_SESSIONS_PER_USER',
-  'SKILLFLOW_USER_DAILY_TOKENS', 'SKILLFLOW_MODEL_MAX_ATTEMPTS', 'SKILLFLOW_HISTORY_WINDOW', 'SKILLFLOW_HISTORY_WINDOW_BYTES', 'SKILLFLOW_MAX_MESSAGE_BYTES', 'SKILLFLOW_MAX_ROUNDS',
-  'SKILLFLOW_MAX_EMPTY_RETRIES', 'SKILLFLOW_MAX_CONTINUATIONS', 'SKILLFLOW_CONTEXT_WINDOW_TOKENS', 'SKILLFLOW_CONTEXT_BUDGET',
-  'SKILLFLOW_THINKING', 'SKILLFLOW_THINKING_BUDGET_TOKENS', 'SKILLFLOW_EFFORT', 'SKILLFLOW_CHECKPOINT_TTL_MS', 'SKILLFLOW_CHECKPOINT_ON_TIMEOUT', 'SKILLFLOW_MAX_PLAN_VIOLATIONS',
-  'SKILLFLOW_MAX_SKILL_DEPTH', 'SKILLFLOW_MAX_INVOCATIONS_PER_RESPONSE', 'SKILLFLOW_MAX_INVOCATIONS_PER_TURN', 'SKILLFLOW_API_METRICS_PORT',
+  'PORT',
+  'SKILLFLOW_API_KEYS',
+  'SKILLFLOW_AUTH',
+  'SKILLFLOW_UNAUTHENTICATED_NETWORK',
+  'SKILLFLOW_STREAM_TOKEN_SECRET',
+  'SKILLFLOW_SECRETS_DIR',
+  'SKILLFLOW_STREAM_TOKEN_TTL_MS',
+  'SKILLFLOW_MAX_MESSAGE_CHARS',
+  'SKILLFLOW_LOG_REQUESTS',
+  'SKILLFLOW_CORS_ORIGINS',
+  'SKILLFLOW_RATE_LIMIT',
+  'SKILLFLOW_ADDRESS_RATE_LIMIT',
+  'SKILLFLOW_TRUSTED_PROXIES',
+  'SKILLFLOW_MAX_STREAMS_PER_KEY',
+  'SKILLFLOW_MAX_STREAMS',
+  'SKILLFLOW_BODY_LIMIT_BYTES',
+  'SKILLFLOW_REQUEST_TIMEOUT_MS',
+  'SKILLFLOW_WAIT_TIMEOUT_MS',
+  'SKILLFLOW_SESSION_IDLE_MS',
+  'SKILLFLOW_MAX_SESSIONS_PER_USER',
+  'SKILLFLOW_USER_DAILY_TOKENS',
+  'SKILLFLOW_MODEL_MAX_ATTEMPTS',
+  'SKILLFLOW_HISTORY_WINDOW',
+  'SKILLFLOW_HISTORY_WINDOW_BYTES',
+  'SKILLFLOW_MAX_MESSAGE_BYTES',
+  'SKILLFLOW_MAX_ROUNDS',
+  'SKILLFLOW_MAX_EMPTY_RETRIES',
+  'SKILLFLOW_MAX_CONTINUATIONS',
+  'SKILLFLOW_CONTEXT_WINDOW_TOKENS',
+  'SKILLFLOW_CONTEXT_BUDGET',
+  'SKILLFLOW_THINKING',
+  'SKILLFLOW_THINKING_BUDGET_TOKENS',
+  'SKILLFLOW_EFFORT',
+  'SKILLFLOW_CHECKPOINT_TTL_MS',
+  'SKILLFLOW_CHECKPOINT_ON_TIMEOUT',
+  'SKILLFLOW_MAX_PLAN_VIOLATIONS',
+  'SKILLFLOW_MAX_SKILL_DEPTH',
+  'SKILLFLOW_MAX_INVOCATIONS_PER_RESPONSE',
+  'SKILLFLOW_MAX_INVOCATIONS_PER_TURN',
+  'SKILLFLOW_API_METRICS_PORT',
 ];
 const workerOnly = [
-  'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'SKILLFLOW_MODEL', 'SKILLFLOW_WORKER_LOG_LEVEL', 'SKILLFLOW_STORE_URL',
-  'SKILLFLOW_STORE_RETENTION_HOURS', 'SKILLFLOW_WORKER_SHUTDOWN_GRACE_MS', 'SKILLFLOW_WORKER_METRICS_PORT', 'SKILLFLOW_WORKER_HEALTH_PORT',
-  'SKILLFLOW_DEFAULT_TOOLS', 'SKILLFLOW_TOOLS_DIR', 'SKILLFLOW_MCP_CONFIG', 'SKILLFLOW_TOOL_CATALOG_MAX_BYTES', 'SKILLFLOW_HTTP_FETCH_HOSTS', 'SKILLFLOW_HTTP_FETCH_MAX_BYTES',
-  'SKILLFLOW_HTTP_FETCH_TIMEOUT_MS', 'SKILLFLOW_WORKER_MAX_CACHED_WORKFLOWS', 'SKILLFLOW_WORKER_EAGER_ACTIVITIES', 'SKILLFLOW_WORKER_HEAP_MB',
+  'ANTHROPIC_API_KEY',
+  'ANTHROPIC_BASE_URL',
+  'SKILLFLOW_MODEL',
+  'SKILLFLOW_WORKER_LOG_LEVEL',
+  'SKILLFLOW_STORE_URL',
+  'SKILLFLOW_STORE_RETENTION_HOURS',
+  'SKILLFLOW_WORKER_SHUTDOWN_GRACE_MS',
+  'SKILLFLOW_WORKER_METRICS_PORT',
+  'SKILLFLOW_WORKER_HEALTH_PORT',
+  'SKILLFLOW_DEFAULT_TOOLS',
+  'SKILLFLOW_TOOLS_DIR',
+  'SKILLFLOW_MCP_CONFIG',
+  'SKILLFLOW_TOOL_CATALOG_MAX_BYTES',
+  'SKILLFLOW_HTTP_FETCH_HOSTS',
+  'SKILLFLOW_HTTP_FETCH_MAX_BYTES',
+  'SKILLFLOW_HTTP_FETCH_TIMEOUT_MS',
+  'SKILLFLOW_WORKER_MAX_CACHED_WORKFLOWS',
+  'SKILLFLOW_WORKER_EAGER_ACTIVITIES',
+  'SKILLFLOW_WORKER_HEAP_MB',
 ];
 /** The codec's own settings (lib/codec): the codec service reads them, neither worker nor api. */
-const codecOnly = ['SKILLFLOW_CODEC_HOST', 'SKILLFLOW_CODEC_PORT', 'SKILLFLOW_CODEC_UI_TOKEN', 'SKILLFLOW_CODEC_UI_ORIGINS', 'SKILLFLOW_CODEC_MAX_BODY_BYTES', 'SKILLFLOW_CODEC_CONVERSATION_BYTES'];
+const codecOnly = [
+  'SKILLFLOW_CODEC_HOST',
+  'SKILLFLOW_CODEC_PORT',
+  'SKILLFLOW_CODEC_UI_TOKEN',
+  'SKILLFLOW_CODEC_UI_ORIGINS',
+  'SKILLFLOW_CODEC_MAX_BODY_BYTES',
+  'SKILLFLOW_CODEC_CONVERSATION_BYTES',
+];
 /** The secrets among them, and the one service each belongs to. */
-const secrets = { ANTHROPIC_API_KEY: 'worker', SKILLFLOW_STORE_URL: 'worker', SKILLFLOW_API_KEYS: 'api', SKILLFLOW_STREAM_TOKEN_SECRET: 'api' } as const;
+const secrets = {
+  ANTHROPIC_API_KEY: 'worker',
+  SKILLFLOW_STORE_URL: 'worker',
+  SKILLFLOW_API_KEYS: 'api',
+  SKILLFLOW_STREAM_TOKEN_SECRET: 'api',
+} as const;
 /** Variables the compose file may set that lib/config.ts does not read; each is documented in docs/deployment.md. */
 const documentedExtras = ['SKILLFLOW_REDIS_URL', 'OTEL_SERVICE_NAME'];
 
@@ -102,13 +171,26 @@ const workerCommand = ['sh', 'scripts/worker.sh'];
 describe('docker-compose.yml services', () => {
   test('has exactly the expected services', () => {
     expect(Object.keys(services).sort()).toEqual(
-      ['api', 'codec', 'postgres', 'redis', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker'].sort(),
+      [
+        'api',
+        'codec',
+        'postgres',
+        'redis',
+        'temporal',
+        'temporal-schema',
+        'temporal-setup',
+        'temporal-ui',
+        'worker',
+      ].sort(),
     );
   });
 
   test('every image is pinned to an explicit tag that is not "latest"', () => {
     for (const [name, svc] of Object.entries(services)) {
-      expect({ name, image: svc.image }).toEqual({ name, image: expect.stringMatching(/^[a-z0-9./_-]+:[A-Za-z0-9][A-Za-z0-9._-]*$/) });
+      expect({ name, image: svc.image }).toEqual({
+        name,
+        image: expect.stringMatching(/^[a-z0-9./_-]+:[A-Za-z0-9][A-Za-z0-9._-]*$/),
+      });
       expect({ name, tag: svc.image!.split(':').at(-1) }).not.toEqual({ name, tag: 'latest' });
     }
     expect(service('temporal').image).toMatch(/^temporalio\/server:1\.29\.\d+$/);
@@ -158,7 +240,12 @@ describe('Temporal on PostgreSQL', () => {
     const script = hostScript(service('temporal-schema'));
     expect(script).toBe('deploy/temporal/setup-schema.sh');
     const text = read(script);
-    for (const step of ['create', 'setup-schema -v 0.0', 'update-schema -d "$schema_root/temporal/versioned"', 'update-schema -d "$schema_root/visibility/versioned"']) {
+    for (const step of [
+      'create',
+      'setup-schema -v 0.0',
+      'update-schema -d "$schema_root/temporal/versioned"',
+      'update-schema -d "$schema_root/visibility/versioned"',
+    ]) {
       expect(text).toContain(step);
     }
   });
@@ -175,7 +262,9 @@ describe('Temporal on PostgreSQL', () => {
   test('the dynamic config file temporal is told to read is mounted from deploy/', () => {
     const configPath = env('temporal').DYNAMIC_CONFIG_FILE_PATH!;
     expect(configPath).toBe('config/dynamicconfig/skillflow.yaml');
-    const mount = service('temporal').volumes!.map((spec) => spec.split(':')).find(([, target]) => target === '/etc/temporal/config/dynamicconfig');
+    const mount = service('temporal')
+      .volumes!.map((spec) => spec.split(':'))
+      .find(([, target]) => target === '/etc/temporal/config/dynamicconfig');
     expect(mount?.[0]).toBe('./deploy/temporal/dynamicconfig');
     const dynamicConfig = parse(read(path.join(mount![0], path.basename(configPath)))) as Record<string, unknown>;
     expect(Object.keys(dynamicConfig)).toEqual(['limit.maxIDLength', 'system.enableActivityEagerExecution']);
@@ -193,7 +282,7 @@ describe('Temporal on PostgreSQL', () => {
 describe('the codec', () => {
   const codec = () => service('codec');
 
-  test("runs lib/codec/main.ts from the project image, after the API (whose generated key it reads), with every setting of its own", () => {
+  test('runs lib/codec/main.ts from the project image, after the API (whose generated key it reads), with every setting of its own', () => {
     expect(codec().build).toEqual({ context: '.', dockerfile: 'Dockerfile' });
     expect(codec().command).toEqual(['node', '--import', 'tsx', 'lib/codec/main.ts']);
     expect(fs.existsSync(path.join(root, 'lib/codec/main.ts'))).toBe(true);
@@ -204,10 +293,21 @@ describe('the codec', () => {
   });
 
   test("reads the workers' store and skill store and the API's keys, read-only, in the same places", () => {
-    for (const key of ['TEMPORAL_NAMESPACE', 'SKILLFLOW_DATA_DIR', 'SKILLFLOW_STORE_URL', 'SKILLFLOW_STORE_RETENTION_HOURS']) {
+    for (const key of [
+      'TEMPORAL_NAMESPACE',
+      'SKILLFLOW_DATA_DIR',
+      'SKILLFLOW_STORE_URL',
+      'SKILLFLOW_STORE_RETENTION_HOURS',
+    ]) {
       expect({ key, codec: env('codec')[key] }).toEqual({ key, codec: env('worker')[key] });
     }
-    for (const key of ['SKILLFLOW_SECRETS_DIR', 'SKILLFLOW_API_KEYS', 'SKILLFLOW_AUTH', 'SKILLFLOW_UNAUTHENTICATED_NETWORK', 'SKILLFLOW_ADDRESS_RATE_LIMIT']) {
+    for (const key of [
+      'SKILLFLOW_SECRETS_DIR',
+      'SKILLFLOW_API_KEYS',
+      'SKILLFLOW_AUTH',
+      'SKILLFLOW_UNAUTHENTICATED_NETWORK',
+      'SKILLFLOW_ADDRESS_RATE_LIMIT',
+    ]) {
       expect({ key, codec: env('codec')[key] }).toEqual({ key, codec: env('api')[key] });
     }
     expect(codec().volumes).toEqual(['skillflow-data:/data:ro', 'skillflow-api-secrets:/secrets:ro']);
@@ -217,10 +317,17 @@ describe('the codec', () => {
     const port = Number(env('codec').SKILLFLOW_CODEC_PORT);
     expect(env('codec').SKILLFLOW_CODEC_HOST).toBe('0.0.0.0');
     expect(codec().ports).toEqual([`127.0.0.1:${port}:${port}`]);
-    expect(env('temporal-ui').TEMPORAL_CODEC_ENDPOINT).toBe(`\${SKILLFLOW_CODEC_UI_TOKEN:+http://localhost:${port}/ui/\${SKILLFLOW_CODEC_UI_TOKEN}}`);
-    expect(env('temporal-ui')).toMatchObject({ TEMPORAL_CODEC_PASS_ACCESS_TOKEN: 'false', TEMPORAL_CODEC_INCLUDE_CREDENTIALS: 'false' });
+    expect(env('temporal-ui').TEMPORAL_CODEC_ENDPOINT).toBe(
+      `\${SKILLFLOW_CODEC_UI_TOKEN:+http://localhost:${port}/ui/\${SKILLFLOW_CODEC_UI_TOKEN}}`,
+    );
+    expect(env('temporal-ui')).toMatchObject({
+      TEMPORAL_CODEC_PASS_ACCESS_TOKEN: 'false',
+      TEMPORAL_CODEC_INCLUDE_CREDENTIALS: 'false',
+    });
     const uiPort = hostPort(service('temporal-ui').ports![0]);
-    expect(env('codec').SKILLFLOW_CODEC_UI_ORIGINS).toBe(`\${SKILLFLOW_CODEC_UI_ORIGINS:-http://localhost:${uiPort},http://127.0.0.1:${uiPort}}`);
+    expect(env('codec').SKILLFLOW_CODEC_UI_ORIGINS).toBe(
+      `\${SKILLFLOW_CODEC_UI_ORIGINS:-http://localhost:${uiPort},http://127.0.0.1:${uiPort}}`,
+    );
   });
 });
 
@@ -239,10 +346,21 @@ describe('the setup job', () => {
   test('registers exactly the search attributes of workflows/search-attributes.ts, all Keyword', () => {
     const listed = env('temporal-setup').SKILLFLOW_SEARCH_ATTRIBUTES!.split(/\s+/);
     expect(listed).toEqual(searchAttributeNames);
-    expect(listed).toEqual(['SkillflowSession', 'SkillflowUser', 'SkillflowStatus', 'SkillflowSkill', 'SkillflowStep', 'SkillflowCheckpoint', 'SkillflowDepth', 'SkillflowTurn']);
+    expect(listed).toEqual([
+      'SkillflowSession',
+      'SkillflowUser',
+      'SkillflowStatus',
+      'SkillflowSkill',
+      'SkillflowStep',
+      'SkillflowCheckpoint',
+      'SkillflowDepth',
+      'SkillflowTurn',
+    ]);
     for (const key of Object.values(searchAttributes)) expect(key.type).toBe(SearchAttributeType.KEYWORD);
     expect(script()).toContain('for name in $names; do');
-    expect(script()).toContain('operator search-attribute create --address "$address" --namespace "$namespace" \\\n      --name "$name" --type Keyword');
+    expect(script()).toContain(
+      'operator search-attribute create --address "$address" --namespace "$namespace" \\\n      --name "$name" --type Keyword',
+    );
   });
 
   test('tolerates attributes that already exist, but not ones with another type', () => {
@@ -258,8 +376,12 @@ describe('the setup job', () => {
     const text = script();
     expect(text).toContain('days="${SKILLFLOW_RETENTION_DAYS:-30}"');
     expect(text).toContain('retention="$((days * 24))h"');
-    expect(text).toContain('operator namespace update --address "$address" --namespace "$namespace" --retention "$retention"');
-    expect(text).toContain('operator namespace create --address "$address" --namespace "$namespace" --retention "$retention"');
+    expect(text).toContain(
+      'operator namespace update --address "$address" --namespace "$namespace" --retention "$retention"',
+    );
+    expect(text).toContain(
+      'operator namespace create --address "$address" --namespace "$namespace" --retention "$retention"',
+    );
   });
 });
 
@@ -324,10 +446,23 @@ describe('worker and api', () => {
 
   test('every variable set for worker/api is read by lib/config.ts or documented as an extra', () => {
     expect([...configEnvNames]).toEqual(
-      expect.arrayContaining(['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'SKILLFLOW_TASK_QUEUE', 'SKILLFLOW_DATA_DIR', 'SKILLFLOW_SKILLS_DIR', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'SKILLFLOW_MODEL', 'HOST', 'PORT']),
+      expect.arrayContaining([
+        'TEMPORAL_ADDRESS',
+        'TEMPORAL_NAMESPACE',
+        'SKILLFLOW_TASK_QUEUE',
+        'SKILLFLOW_DATA_DIR',
+        'SKILLFLOW_SKILLS_DIR',
+        'ANTHROPIC_API_KEY',
+        'ANTHROPIC_BASE_URL',
+        'SKILLFLOW_MODEL',
+        'HOST',
+        'PORT',
+      ]),
     );
     for (const name of ['worker', 'api']) {
-      const unknown = Object.keys(env(name)).filter((key) => !configEnvNames.has(key) && !documentedExtras.includes(key));
+      const unknown = Object.keys(env(name)).filter(
+        (key) => !configEnvNames.has(key) && !documentedExtras.includes(key),
+      );
       expect({ service: name, unknown }).toEqual({ service: name, unknown: [] });
     }
     const docs = read('docs/deployment.md');
@@ -336,11 +471,22 @@ describe('worker and api', () => {
 
   test('every setting lib/config.ts reads reaches the services that read it, and no other; except the few that make no sense in compose', () => {
     expect(configEnvNames.size).toBeGreaterThan(30);
-    for (const key of [...apiOnly, ...workerOnly]) expect({ key, readByConfig: configEnvNames.has(key) }).toEqual({ key, readByConfig: true });
-    for (const key of codecOnly) expect({ key, readByConfig: configEnvNames.has(key) }).toEqual({ key, readByConfig: true });
-    const readers = (key: string) => (codecOnly.includes(key) ? ['codec'] : apiOnly.includes(key) ? ['api'] : workerOnly.includes(key) ? ['worker'] : ['worker', 'api']);
+    for (const key of [...apiOnly, ...workerOnly])
+      expect({ key, readByConfig: configEnvNames.has(key) }).toEqual({ key, readByConfig: true });
+    for (const key of codecOnly)
+      expect({ key, readByConfig: configEnvNames.has(key) }).toEqual({ key, readByConfig: true });
+    const readers = (key: string) =>
+      codecOnly.includes(key)
+        ? ['codec']
+        : apiOnly.includes(key)
+          ? ['api']
+          : workerOnly.includes(key)
+            ? ['worker']
+            : ['worker', 'api'];
     for (const name of ['worker', 'api']) {
-      const missing = [...configEnvNames].filter((key) => readers(key).includes(name) && !(key in env(name)) && !notForCompose.includes(key));
+      const missing = [...configEnvNames].filter(
+        (key) => readers(key).includes(name) && !(key in env(name)) && !notForCompose.includes(key),
+      );
       expect({ service: name, missing }).toEqual({ service: name, missing: [] });
       const strays = Object.keys(env(name)).filter((key) => !readers(key).includes(name));
       expect({ service: name, strays }).toEqual({ service: name, strays: [] });
@@ -361,7 +507,7 @@ describe('worker and api', () => {
     expect(Object.keys(compose.volumes)).toContain(workerVolume);
   });
 
-  test('the worker\'s stop_grace_period leaves room for its shutdown grace, which is the default', () => {
+  test("the worker's stop_grace_period leaves room for its shutdown grace, which is the default", () => {
     const graceMs = Number(env('worker').SKILLFLOW_WORKER_SHUTDOWN_GRACE_MS);
     expect(graceMs).toBe(loadConfig({}).workerShutdownGraceMs);
     const stopSeconds = Number(/^(\d+)s$/.exec(String(service('worker').stop_grace_period))?.[1]);

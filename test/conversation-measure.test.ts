@@ -8,7 +8,8 @@ const assistant = (text: string): ChatMessage => ({ role: 'assistant', content: 
 function check(measure: ConversationMeasure, messages: ChatMessage[]): void {
   expect(measure.digest(messages)).toBe(digestOf(messages));
   expect(measure.jsonLength(messages)).toBe(JSON.stringify(messages).length);
-  for (let count = 0; count <= messages.length; count++) expect(measure.digest(messages, count)).toBe(digestOf(messages.slice(0, count)));
+  for (let count = 0; count <= messages.length; count++)
+    expect(measure.digest(messages, count)).toBe(digestOf(messages.slice(0, count)));
 }
 
 describe('digestOf', () => {
@@ -40,7 +41,13 @@ describe('ConversationMeasure', () => {
     const measure = new ConversationMeasure();
     const messages = [user('a'), assistant('b'), user('c')];
     check(measure, messages);
-    messages[2] = { role: 'user', content: [{ type: 'text', text: 'c' }, { type: 'text', text: 'guidance' }] };
+    messages[2] = {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'c' },
+        { type: 'text', text: 'guidance' },
+      ],
+    };
     check(measure, messages);
     const compacted = [messages[0], assistant('stub'), messages[2]];
     check(measure, compacted);
@@ -51,11 +58,25 @@ describe('ConversationMeasure', () => {
 
 describe('repeated tool results', () => {
   const body = 'Subskill adaptive-difficulty. '.padEnd(minRepeatedChars + 10, 'x');
-  const result = (id: string, content: string): ChatMessage => ({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content }] });
-  const call = (id: string): ChatMessage => ({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'load_subskill', input: {} }] });
+  const result = (id: string, content: string): ChatMessage => ({
+    role: 'user',
+    content: [{ type: 'tool_result', tool_use_id: id, content }],
+  });
+  const call = (id: string): ChatMessage => ({
+    role: 'assistant',
+    content: [{ type: 'tool_use', id, name: 'load_subskill', input: {} }],
+  });
 
   test('a long result repeating an earlier one goes by digest, and the worker restores exactly the conversation', () => {
-    const messages = [user('exam'), call('a'), result('a', body), call('b'), result('b', 'short'), call('c'), result('c', body)];
+    const messages = [
+      user('exam'),
+      call('a'),
+      result('a', body),
+      call('b'),
+      result('b', 'short'),
+      call('c'),
+      result('c', body),
+    ];
     const measure = new ConversationMeasure();
     expect(measure.repeatedResults(messages, 3)).toEqual([{ message: 3, block: 0, digest: digestOf(body) }]);
     const repeated = measure.repeatedResults(messages, 3);
@@ -69,9 +90,21 @@ describe('repeated tool results', () => {
 
   test('short results, first occurrences and results the worker cannot find are not elided, or refused', () => {
     const measure = new ConversationMeasure();
-    const messages = [user('exam'), call('a'), result('a', 'short'), call('b'), result('b', 'short'), call('c'), result('c', body)];
+    const messages = [
+      user('exam'),
+      call('a'),
+      result('a', 'short'),
+      call('b'),
+      result('b', 'short'),
+      call('c'),
+      result('c', body),
+    ];
     expect(measure.repeatedResults(messages, 1)).toEqual([]);
-    expect(restoreRepeated(messages, 5, [{ message: 1, block: 0, digest: digestOf('not there'.padEnd(minRepeatedChars, 'y')) }])).toBeUndefined();
+    expect(
+      restoreRepeated(messages, 5, [
+        { message: 1, block: 0, digest: digestOf('not there'.padEnd(minRepeatedChars, 'y')) },
+      ]),
+    ).toBeUndefined();
   });
 
   test('after compaction replaced the earlier result, the repeat is sent whole', () => {
@@ -85,15 +118,32 @@ describe('repeated tool results', () => {
 
 describe('partially repeated tool results (a subskill loaded again, with its run count)', () => {
   const body = 'Subskill adaptive-difficulty. '.padEnd(minRepeatedChars * 4, 'x');
-  const loaded = (run: number) => `${body}\n\nStep limit: adaptive-difficulty may run at most 60 times; this is run ${run}, ${60 - run} left.`;
-  const result = (id: string, content: string): ChatMessage => ({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content }] });
-  const call = (id: string): ChatMessage => ({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'load_subskill', input: {} }] });
+  const loaded = (run: number) =>
+    `${body}\n\nStep limit: adaptive-difficulty may run at most 60 times; this is run ${run}, ${60 - run} left.`;
+  const result = (id: string, content: string): ChatMessage => ({
+    role: 'user',
+    content: [{ type: 'tool_result', tool_use_id: id, content }],
+  });
+  const call = (id: string): ChatMessage => ({
+    role: 'assistant',
+    content: [{ type: 'tool_use', id, name: 'load_subskill', input: {} }],
+  });
 
   test.each([
-    ['a result that begins as an earlier one goes as that one\'s prefix and its own ending', [loaded(1)], loaded(2), true],
+    [
+      "a result that begins as an earlier one goes as that one's prefix and its own ending",
+      [loaded(1)],
+      loaded(2),
+      true,
+    ],
     ['the latest earlier one is used', [loaded(1), loaded(2)], loaded(3), true],
     ['a result sharing less than half of itself is sent whole', [body.slice(0, minRepeatedChars + 5)], body, false],
-    ['a result sharing fewer than minRepeatedChars characters is sent whole', ['z'.repeat(minRepeatedChars)], 'z'.repeat(minRepeatedChars - 1) + 'y'.repeat(minRepeatedChars), false],
+    [
+      'a result sharing fewer than minRepeatedChars characters is sent whole',
+      ['z'.repeat(minRepeatedChars)],
+      'z'.repeat(minRepeatedChars - 1) + 'y'.repeat(minRepeatedChars),
+      false,
+    ],
   ])('%s', (_name, earlier, latest, partial) => {
     const messages: ChatMessage[] = [user('exam')];
     earlier.forEach((content, n) => messages.push(call(`e${n}`), result(`e${n}`, content)));
@@ -106,7 +156,15 @@ describe('partially repeated tool results (a subskill loaded again, with its run
       return;
     }
     const previous = earlier.at(-1)!;
-    expect(repeated).toEqual([{ message: 1, block: 0, digest: `partial:${digestOf(previous)}`, length: expect.any(Number), suffix: expect.any(String) }]);
+    expect(repeated).toEqual([
+      {
+        message: 1,
+        block: 0,
+        digest: `partial:${digestOf(previous)}`,
+        length: expect.any(Number),
+        suffix: expect.any(String),
+      },
+    ]);
     expect(repeated[0].suffix!.length).toBeLessThan(40);
     const append = elideRepeated(messages.slice(from), repeated);
     expect(JSON.stringify(append).length).toBeLessThan(200);
@@ -115,9 +173,20 @@ describe('partially repeated tool results (a subskill loaded again, with its run
   });
 
   test('a partial repeat only names a result the worker holds before the delta, never one elided in it', () => {
-    const messages = [user('exam'), call('a'), result('a', loaded(1)), call('b'), result('b', loaded(2)), call('c'), result('c', loaded(3))];
+    const messages = [
+      user('exam'),
+      call('a'),
+      result('a', loaded(1)),
+      call('b'),
+      result('b', loaded(2)),
+      call('c'),
+      result('c', loaded(3)),
+    ];
     const repeated = new ConversationMeasure().repeatedResults(messages, 3);
-    expect(repeated.map((entry) => entry.digest)).toEqual([`partial:${digestOf(loaded(1))}`, `partial:${digestOf(loaded(1))}`]);
+    expect(repeated.map((entry) => entry.digest)).toEqual([
+      `partial:${digestOf(loaded(1))}`,
+      `partial:${digestOf(loaded(1))}`,
+    ]);
     const append = elideRepeated(messages.slice(3), repeated);
     expect(restoreRepeated([...messages.slice(0, 3), ...append], 3, repeated)).toEqual(messages);
   });
@@ -126,7 +195,15 @@ describe('partially repeated tool results (a subskill loaded again, with its run
     const messages = [user('exam'), call('a'), result('a', loaded(1)), call('b'), result('b', loaded(2))];
     const [entry] = new ConversationMeasure().repeatedResults(messages, 3);
     // What the code before partial repeats did: look the digest up among the conversation's long results.
-    const known = new Set(messages.flatMap((message) => (typeof message.content === 'string' ? [] : message.content.flatMap((block) => (block.type === 'tool_result' && typeof block.content === 'string' ? [digestOf(block.content)] : [])))));
+    const known = new Set(
+      messages.flatMap((message) =>
+        typeof message.content === 'string'
+          ? []
+          : message.content.flatMap((block) =>
+              block.type === 'tool_result' && typeof block.content === 'string' ? [digestOf(block.content)] : [],
+            ),
+      ),
+    );
     expect(known.has(entry.digest)).toBe(false);
   });
 
@@ -136,6 +213,8 @@ describe('partially repeated tool results (a subskill loaded again, with its run
     ['a negative length', { length: -1, suffix: 'x' }],
   ])('a partial repeat with %s is refused', (_name, fields) => {
     const messages = [user('exam'), call('a'), result('a', loaded(1)), call('b'), result('b', '')];
-    expect(restoreRepeated(messages, 3, [{ message: 1, block: 0, digest: `partial:${digestOf(loaded(1))}`, ...fields }])).toBeUndefined();
+    expect(
+      restoreRepeated(messages, 3, [{ message: 1, block: 0, digest: `partial:${digestOf(loaded(1))}`, ...fields }]),
+    ).toBeUndefined();
   });
 });

@@ -4,7 +4,13 @@ import { baselinePatch, impliedByBaseline, separatePatches } from '../core/polic
 
 /** The documents say what the code does: every patch in force is in the operators' table, and no merge was left half done. */
 const docsDir = path.join(__dirname, '..', 'docs');
-const documents = ['README.md', ...fs.readdirSync(docsDir).filter((name) => name.endsWith('.md')).map((name) => path.join('docs', name))];
+const documents = [
+  'README.md',
+  ...fs
+    .readdirSync(docsDir)
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => path.join('docs', name)),
+];
 const read = (relative: string) => fs.readFileSync(path.join(__dirname, '..', relative), 'utf8');
 
 describe('the documents', () => {

@@ -18,7 +18,10 @@ const declaredNewerButRunOn20 = new Set(['node_modules/content-disposition', 'no
 
 describe('package.json engines', () => {
   const required = readJson('package.json').engines.node as string;
-  const [major, minor, patch] = required.replace(/^>=\s*/, '').split('.').map(Number);
+  const [major, minor, patch] = required
+    .replace(/^>=\s*/, '')
+    .split('.')
+    .map(Number);
 
   it('is a lower bound on Node 20', () => {
     expect(required).toMatch(/^>=20\.\d+\.\d+$/);
@@ -26,13 +29,17 @@ describe('package.json engines', () => {
 
   it('is at least what every runtime dependency asks of Node 20', () => {
     const ours = minor * 1000 + patch;
-    const packages = Object.entries(readJson('package-lock.json').packages as Record<string, { dev?: boolean; engines?: { node?: string } }>);
+    const packages = Object.entries(
+      readJson('package-lock.json').packages as Record<string, { dev?: boolean; engines?: { node?: string } }>,
+    );
     const runtime = packages.filter(([name, info]) => name !== '' && !info.dev && info.engines?.node);
     const needMore = runtime
       .filter(([, info]) => (node20Minimum(info.engines!.node!) ?? 0) > ours)
       .map(([name, info]) => `${name} ${info.engines!.node}`);
     const exclude20 = runtime
-      .filter(([name, info]) => /^>=\s*(2[1-9]|[3-9]\d)/.test(info.engines!.node!) && !declaredNewerButRunOn20.has(name))
+      .filter(
+        ([name, info]) => /^>=\s*(2[1-9]|[3-9]\d)/.test(info.engines!.node!) && !declaredNewerButRunOn20.has(name),
+      )
       .map(([name, info]) => `${name} ${info.engines!.node}`);
     expect(exclude20).toEqual([]);
     expect(needMore).toEqual([]);

@@ -41,7 +41,10 @@ describe('.env.example', () => {
     const defaults = { ...loadConfig({}), warnings: [] };
     const differing = [...listed()]
       .filter(([, line]) => !line.commented)
-      .filter(([name, line]) => JSON.stringify({ ...loadConfig({ [name]: line.value }), warnings: [] }) !== JSON.stringify(defaults))
+      .filter(
+        ([name, line]) =>
+          JSON.stringify({ ...loadConfig({ [name]: line.value }), warnings: [] }) !== JSON.stringify(defaults),
+      )
       .map(([name, line]) => `${name}=${line.value}`);
     expect(differing).toEqual([]);
   });

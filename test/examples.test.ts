@@ -42,7 +42,10 @@ describe('the examples', () => {
     const tools = await buildToolRegistry(config, () => undefined);
     const taskQueue = env.newTaskQueue('example');
     await env.startWorker(taskQueue, testDeps(fake.url, { skillsDir: config.skillsDir, registry: tools.registry }));
-    const skills = new SkillRegistry({ skillsDir: config.skillsDir, storeDir: fs.mkdtempSync(path.join(os.tmpdir(), 'sf-example-')) });
+    const skills = new SkillRegistry({
+      skillsDir: config.skillsDir,
+      storeDir: fs.mkdtempSync(path.join(os.tmpdir(), 'sf-example-')),
+    });
     const { app } = await buildTestApp(env.client, taskQueue, settings, { skills });
     opened.push({ app, tools });
     return new ApiDriver(app);
@@ -52,40 +55,77 @@ describe('the examples', () => {
   const toolResults = (): string[] =>
     fake.requests.flatMap((request) =>
       (request.body.messages as Array<{ content: unknown }>).flatMap((message) =>
-        Array.isArray(message.content) ? message.content.filter((block) => block.type === 'tool_result').map((block) => String(block.content)) : [],
+        Array.isArray(message.content)
+          ? message.content.filter((block) => block.type === 'tool_result').map((block) => String(block.content))
+          : [],
       ),
     );
 
   beforeEach(() => fake.requests.splice(0));
 
   it('host-tool: the tools folder gives reading_time, which the reading-coach skill calls', async () => {
-    const api = await run({ SKILLFLOW_SKILLS_DIR: path.join(examples, 'host-tool', 'skills'), SKILLFLOW_TOOLS_DIR: path.join(examples, 'host-tool', 'tools') });
-    fake.enqueue({ content: [toolUse('reading_time', { text: 'word '.repeat(476) })] }, { content: [text('About 2 minutes.')] });
+    const api = await run({
+      SKILLFLOW_SKILLS_DIR: path.join(examples, 'host-tool', 'skills'),
+      SKILLFLOW_TOOLS_DIR: path.join(examples, 'host-tool', 'tools'),
+    });
+    fake.enqueue(
+      { content: [toolUse('reading_time', { text: 'word '.repeat(476) })] },
+      { content: [text('About 2 minutes.')] },
+    );
     const turnId = await api.startTurn('How long does this take me?', { skill: 'reading-coach' });
-    expect(await api.waitFor(turnId, (turn) => turn.status === 'completed')).toMatchObject({ output: 'About 2 minutes.' });
+    expect(await api.waitFor(turnId, (turn) => turn.status === 'completed')).toMatchObject({
+      output: 'About 2 minutes.',
+    });
     expect(fake.requests[0].body.tools!.map((tool) => (tool as { name: string }).name)).toContain('reading_time');
     expect(toolResults()).toEqual(['476 words: about 2 min (adult reader, 238 words a minute)']);
   });
 
   it('mcp-server: the Claude-shaped mcp.json starts the glossary server, whose define tool glossary-tutor calls', async () => {
-    const api = await run({ SKILLFLOW_SKILLS_DIR: path.join(examples, 'mcp-server', 'skills'), SKILLFLOW_MCP_CONFIG: path.join(examples, 'mcp-server', 'mcp.json') });
-    fake.enqueue({ content: [toolUse('glossary__define', { term: 'Osmosis' })] }, { content: [text('Osmosis is water moving...')] });
+    const api = await run({
+      SKILLFLOW_SKILLS_DIR: path.join(examples, 'mcp-server', 'skills'),
+      SKILLFLOW_MCP_CONFIG: path.join(examples, 'mcp-server', 'mcp.json'),
+    });
+    fake.enqueue(
+      { content: [toolUse('glossary__define', { term: 'Osmosis' })] },
+      { content: [text('Osmosis is water moving...')] },
+    );
     const turnId = await api.startTurn('What is osmosis?', { skill: 'glossary-tutor' });
-    expect(await api.waitFor(turnId, (turn) => turn.status === 'completed')).toMatchObject({ output: 'Osmosis is water moving...' });
+    expect(await api.waitFor(turnId, (turn) => turn.status === 'completed')).toMatchObject({
+      output: 'Osmosis is water moving...',
+    });
     expect(toolResults()).toEqual([expect.stringContaining('Osmosis: Water moving through a membrane')]);
   });
 
   it('child-skills: lesson-planner invokes quiz-writer with typed params, and gets its validated output', async () => {
     const api = await run({ SKILLFLOW_SKILLS_DIR: path.join(examples, 'child-skills', 'skills') });
-    const quiz = { questions: [{ question: 'What do plants make?', options: ['Sugar', 'Salt', 'Iron', 'Sand'], answer: 0 }] };
+    const quiz = {
+      questions: [{ question: 'What do plants make?', options: ['Sugar', 'Salt', 'Iron', 'Sand'], answer: 0 }],
+    };
     fake.enqueue(
-      { content: [toolUse('invoke_skill', { skill: 'quiz-writer', task: 'a closing quiz for this lesson', params: { topic: 'photosynthesis', count: 1 } })] },
+      {
+        content: [
+          toolUse('invoke_skill', {
+            skill: 'quiz-writer',
+            task: 'a closing quiz for this lesson',
+            params: { topic: 'photosynthesis', count: 1 },
+          }),
+        ],
+      },
       { content: [text(JSON.stringify(quiz))] },
       { content: [text('Lesson plan with its quiz.')] },
     );
-    const turnId = await api.startTurn('Plan a lesson', { skill: 'lesson-planner', params: { topic: 'photosynthesis' } });
+    const turnId = await api.startTurn('Plan a lesson', {
+      skill: 'lesson-planner',
+      params: { topic: 'photosynthesis' },
+    });
     const turn = await api.waitFor(turnId, (t) => t.status === 'completed');
-    expect(turn.skills).toEqual([expect.objectContaining({ skill: 'quiz-writer', status: 'completed', params: { topic: 'photosynthesis', level: 'beginner', count: 1 } })]);
+    expect(turn.skills).toEqual([
+      expect.objectContaining({
+        skill: 'quiz-writer',
+        status: 'completed',
+        params: { topic: 'photosynthesis', level: 'beginner', count: 1 },
+      }),
+    ]);
     const results = toolResults();
     expect(results).toHaveLength(1);
     expect(JSON.parse(results[0])).toMatchObject({ skill_id: 'quiz-writer', success: true, output: quiz });

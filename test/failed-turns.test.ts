@@ -7,7 +7,8 @@ import { useWorkerHarness } from './support/harness';
 import { ApiDriver } from './support/scenario';
 
 const exam = 'exam-mode-tuner';
-const remaining = 'checkpoint:exam_params → question-generation → adaptive-difficulty → performance-analytics → checkpoint:post_exam_routing';
+const remaining =
+  'checkpoint:exam_params → question-generation → adaptive-difficulty → performance-analytics → checkpoint:post_exam_routing';
 
 /**
  * Operators see failures as failures: a turn that ends `failed` fails its workflow (Failed in the Temporal UI, found by
@@ -25,13 +26,20 @@ describe('a failed turn', () => {
   });
   harness.closeFirst(async () => app?.close());
 
-  it('is Failed in Temporal and found by ExecutionStatus, its session learns its result, and the API view is the turn\'s', async () => {
+  it("is Failed in Temporal and found by ExecutionStatus, its session learns its result, and the API view is the turn's", async () => {
     const { env, fake } = harness;
-    fake.enqueue({ content: [toolUse('load_skill', { name: exam })] }, { content: [text('Done!')] }, { content: [text('Really done!')] });
+    fake.enqueue(
+      { content: [toolUse('load_skill', { name: exam })] },
+      { content: [text('Done!')] },
+      { content: [text('Really done!')] },
+    );
     const turnId = await api.startTurn('exam');
     const ending = await api.finished(turnId);
     const handle = env.client.workflow.getHandle(turnId);
-    await eventually(() => handle.describe(), (description) => description.status.name !== 'RUNNING');
+    await eventually(
+      () => handle.describe(),
+      (description) => description.status.name !== 'RUNNING',
+    );
     expect((await handle.describe()).status.name).toBe('FAILED');
     // Read from the closed workflow, the view is what the turn showed as it ended (read then from its live state).
     const view = (await api.turn(turnId)).body;
@@ -48,8 +56,14 @@ describe('a failed turn', () => {
     expect(view.usage.inputTokens).toBeGreaterThan(0);
     expect(view.usage.outputTokens).toBeGreaterThan(0);
 
-    await expect(handle.result()).rejects.toMatchObject({ cause: { type: turnFailedErrorType, message, nonRetryable: true } });
-    expect((await handle.query(turnEventsQuery, 0)).at(-1)).toMatchObject({ type: 'error', code: 'plan_violations', message });
+    await expect(handle.result()).rejects.toMatchObject({
+      cause: { type: turnFailedErrorType, message, nonRetryable: true },
+    });
+    expect((await handle.query(turnEventsQuery, 0)).at(-1)).toMatchObject({
+      type: 'error',
+      code: 'plan_violations',
+      message,
+    });
 
     // Visibility catches up in the background: poll, with a deadline.
     const query = `WorkflowId = '${turnId}' AND ExecutionStatus = 'Failed'`;
@@ -65,10 +79,23 @@ describe('a failed turn', () => {
     const session = env.client.workflow.getHandle(`session-${view.sessionId}`);
     const state = await session.query(sessionStateQuery);
     expect(state.activeTurnId).toBeUndefined();
-    expect(state.turns).toEqual([expect.objectContaining({ id: turnId, status: 'failed', reason: 'plan_violations', error: { code: 'plan_violations', message } })]);
-    expect((await app.inject({ method: 'GET', url: `/v1/turns?status=failed&session=${view.sessionId}`, headers: authHeaders() })).json().turns).toEqual([
-      expect.objectContaining({ id: turnId, status: 'failed', skill: exam }),
+    expect(state.turns).toEqual([
+      expect.objectContaining({
+        id: turnId,
+        status: 'failed',
+        reason: 'plan_violations',
+        error: { code: 'plan_violations', message },
+      }),
     ]);
+    expect(
+      (
+        await app.inject({
+          method: 'GET',
+          url: `/v1/turns?status=failed&session=${view.sessionId}`,
+          headers: authHeaders(),
+        })
+      ).json().turns,
+    ).toEqual([expect.objectContaining({ id: turnId, status: 'failed', skill: exam })]);
   });
 
   it('a turn that completes or is cancelled stays Completed in Temporal, its status in the result', async () => {

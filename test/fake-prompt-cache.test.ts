@@ -13,7 +13,13 @@ function request(messages: Array<{ role: string; text: string }>, markLast = tru
     system,
     messages: messages.map((message, i) => ({
       role: message.role,
-      content: [{ type: 'text', text: message.text, ...(markLast && i === messages.length - 1 ? { cache_control: ephemeral } : {}) }],
+      content: [
+        {
+          type: 'text',
+          text: message.text,
+          ...(markLast && i === messages.length - 1 ? { cache_control: ephemeral } : {}),
+        },
+      ],
     })),
   };
 }
@@ -26,7 +32,13 @@ describe('fake prompt cache', () => {
     expect(first.cache_creation_input_tokens).toBeGreaterThan(2000);
     expect(first.input_tokens).toBe(0);
     const total = first.cache_creation_input_tokens;
-    const second = cache.usageOf(request([{ role: 'user', text: long('question', 400) }, { role: 'assistant', text: 'answer' }, { role: 'user', text: long('more', 400) }]));
+    const second = cache.usageOf(
+      request([
+        { role: 'user', text: long('question', 400) },
+        { role: 'assistant', text: 'answer' },
+        { role: 'user', text: long('more', 400) },
+      ]),
+    );
     expect(second.cache_read_input_tokens).toBe(total);
     expect(second.cache_creation_input_tokens).toBeGreaterThan(100);
     expect(second.input_tokens).toBe(0);
@@ -35,12 +47,19 @@ describe('fake prompt cache', () => {
   test('a changed prefix reads nothing, and a prefix under the minimum is never cached', () => {
     const cache = new PromptCache({ minTokens: 1024 });
     cache.usageOf(request([{ role: 'user', text: 'a' }]));
-    const changed = cache.usageOf({ ...request([{ role: 'user', text: 'a' }]), system: [{ type: 'text', text: long('other', 8000), cache_control: ephemeral }] });
+    const changed = cache.usageOf({
+      ...request([{ role: 'user', text: 'a' }]),
+      system: [{ type: 'text', text: long('other', 8000), cache_control: ephemeral }],
+    });
     expect(changed.cache_read_input_tokens).toBe(0);
     const small = new PromptCache({ minTokens: 100_000 });
     small.usageOf(request([{ role: 'user', text: 'a' }]));
     const again = small.usageOf(request([{ role: 'user', text: 'a' }]));
-    expect(again).toEqual({ cache_read_input_tokens: 0, cache_creation_input_tokens: 0, input_tokens: expect.any(Number) as number });
+    expect(again).toEqual({
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+      input_tokens: expect.any(Number) as number,
+    });
   });
 
   test('without a breakpoint after the messages, only the marked system prefix is read', () => {

@@ -30,7 +30,10 @@ const maxBytesPerRound = 4096;
 
 describe('a long exam keeps its history small and flat', () => {
   const harness = useWorkerHarness('flat', {
-    deps: () => ({ skillsDir: librarySized(questions), store: new FileStore(fs.mkdtempSync(path.join(os.tmpdir(), 'sf-flat-')), 3_600_000) }),
+    deps: () => ({
+      skillsDir: librarySized(questions),
+      store: new FileStore(fs.mkdtempSync(path.join(os.tmpdir(), 'sf-flat-')), 3_600_000),
+    }),
   });
 
   it(`${questions} questions: at most ${maxBytesPerRound} bytes of history a round, the last questions no more than the first`, async () => {
@@ -46,7 +49,9 @@ describe('a long exam keeps its history small and flat', () => {
     const deltas = await modelCallDeltas(handle);
     expect(deltas).toHaveLength(examModelCalls(questions) - 1);
     expect(deltas.flatMap((delta) => delta.append.filter((message) => message.role === 'assistant'))).toEqual([]);
-    const longResults = deltas.flatMap((delta) => delta.append.flatMap(toolResultsOf)).filter((content) => content.length >= minRepeatedChars);
+    const longResults = deltas
+      .flatMap((delta) => delta.append.flatMap(toolResultsOf))
+      .filter((content) => content.length >= minRepeatedChars);
     expect(longResults.map((content) => /^(Skill|Subskill) \S+/.exec(content)?.[0])).toEqual([
       'Skill exam-mode-tuner',
       'Subskill question-generation',
@@ -97,7 +102,9 @@ async function bytesPerRound(handle: WorkflowHandle): Promise<number[]> {
   const rounds: number[] = [];
   let current = -1;
   for (const event of history.events ?? []) {
-    const scheduled = event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel';
+    const scheduled =
+      event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
+      event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel';
     if (scheduled) rounds.push(0);
     current = rounds.length - 1;
     if (current >= 0) rounds[current] += HistoryEvent.encode(HistoryEvent.create(event)).finish().length;
@@ -118,5 +125,7 @@ async function modelCallDeltas(handle: WorkflowHandle): Promise<TranscriptDelta[
 
 function toolResultsOf(message: ChatMessage): string[] {
   if (typeof message.content === 'string') return [];
-  return message.content.flatMap((block) => (block.type === 'tool_result' && typeof block.content === 'string' ? [block.content] : []));
+  return message.content.flatMap((block) =>
+    block.type === 'tool_result' && typeof block.content === 'string' ? [block.content] : [],
+  );
 }

@@ -15,7 +15,8 @@ const exam = 'exam-mode-tuner';
 const subskill = (name: string) => toolUse('load_subskill', { skill: exam, subskill: name });
 const ask = (checkpoint: string, kind: 'approval' | 'question', extra: Record<string, unknown> = {}) =>
   toolUse('request_human_approval', { checkpoint, summary: `About ${checkpoint}`, kind, ...extra });
-const examParams = () => ask('exam_params', 'approval', { params: { question_count: 1, time_limit_min: 35, concepts: ['arrays'] } });
+const examParams = () =>
+  ask('exam_params', 'approval', { params: { question_count: 1, time_limit_min: 35, concepts: ['arrays'] } });
 
 const lastText = (body: MessagesRequestBody) => JSON.stringify(body.messages.at(-1));
 
@@ -26,7 +27,7 @@ describe('handing turns in flight from the code before child skills to the curre
     oldWorker = await stack.startOldWorker(frozenCommit);
   });
 
-  it('an exam waiting on the old code finishes on its rules; new turns invoke skills and hand in the exam\'s report', async () => {
+  it("an exam waiting on the old code finishes on its rules; new turns invoke skills and hand in the exam's report", async () => {
     const { env, fake, api } = stack;
     fake.enqueue({ content: [toolUse('load_skill', { name: exam })] }, { content: [examParams()] });
     const waiting = await api.startTurn('Give me a practice test on arrays.');
@@ -47,12 +48,29 @@ describe('handing turns in flight from the code before child skills to the curre
     const route = await api.pending(waiting, params.id);
     await api.answer(waiting, route.id, { action: 'choose', choice: 'Stop here' });
     expect(await api.finished(waiting)).toMatchObject({ status: 'completed', output: 'Well done.', artifacts: [] });
-    expect(await patchesIn(env.client.workflow.getHandle(waiting))).toEqual(['skill-limits', 'refused-checkpoints-end-turn', 'declared-checkpoint-params', 'route-scoped-to-plan']);
+    expect(await patchesIn(env.client.workflow.getHandle(waiting))).toEqual([
+      'skill-limits',
+      'refused-checkpoints-end-turn',
+      'declared-checkpoint-params',
+      'route-scoped-to-plan',
+    ]);
 
     // A new turn: the new rules (and patch), a skill run as a child workflow, the exam's report required.
     fake.enqueue(
-      { content: [toolUse('invoke_skill', { skill: 'simple-writing', task: 'A one-line note.', params: { topic: 'arrays', type: 'summary' } })] },
-      { content: [text(JSON.stringify({ title: 'Arrays', content: 'Arrays hold items.', word_count: 3, placeholders: [] }))] },
+      {
+        content: [
+          toolUse('invoke_skill', {
+            skill: 'simple-writing',
+            task: 'A one-line note.',
+            params: { topic: 'arrays', type: 'summary' },
+          }),
+        ],
+      },
+      {
+        content: [
+          text(JSON.stringify({ title: 'Arrays', content: 'Arrays hold items.', word_count: 3, placeholders: [] })),
+        ],
+      },
       { content: [toolUse('load_skill', { name: exam })] },
       { content: [examParams()] },
       { content: [subskill('question-generation')] },
@@ -67,10 +85,23 @@ describe('handing turns in flight from the code before child skills to the curre
     await api.answer(fresh, freshParams.id, { action: 'approve' });
     const freshRoute = await api.pending(fresh, freshParams.id);
     await api.answer(fresh, freshRoute.id, { action: 'choose', choice: 'Stop here' });
-    expect(await api.finished(fresh)).toMatchObject({ status: 'failed', reason: 'invalid_output', skills: [{ skill: 'simple-writing', status: 'completed' }] });
-    expect(lastText(fake.requests.at(-1)!.body)).toContain('declares a structured output and it has not been handed in');
+    expect(await api.finished(fresh)).toMatchObject({
+      status: 'failed',
+      reason: 'invalid_output',
+      skills: [{ skill: 'simple-writing', status: 'completed' }],
+    });
+    expect(lastText(fake.requests.at(-1)!.body)).toContain(
+      'declares a structured output and it has not been handed in',
+    );
     // It ended failed (invalid_output), and failed its workflow: its baseline marker implies the patch read then too.
-    expect((await patchesIn(env.client.workflow.getHandle(fresh))).sort()).toEqual([baselinePatch, separatePatches.spendingBounds, separatePatches.turnStartInOneActivity, separatePatches.toolCatalogByReference].sort());
+    expect((await patchesIn(env.client.workflow.getHandle(fresh))).sort()).toEqual(
+      [
+        baselinePatch,
+        separatePatches.spendingBounds,
+        separatePatches.turnStartInOneActivity,
+        separatePatches.toolCatalogByReference,
+      ].sort(),
+    );
     expect(fake.pending).toBe(0);
   }, 120_000);
 });

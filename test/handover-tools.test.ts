@@ -13,7 +13,11 @@ const frozenCommit = 'a45e16b';
 
 async function activityTypes(handle: WorkflowHandle): Promise<string[]> {
   const history = await handle.fetchHistory();
-  return (history.events ?? []).flatMap((event) => (event.activityTaskScheduledEventAttributes ? [event.activityTaskScheduledEventAttributes.activityType?.name ?? ''] : []));
+  return (history.events ?? []).flatMap((event) =>
+    event.activityTaskScheduledEventAttributes
+      ? [event.activityTaskScheduledEventAttributes.activityType?.name ?? '']
+      : [],
+  );
 }
 
 const toolNames = (body: MessagesRequestBody) => (body.tools as Array<{ name: string }>).map((tool) => tool.name);
@@ -24,7 +28,11 @@ describe('handing turns in flight to the code with the tool registry', () => {
   it('an old turn finishes with the engine tools only; a new one reads the tool catalog and uses a registered tool', async () => {
     const { env, fake, api } = stack;
     const oldWorker = await stack.startOldWorker(frozenCommit);
-    fake.enqueue({ content: [toolUse('request_human_approval', { checkpoint: 'which_numbers', summary: 'Which numbers?', kind: 'question' })] });
+    fake.enqueue({
+      content: [
+        toolUse('request_human_approval', { checkpoint: 'which_numbers', summary: 'Which numbers?', kind: 'question' }),
+      ],
+    });
     const session = await api.createSession();
     const waiting = (await api.sendMessage(session, { message: 'Add two numbers for me.' })).body.id as string;
     const params = await api.pending(waiting);
@@ -36,7 +44,12 @@ describe('handing turns in flight to the code with the tool registry', () => {
     await api.answer(waiting, params.id, { action: 'answer', answer: '1 and 1' });
     expect(await api.finished(waiting)).toMatchObject({ status: 'completed' });
     const oldHandle = env.client.workflow.getHandle(waiting);
-    expect(await patchesIn(oldHandle)).toEqual(['skill-limits', 'refused-checkpoints-end-turn', 'declared-checkpoint-params', 'route-scoped-to-plan']);
+    expect(await patchesIn(oldHandle)).toEqual([
+      'skill-limits',
+      'refused-checkpoints-end-turn',
+      'declared-checkpoint-params',
+      'route-scoped-to-plan',
+    ]);
     expect(await activityTypes(oldHandle)).not.toContain('toolCatalog');
     expect(toolNames(fake.requests.at(-1)!.body)).not.toContain('calculator');
     expect(JSON.stringify(fake.requests.at(-1)!.body.messages)).toContain('There is no tool named \\"calculator\\"');
@@ -47,8 +60,21 @@ describe('handing turns in flight to the code with the tool registry', () => {
     const fresh = (await api.sendMessage(session, { message: 'What is 6 times 7?' })).body.id as string;
     expect(await api.finished(fresh)).toMatchObject({ status: 'completed', output: '42.' });
     const freshHandle = env.client.workflow.getHandle(fresh);
-    expect((await patchesIn(freshHandle)).sort()).toEqual([baselinePatch, separatePatches.spendingBounds, separatePatches.turnStartInOneActivity, separatePatches.toolCatalogByReference].sort());
-    expect(await activityTypes(freshHandle)).toEqual(['readTurnStart', 'readToolDetails', 'callModel', 'runTool', 'callModel']);
+    expect((await patchesIn(freshHandle)).sort()).toEqual(
+      [
+        baselinePatch,
+        separatePatches.spendingBounds,
+        separatePatches.turnStartInOneActivity,
+        separatePatches.toolCatalogByReference,
+      ].sort(),
+    );
+    expect(await activityTypes(freshHandle)).toEqual([
+      'readTurnStart',
+      'readToolDetails',
+      'callModel',
+      'runTool',
+      'callModel',
+    ]);
     expect(toolNames(fake.requests.at(-2)!.body)).toContain('calculator');
     expect(JSON.stringify(fake.requests.at(-1)!.body.messages)).toContain('6 * 7 = 42');
     expect(fake.pending).toBe(0);

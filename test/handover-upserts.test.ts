@@ -35,7 +35,12 @@ describe('handing turns in flight to the code with batched search attributes and
       expect((await api.answer(exam, pending.id, examDecision(pending))).code).toBe(200);
       pending = await api.pending(exam, pending.id);
       expect(pending.name).toBe(next);
-      if (next === 'question_1') expect(await shownAttributes(examHandle)).toEqual({ status: 'waiting', checkpoint: 'question_1', step: 'question-generation' });
+      if (next === 'question_1')
+        expect(await shownAttributes(examHandle)).toEqual({
+          status: 'waiting',
+          checkpoint: 'question_1',
+          step: 'question-generation',
+        });
     }
     expect((await api.answer(exam, pending.id, examDecision(pending))).code).toBe(200);
     expect(await api.finished(exam)).toMatchObject({ status: 'completed', output: 'Great work: the exam is done.' });
@@ -45,19 +50,45 @@ describe('handing turns in flight to the code with batched search attributes and
     expect(oldPatches).toHaveLength(8);
     expect(oldPatches.every((id) => impliedByBaseline.includes(id))).toBe(true);
     expect(Math.max(...(await upsertsPerTaskAfterDeploy(examHandle)))).toBe(3);
-    expect(await shownAttributes(examHandle)).toEqual({ status: 'completed', checkpoint: undefined, step: 'checkpoint:post_exam_routing' });
+    expect(await shownAttributes(examHandle)).toEqual({
+      status: 'completed',
+      checkpoint: undefined,
+      step: 'checkpoint:post_exam_routing',
+    });
 
     // A turn started now: the baseline marker and the turn start's two, one upsert per workflow task, the same attributes at its wait and its end.
     fake.respond(undefined);
-    fake.enqueue({ content: [toolUse('request_human_approval', { checkpoint: 'which_topic', summary: 'Which topic next?', kind: 'question' })] }, { content: [text('Trees, then.')] });
+    fake.enqueue(
+      {
+        content: [
+          toolUse('request_human_approval', {
+            checkpoint: 'which_topic',
+            summary: 'Which topic next?',
+            kind: 'question',
+          }),
+        ],
+      },
+      { content: [text('Trees, then.')] },
+    );
     const fresh = (await api.sendMessage(session, { message: 'What next?' })).body.id as string;
     const freshHandle = env.client.workflow.getHandle(fresh);
     const question = await api.pending(fresh);
-    expect(await shownAttributes(freshHandle)).toEqual({ status: 'waiting', checkpoint: 'which_topic', step: undefined });
+    expect(await shownAttributes(freshHandle)).toEqual({
+      status: 'waiting',
+      checkpoint: 'which_topic',
+      step: undefined,
+    });
     await api.answer(fresh, question.id, { action: 'answer', answer: 'Trees.' });
     expect(await api.finished(fresh)).toMatchObject({ status: 'completed', output: 'Trees, then.' });
     expect(await shownAttributes(freshHandle)).toEqual({ status: 'completed', checkpoint: undefined, step: undefined });
-    expect((await patchesIn(freshHandle)).sort()).toEqual([baselinePatch, separatePatches.spendingBounds, separatePatches.turnStartInOneActivity, separatePatches.toolCatalogByReference].sort());
+    expect((await patchesIn(freshHandle)).sort()).toEqual(
+      [
+        baselinePatch,
+        separatePatches.spendingBounds,
+        separatePatches.turnStartInOneActivity,
+        separatePatches.toolCatalogByReference,
+      ].sort(),
+    );
     expect(Math.max(...(await upsertsPerTaskAfterDeploy(freshHandle)))).toBe(1);
     expect(fake.pending).toBe(0);
   }, 120_000);
@@ -79,7 +110,9 @@ async function upsertsPerTaskAfterDeploy(handle: WorkflowHandle): Promise<number
     if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED) answered = true;
     if (!answered) continue;
     if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) counts.push(0);
-    const keys = Object.keys(event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {});
+    const keys = Object.keys(
+      event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {},
+    );
     if (counts.length > 0 && keys.some((key) => key.startsWith('Skillflow'))) counts[counts.length - 1]++;
   }
   return counts;

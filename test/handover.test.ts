@@ -18,7 +18,8 @@ const loadSkill = (name = exam) => toolUse('load_skill', { name });
 const subskill = (name: string) => toolUse('load_subskill', { skill: exam, subskill: name });
 const ask = (checkpoint: string, kind: 'approval' | 'question', extra: Record<string, unknown> = {}) =>
   toolUse('request_human_approval', { checkpoint, summary: `About ${checkpoint}`, kind, ...extra });
-const examParams = () => ask('exam_params', 'approval', { params: { question_count: 2, time_limit_min: 35, concepts: ['arrays'] } });
+const examParams = () =>
+  ask('exam_params', 'approval', { params: { question_count: 2, time_limit_min: 35, concepts: ['arrays'] } });
 const haiku = 'Autumn leaves falling / the pond keeps every secret / a frog breaks the calm';
 
 /** The patch ids a workflow's history records (markers `core_patch`, details `patch-data` = {id, deprecated}). */
@@ -48,14 +49,25 @@ describe('handing turns in flight from the old workflow code to the new', () => 
     const waiting = (await api.sendMessage(waitingSession, { message: 'Give me a practice test on arrays.' })).body.id;
     const params = await api.pending(waiting);
 
-    fake.enqueue({ content: [loadSkill()] }, { content: [examParams()] }, { content: [subskill('question-generation')] }, { content: [ask('question_1', 'question')] });
+    fake.enqueue(
+      { content: [loadSkill()] },
+      { content: [examParams()] },
+      { content: [subskill('question-generation')] },
+      { content: [ask('question_1', 'question')] },
+    );
     const carrySession = await api.createSession();
     const interrupted = (await api.sendMessage(carrySession, { message: 'An exam on trees.' })).body.id;
     const carryParams = await api.pending(interrupted);
     await api.answer(interrupted, carryParams.id, { action: 'approve' });
     await api.pending(interrupted, carryParams.id);
-    expect((await app.inject({ method: 'POST', url: `/v1/turns/${interrupted}/cancel`, headers: authHeaders() })).statusCode).toBe(202);
-    expect(await api.finished(interrupted)).toMatchObject({ status: 'cancelled', skill: exam, step: 'question-generation' });
+    expect(
+      (await app.inject({ method: 'POST', url: `/v1/turns/${interrupted}/cancel`, headers: authHeaders() })).statusCode,
+    ).toBe(202);
+    expect(await api.finished(interrupted)).toMatchObject({
+      status: 'cancelled',
+      skill: exam,
+      step: 'question-generation',
+    });
     expect(await patchesIn(env.client.workflow.getHandle(waiting))).toEqual([]);
 
     // The deploy: the old worker stops, a worker with the current code takes the queue.
@@ -63,17 +75,35 @@ describe('handing turns in flight from the old workflow code to the new', () => 
 
     // The session the old code left with a plan: the old turn handed it over in the old shape; the session (now on the
     // new code) migrates it when it reads it, and the new turn continues the exam.
-    const oldCarry = ((await env.client.workflow.getHandle(interrupted).result()) as { plan: Record<string, unknown> }).plan;
+    const oldCarry = ((await env.client.workflow.getHandle(interrupted).result()) as { plan: Record<string, unknown> })
+      .plan;
     expect(Object.keys(oldCarry).sort()).toEqual(['orchestrator', 'snapshots']);
-    fake.enqueue({ content: [loadSkill()] }, { content: [subskill('adaptive-difficulty')] }, { content: [ask('question_2', 'question')] });
+    fake.enqueue(
+      { content: [loadSkill()] },
+      { content: [subskill('adaptive-difficulty')] },
+      { content: [ask('question_2', 'question')] },
+    );
     const resumed = (await api.sendMessage(carrySession, { message: 'Continue my exam.' })).body.id;
     await api.pending(resumed);
     const resume = (await inputOf(env.client.workflow.getHandle(resumed))).resume as Record<string, unknown>;
-    expect(resume).toMatchObject({ version: 3, plan: { skill: exam, current: 'question-generation' }, orchestrator: oldCarry.orchestrator });
+    expect(resume).toMatchObject({
+      version: 3,
+      plan: { skill: exam, current: 'question-generation' },
+      orchestrator: oldCarry.orchestrator,
+    });
     // Migrated: the whole snapshot the old code carried serves this turn, and is named for the carry handed on.
-    expect(resume).toMatchObject({ skills: [{ name: exam, hash: expect.stringMatching(/^[0-9a-f]{64}$/) }], snapshots: [{ name: exam }] });
-    expect(JSON.stringify(fake.requests.at(-3)!.body.messages)).toContain('You are in the middle of skill exam-mode-tuner; the last step done was question-generation.');
-    expect((await api.turn(resumed)).body).toMatchObject({ skill: exam, step: 'adaptive-difficulty', status: 'waiting' });
+    expect(resume).toMatchObject({
+      skills: [{ name: exam, hash: expect.stringMatching(/^[0-9a-f]{64}$/) }],
+      snapshots: [{ name: exam }],
+    });
+    expect(JSON.stringify(fake.requests.at(-3)!.body.messages)).toContain(
+      'You are in the middle of skill exam-mode-tuner; the last step done was question-generation.',
+    );
+    expect((await api.turn(resumed)).body).toMatchObject({
+      skill: exam,
+      step: 'adaptive-difficulty',
+      status: 'waiting',
+    });
     // Which turns still run the old code: the running ones without the patch or the baseline that implies it
     // (docs/operators.md, "Retiring a patch"); turns of this code record the baseline only.
     const running = `WorkflowType = "turnWorkflow" AND ExecutionStatus = "Running" AND TaskQueue = "${taskQueue}"`;
@@ -82,9 +112,21 @@ describe('handing turns in flight from the old workflow code to the new', () => 
       for await (const execution of env.client.workflow.list({ query })) found.push(execution.workflowId);
       return found.sort();
     };
-    await eventually(() => ids(`${running} AND TemporalChangeVersion IS NULL`), (found) => found.join() === waiting, 20_000);
-    await eventually(() => ids(`${running} AND TemporalChangeVersion = "${baselinePatch}"`), (found) => found.join() === resumed, 20_000);
-    expect(await ids(`${running} AND (TemporalChangeVersion IS NULL OR (NOT TemporalChangeVersion = "skill-limits" AND NOT TemporalChangeVersion = "${baselinePatch}"))`)).toEqual([waiting]);
+    await eventually(
+      () => ids(`${running} AND TemporalChangeVersion IS NULL`),
+      (found) => found.join() === waiting,
+      20_000,
+    );
+    await eventually(
+      () => ids(`${running} AND TemporalChangeVersion = "${baselinePatch}"`),
+      (found) => found.join() === resumed,
+      20_000,
+    );
+    expect(
+      await ids(
+        `${running} AND (TemporalChangeVersion IS NULL OR (NOT TemporalChangeVersion = "skill-limits" AND NOT TemporalChangeVersion = "${baselinePatch}"))`,
+      ),
+    ).toEqual([waiting]);
 
     // The old turn: answered through the API, it replays on the new code and finishes its exam.
     fake.enqueue(
@@ -99,9 +141,19 @@ describe('handing turns in flight from the old workflow code to the new', () => 
     const question = await api.pending(waiting, params.id);
     await api.answer(waiting, question.id, { action: 'answer', answer: 'A contiguous block.' });
     const route = await api.pending(waiting, question.id);
-    expect(route.options).toEqual(['→ memory-comprehension-coach (consolidate weak areas)', '→ study-guide-creator (full restudy)', '→ exam-mode-tuner again (harder test)', 'Stop here']);
+    expect(route.options).toEqual([
+      '→ memory-comprehension-coach (consolidate weak areas)',
+      '→ study-guide-creator (full restudy)',
+      '→ exam-mode-tuner again (harder test)',
+      'Stop here',
+    ]);
     await api.answer(waiting, route.id, { action: 'choose', choice: 'Stop here' });
-    expect(await api.finished(waiting)).toMatchObject({ status: 'completed', output: 'Well done. Come back any time.', skill: exam, step: 'checkpoint:post_exam_routing' });
+    expect(await api.finished(waiting)).toMatchObject({
+      status: 'completed',
+      output: 'Well done. Come back any time.',
+      skill: exam,
+      step: 'checkpoint:post_exam_routing',
+    });
     expect(await patchesIn(env.client.workflow.getHandle(waiting))).toEqual([]);
 
     // A turn started now runs the new code: its history records the patches, and after "Stop here" it may load
@@ -113,9 +165,18 @@ describe('handing turns in flight from the old workflow code to the new', () => 
     expect(lastText(fake.requests.at(-1)!.body)).not.toContain('is_error');
     // The old turn handed on its finished plan naming the exam skill (the old rules carry it), which this turn read back
     // (carried-skill-references, implied by its baseline marker), with its catalogs in one activity.
-    expect((await patchesIn(env.client.workflow.getHandle(afterStop))).sort()).toEqual([baselinePatch, separatePatches.spendingBounds, separatePatches.turnStartInOneActivity, separatePatches.toolCatalogByReference].sort());
+    expect((await patchesIn(env.client.workflow.getHandle(afterStop))).sort()).toEqual(
+      [
+        baselinePatch,
+        separatePatches.spendingBounds,
+        separatePatches.turnStartInOneActivity,
+        separatePatches.toolCatalogByReference,
+      ].sort(),
+    );
     const { events } = await env.client.workflow.getHandle(afterStop).fetchHistory();
-    const scheduled = events?.map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    const scheduled = events
+      ?.map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name)
+      .filter(Boolean);
     expect(scheduled?.filter((name) => name === 'readTurnStart')).toHaveLength(1);
     expect(scheduled).not.toContain('resolveSkillSnapshots');
 

@@ -4,7 +4,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
+import {
+  startFakeAnthropic,
+  text,
+  toolUse,
+  type FakeAnthropic,
+  type MessagesRequestBody,
+} from './support/fake-anthropic';
 import { TemporalTestEnv } from './support/temporal';
 import { resultOf, startTurn as startTurnOn } from './support/turns';
 
@@ -30,7 +36,9 @@ const within = <T>(promise: Promise<T>, ms: number, what: string) =>
   });
 
 const resultsOf = (body: MessagesRequestBody) =>
-  (body.messages.at(-1) as { content: Array<{ type: string; content?: string; is_error?: boolean }> }).content.filter((block) => block.type === 'tool_result');
+  (body.messages.at(-1) as { content: Array<{ type: string; content?: string; is_error?: boolean }> }).content.filter(
+    (block) => block.type === 'tool_result',
+  );
 
 /** The worker process's output lines, and a wait for the first line (from `from` on) that passes `test`. */
 class Lines {
@@ -76,7 +84,12 @@ describe('http_fetch with stalled bodies on a worker with two activity slots', (
   beforeAll(async () => {
     server = http.createServer((request, response) => {
       const encoding = /^\/stall\/(\w+)$/.exec(request.url ?? '')?.[1] ?? 'identity';
-      response.writeHead(200, { 'content-type': 'text/plain', ...(encoding === 'identity' ? {} : { 'content-encoding': encoding }) }).write(stalledStarts[encoding]);
+      response
+        .writeHead(200, {
+          'content-type': 'text/plain',
+          ...(encoding === 'identity' ? {} : { 'content-encoding': encoding }),
+        })
+        .write(stalledStarts[encoding]);
       arrived();
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -99,19 +112,27 @@ describe('http_fetch with stalled bodies on a worker with two activity slots', (
 
   it('each call ends at its limit and its slot comes back: a later turn runs, and the worker stops with a call in flight', async () => {
     const queue = env.newTaskQueue('http-fetch-slots');
-    child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'support', 'few-slots-worker-process.ts')], {
-      env: {
-        ...process.env,
-        SKILLFLOW_TEST_TASK_QUEUE: queue,
-        SKILLFLOW_TEST_FAKE_URL: fake.url,
-        SKILLFLOW_TEST_FETCH_HOSTS: `127.0.0.1:${port}`,
-        SKILLFLOW_TEST_FETCH_TIMEOUT_MS: String(timeoutMs),
+    child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(__dirname, 'support', 'few-slots-worker-process.ts')],
+      {
+        env: {
+          ...process.env,
+          SKILLFLOW_TEST_TASK_QUEUE: queue,
+          SKILLFLOW_TEST_FAKE_URL: fake.url,
+          SKILLFLOW_TEST_FETCH_HOSTS: `127.0.0.1:${port}`,
+          SKILLFLOW_TEST_FETCH_TIMEOUT_MS: String(timeoutMs),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    );
     const lines = new Lines(child);
     const exited = new Promise<number | null>((resolve) => child!.once('exit', resolve));
-    await within(lines.next((line) => line === 'ready'), 60_000, `the worker was not ready (${lines.all.join(' | ')})`);
+    await within(
+      lines.next((line) => line === 'ready'),
+      60_000,
+      `the worker was not ready (${lines.all.join(' | ')})`,
+    );
 
     const encodings = Object.keys(stalledStarts);
     fake.enqueue(
@@ -120,13 +141,32 @@ describe('http_fetch with stalled bodies on a worker with two activity slots', (
       { content: [text('Still here.')] },
       { content: [toolUse('http_fetch', { url: stalledUrl('gzip') })] },
     );
-    const first = await within(resultOf(await startTurn(queue, 'fetch them')), 20_000, 'the turn with the stalled calls had not ended');
+    const first = await within(
+      resultOf(await startTurn(queue, 'fetch them')),
+      20_000,
+      'the turn with the stalled calls had not ended',
+    );
     expect(first).toMatchObject({ status: 'completed', output: 'Every page stalled.' });
-    expect(resultsOf(fake.requests[1].body)).toEqual(encodings.map((encoding) => expect.objectContaining({ is_error: true, content: `http_fetch gave up on ${stalledUrl(encoding)} after ${timeoutMs} ms.` })));
+    expect(resultsOf(fake.requests[1].body)).toEqual(
+      encodings.map((encoding) =>
+        expect.objectContaining({
+          is_error: true,
+          content: `http_fetch gave up on ${stalledUrl(encoding)} after ${timeoutMs} ms.`,
+        }),
+      ),
+    );
     // Nothing of the calls is left running on the worker, and its two slots serve the next turn.
     const lastInFlight = () => lines.all.filter((line) => line.startsWith('in-flight ')).at(-1);
-    await within(lines.next((line) => line === 'in-flight 0' && line === lastInFlight()), 5_000, `activities were still running (${lastInFlight()})`);
-    const second = await within(resultOf(await startTurn(queue, 'hello')), 20_000, 'the turn after the stalled calls had not ended');
+    await within(
+      lines.next((line) => line === 'in-flight 0' && line === lastInFlight()),
+      5_000,
+      `activities were still running (${lastInFlight()})`,
+    );
+    const second = await within(
+      resultOf(await startTurn(queue, 'hello')),
+      20_000,
+      'the turn after the stalled calls had not ended',
+    );
     expect(second).toMatchObject({ status: 'completed', output: 'Still here.' });
 
     // Asked to stop while a call waits on a stalled body, the worker stops (the call ends), without being killed.

@@ -27,7 +27,8 @@ function opsLines() {
   const heard = async (pattern: RegExp, timeoutMs = 10_000) => {
     const until = Date.now() + timeoutMs;
     while (matching(pattern).length === 0) {
-      if (Date.now() > until) throw new Error(`no line matching ${pattern} within ${timeoutMs} ms; lines: ${JSON.stringify(lines)}`);
+      if (Date.now() > until)
+        throw new Error(`no line matching ${pattern} within ${timeoutMs} ms; lines: ${JSON.stringify(lines)}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     return matching(pattern)[0];
@@ -42,7 +43,13 @@ async function within<T>(ms: number, work: Promise<T>) {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<'still waiting'>((resolve) => (timer = setTimeout(() => resolve('still waiting'), ms)));
   try {
-    return await Promise.race([work.then((value) => ({ value }), (error: unknown) => ({ error })), expired]);
+    return await Promise.race([
+      work.then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      ),
+      expired,
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -50,7 +57,20 @@ async function within<T>(ms: number, work: Promise<T>) {
 
 const snapshot: TurnSnapshot = {
   offset: 3,
-  state: { turnId: 'turn-h-1', sessionId: 'h', userId: 'u', status: 'waiting', usage: zeroUsage(), modelCalls: 1, pendingCheckpoint: null, skill: null, step: null, remaining: [], createdAt: '', updatedAt: '' },
+  state: {
+    turnId: 'turn-h-1',
+    sessionId: 'h',
+    userId: 'u',
+    status: 'waiting',
+    usage: zeroUsage(),
+    modelCalls: 1,
+    pendingCheckpoint: null,
+    skill: null,
+    step: null,
+    remaining: [],
+    createdAt: '',
+    updatedAt: '',
+  },
 };
 
 describe('a Redis that hangs', () => {
@@ -83,7 +103,10 @@ describe('a Redis that hangs', () => {
       channel.publish('turn-h-1', { type: 'message.delta', text: 'dropped', call: '1', attempt: 1 });
       expect(await second).toEqual({ value: undefined });
       expect(ops.matching(/did not answer/)).toEqual([
-        { line: `live events: Redis at 127.0.0.1:${redis.port} did not answer within ${deadlineMs} ms (hung?): deltas are dropped and turn reads ask the workflow until it answers`, level: 'warn' },
+        {
+          line: `live events: Redis at 127.0.0.1:${redis.port} did not answer within ${deadlineMs} ms (hung?): deltas are dropped and turn reads ask the workflow until it answers`,
+          level: 'warn',
+        },
       ]);
 
       redis.thaw();
@@ -104,8 +127,12 @@ describe('a Redis that hangs', () => {
       redis.freeze();
       const first = await within(10 * deadlineMs, store.get('scope', 'key'));
       expect(first).toEqual({ error: expect.any(SharedStoreError) });
-      expect(String((first as { error: Error }).error.message)).toBe(`Redis store unavailable: store: Redis at 127.0.0.1:${redis.port} is not answering (no reply within ${deadlineMs} ms)`);
-      expect(await within(deadlineMs, store.put('scope', 'other', 'value'))).toEqual({ error: expect.any(SharedStoreError) });
+      expect(String((first as { error: Error }).error.message)).toBe(
+        `Redis store unavailable: store: Redis at 127.0.0.1:${redis.port} is not answering (no reply within ${deadlineMs} ms)`,
+      );
+      expect(await within(deadlineMs, store.put('scope', 'other', 'value'))).toEqual({
+        error: expect.any(SharedStoreError),
+      });
       expect(ops.matching(/did not answer/)).toHaveLength(1);
 
       redis.thaw();
@@ -116,7 +143,7 @@ describe('a Redis that hangs', () => {
     }
   });
 
-  it('Redis store: a write that fails because Redis went away names the cause, not ioredis\'s retry count; the return is logged at info', async () => {
+  it("Redis store: a write that fails because Redis went away names the cause, not ioredis's retry count; the return is logged at info", async () => {
     const ops = opsLines();
     const store = new RedisStore(redis.url, 'gone:', hour, 2_000, ops.log);
     try {
@@ -162,7 +189,7 @@ describe('a busy process is not a hung Redis', () => {
   });
 });
 
-describe('a PostgreSQL store that hangs or goes away (behind a proxy of the test\'s own)', () => {
+describe("a PostgreSQL store that hangs or goes away (behind a proxy of the test's own)", () => {
   let database: { url: string; drop(): Promise<void> };
   let proxy: TcpProxy;
   let url: string;
@@ -189,7 +216,10 @@ describe('a PostgreSQL store that hangs or goes away (behind a proxy of the test
       expect(await within(10 * deadlineMs, store.get('scope', 'key'))).toEqual({ error: expect.any(SharedStoreError) });
       expect(await within(deadlineMs, store.get('scope', 'key'))).toEqual({ error: expect.any(SharedStoreError) });
       expect(ops.matching(/did not answer/)).toEqual([
-        { line: `store: PostgreSQL at ${proxy.host}:${proxy.port}${new URL(url).pathname} (namespace hang) did not answer within ${deadlineMs} ms (hung?): turns send whole conversations (model calls cost more, nothing is lost) until it answers`, level: 'warn' },
+        {
+          line: `store: PostgreSQL at ${proxy.host}:${proxy.port}${new URL(url).pathname} (namespace hang) did not answer within ${deadlineMs} ms (hung?): turns send whole conversations (model calls cost more, nothing is lost) until it answers`,
+          level: 'warn',
+        },
       ]);
       proxy.thaw();
       expect((await ops.heard(/answers again/)).level).toBe('info');
@@ -213,7 +243,9 @@ describe('a PostgreSQL store that hangs or goes away (behind a proxy of the test
       expect(ops.matching(/unavailable/)[0].level).toBe('warn');
       proxy.restore();
       expect(await store.get('scope', 'key')).toBe('value');
-      expect(ops.matching(/answering again/)).toEqual([{ line: expect.stringMatching(/^store: PostgreSQL at .* answering again$/), level: 'info' }]);
+      expect(ops.matching(/answering again/)).toEqual([
+        { line: expect.stringMatching(/^store: PostgreSQL at .* answering again$/), level: 'info' },
+      ]);
     } finally {
       proxy.restore();
       await store.close();

@@ -73,10 +73,13 @@ describe('several workers on one task queue', () => {
     ['PostgreSQL', () => new PostgresStore(database.url, 'default', hour)],
   ];
 
-  it.each(shared)('three workers sharing %s: calls spread over them, no transcript miss, the same history per round', async (_name, store) => {
-    const figures = await runExam(await workersOn(3, store()));
-    expect(figures).toMatchObject({ modelCalls: examModelCalls(questions), wholeConversations: 1, misses: 0 });
-    expect(Object.keys(figures.workers).length).toBeGreaterThanOrEqual(2);
-    expect(figures.bytesPerRound).toBeLessThanOrEqual(oneWorker.bytesPerRound * 1.1);
-  });
+  it.each(shared)(
+    'three workers sharing %s: calls spread over them, no transcript miss, the same history per round',
+    async (_name, store) => {
+      const figures = await runExam(await workersOn(3, store()));
+      expect(figures).toMatchObject({ modelCalls: examModelCalls(questions), wholeConversations: 1, misses: 0 });
+      expect(Object.keys(figures.workers).length).toBeGreaterThanOrEqual(2);
+      expect(figures.bytesPerRound).toBeLessThanOrEqual(oneWorker.bytesPerRound * 1.1);
+    },
+  );
 });

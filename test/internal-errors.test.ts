@@ -11,7 +11,12 @@ import { ApiDriver } from './support/scenario';
 import { TemporalTestEnv } from './support/temporal';
 
 const secretPath = '/srv/skillflow-private/credentials/tokens.json';
-const eacces = () => Object.assign(new Error(`EACCES: permission denied, open '${secretPath}'`), { code: 'EACCES', errno: -13, path: secretPath });
+const eacces = () =>
+  Object.assign(new Error(`EACCES: permission denied, open '${secretPath}'`), {
+    code: 'EACCES',
+    errno: -13,
+    path: secretPath,
+  });
 
 /** A registered tool whose code fails with an error that names a path of the worker's machine. */
 const leaky = defineTool({
@@ -45,7 +50,9 @@ describe('internal errors', () => {
   let app: FastifyInstance;
   let brokenApp: FastifyInstance;
   beforeAll(async () => {
-    env = await TemporalTestEnv.connect({ installRuntime: () => Runtime.install({ logger: new DefaultLogger('ERROR', (entry) => logged.push(entry)) }) });
+    env = await TemporalTestEnv.connect({
+      installRuntime: () => Runtime.install({ logger: new DefaultLogger('ERROR', (entry) => logged.push(entry)) }),
+    });
     fake = await startFakeAnthropic();
     const queue = env.newTaskQueue('internal-errors');
     await env.startWorker(queue, testDeps(fake.url, { tools: [leaky], rootGrants: ['leaky_read'] }));
@@ -61,7 +68,14 @@ describe('internal errors', () => {
     await fake?.close();
   });
 
-  const errorLogsWithThePath = () => logged.filter((entry) => entry.level === 'ERROR' && JSON.stringify({ message: entry.message, meta: entry.meta }, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value)).includes(secretPath));
+  const errorLogsWithThePath = () =>
+    logged.filter(
+      (entry) =>
+        entry.level === 'ERROR' &&
+        JSON.stringify({ message: entry.message, meta: entry.meta }, (_key, value: unknown) =>
+          typeof value === 'bigint' ? String(value) : value,
+        ).includes(secretPath),
+    );
 
   it('a registered tool failing with an EACCES: the model gets the generic internal error, the log gets the path', async () => {
     fake.enqueue({ content: [toolUse('leaky_read', {})] }, { content: [text('I could not read it.')] });
@@ -74,9 +88,15 @@ describe('internal errors', () => {
     expect(seen).not.toContain(secretPath);
     expect(seen).not.toContain('EACCES');
     expect(JSON.stringify((await api.turn(turnId)).body)).not.toContain(secretPath);
-    const events = await app.inject({ method: 'GET', url: `/v1/turns/${turnId}/log`, headers: { authorization: 'Bearer alice-key-0123456789abcdef' } });
+    const events = await app.inject({
+      method: 'GET',
+      url: `/v1/turns/${turnId}/log`,
+      headers: { authorization: 'Bearer alice-key-0123456789abcdef' },
+    });
     expect(events.body).not.toContain(secretPath);
-    expect(errorLogsWithThePath().some((entry) => entry.message.includes('Tool leaky_read failed with an internal error'))).toBe(true);
+    expect(
+      errorLogsWithThePath().some((entry) => entry.message.includes('Tool leaky_read failed with an internal error')),
+    ).toBe(true);
   });
 
   it('a turn failing with an EACCES: turn.error is internal_error without the path; the log has it', async () => {
@@ -85,7 +105,11 @@ describe('internal errors', () => {
     const view = await api.finished(turnId, 30_000);
     expect(view).toMatchObject({ status: 'failed', reason: 'internal_error', error: internalError });
     expect(JSON.stringify(view)).not.toContain(secretPath);
-    expect(fake.requests.filter((request) => JSON.stringify(request.body).includes('a worker that cannot start turns'))).toEqual([]);
-    expect(errorLogsWithThePath().some((entry) => entry.message.includes('The run failed with an internal error'))).toBe(true);
+    expect(
+      fake.requests.filter((request) => JSON.stringify(request.body).includes('a worker that cannot start turns')),
+    ).toEqual([]);
+    expect(
+      errorLogsWithThePath().some((entry) => entry.message.includes('The run failed with an internal error')),
+    ).toBe(true);
   });
 });

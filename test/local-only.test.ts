@@ -17,7 +17,11 @@ import { WsClient } from './support/stream-clients';
  */
 const noTurns = {
   options: { namespace: 'default' },
-  workflow: { getHandle: (id: string) => ({ describe: () => Promise.reject(new WorkflowNotFoundError('not found', id, undefined)) }) },
+  workflow: {
+    getHandle: (id: string) => ({
+      describe: () => Promise.reject(new WorkflowNotFoundError('not found', id, undefined)),
+    }),
+  },
 } as unknown as Client;
 const skills = { catalog: async () => ({ skills: [], disabled: [], problems: [] }) };
 const turnId = 'turn-0123456789abcdef0123-1';
@@ -28,13 +32,24 @@ interface Answer {
 }
 
 /** A request with the Host and Origin a browser would send: fetch cannot set Host. */
-function send(port: number, method: string, pathname: string, headers: Record<string, string>, body?: string): Promise<Answer> {
+function send(
+  port: number,
+  method: string,
+  pathname: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const request = http.request({ host: '127.0.0.1', port, method, path: pathname, headers: { 'content-type': 'application/json', ...headers } }, (response) => {
-      let text = '';
-      response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text.startsWith('{') ? JSON.parse(text) : {} }));
-    });
+    const request = http.request(
+      { host: '127.0.0.1', port, method, path: pathname, headers: { 'content-type': 'application/json', ...headers } },
+      (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, body: text.startsWith('{') ? JSON.parse(text) : {} }),
+        );
+      },
+    );
     request.on('error', reject);
     request.end(body);
   });
@@ -62,8 +77,15 @@ describe('the API with SKILLFLOW_AUTH=off', () => {
   const get = (headers: Record<string, string>, pathname = '/v1/skills') => send(port, 'GET', pathname, headers);
 
   it('answers requests addressed to a loopback name with its port, and refuses any other Host, saying why and what to set', async () => {
-    for (const name of ['localhost', '127.0.0.1', '[::1]', 'LOCALHOST']) expect({ name, status: (await get({ host: `${name}:${port}` })).status }).toEqual({ name, status: 200 });
-    for (const host of [`attacker.example:${port}`, 'localhost', `localhost:${port + 1}`, `127.0.0.2:${port}`, `localhost.attacker.example:${port}`]) {
+    for (const name of ['localhost', '127.0.0.1', '[::1]', 'LOCALHOST'])
+      expect({ name, status: (await get({ host: `${name}:${port}` })).status }).toEqual({ name, status: 200 });
+    for (const host of [
+      `attacker.example:${port}`,
+      'localhost',
+      `localhost:${port + 1}`,
+      `127.0.0.2:${port}`,
+      `localhost.attacker.example:${port}`,
+    ]) {
       expect({ host, outcome: outcomeOf(await get({ host })) }).toEqual({ host, outcome: [403, 'host_not_allowed'] });
     }
     const refused = await get({ host: `attacker.example:${port}` });
@@ -80,8 +102,17 @@ describe('the API with SKILLFLOW_AUTH=off', () => {
     }
     // The docs page calls the API from its own origin.
     expect((await get({ host, origin: `http://localhost:${port}` }, '/docs/json')).status).toBe(200);
-    for (const origin of ['http://attacker.example', `http://attacker.example:${port}`, 'http://localhost:8080', 'null', `https://127.0.0.1:${port + 1}`]) {
-      expect({ origin, outcome: outcomeOf(await get({ host, origin })) }).toEqual({ origin, outcome: [403, 'origin_not_allowed'] });
+    for (const origin of [
+      'http://attacker.example',
+      `http://attacker.example:${port}`,
+      'http://localhost:8080',
+      'null',
+      `https://127.0.0.1:${port + 1}`,
+    ]) {
+      expect({ origin, outcome: outcomeOf(await get({ host, origin })) }).toEqual({
+        origin,
+        outcome: [403, 'origin_not_allowed'],
+      });
     }
     const refused = await send(port, 'POST', '/v1/sessions', { host, origin: 'http://attacker.example' }, '{}');
     expect(outcomeOf(refused)).toEqual([403, 'origin_not_allowed']);
@@ -90,15 +121,24 @@ describe('the API with SKILLFLOW_AUTH=off', () => {
 
   it('checks WebSocket upgrades too', async () => {
     const url = `ws://127.0.0.1:${port}/v1/turns/${turnId}/ws`;
-    const upgrade = (headers: Record<string, string>) => WsClient.open(url, headers).then(() => ({ status: 101 }), (err: { status: number; body: string }) => err);
+    const upgrade = (headers: Record<string, string>) =>
+      WsClient.open(url, headers).then(
+        () => ({ status: 101 }),
+        (err: { status: number; body: string }) => err,
+      );
     const refusedHost = await upgrade({ host: `attacker.example:${port}` });
-    expect([refusedHost.status, JSON.parse((refusedHost as { body: string }).body).error.code]).toEqual([403, 'host_not_allowed']);
+    expect([refusedHost.status, JSON.parse((refusedHost as { body: string }).body).error.code]).toEqual([
+      403,
+      'host_not_allowed',
+    ]);
     const refusedOrigin = await upgrade({ origin: 'http://attacker.example' });
-    expect([refusedOrigin.status, JSON.parse((refusedOrigin as { body: string }).body).error.code]).toEqual([403, 'origin_not_allowed']);
+    expect([refusedOrigin.status, JSON.parse((refusedOrigin as { body: string }).body).error.code]).toEqual([
+      403,
+      'origin_not_allowed',
+    ]);
     // From its own page the upgrade gets as far as the turn, which does not exist.
     expect((await upgrade({ origin: `http://127.0.0.1:${port}` })).status).toBe(404);
   });
-
 });
 
 describe('the codec with SKILLFLOW_AUTH=off', () => {

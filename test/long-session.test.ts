@@ -21,9 +21,16 @@ async function runInputs(client: Client, workflowId: string): Promise<Array<{ ru
   let runId = (await client.workflow.getHandle(workflowId).describe()).runId;
   while (runId) {
     // The first event only: a run's whole history holds every message of its turns.
-    const page = await client.workflowService.getWorkflowExecutionHistory({ namespace, execution: { workflowId, runId }, maximumPageSize: 1 });
+    const page = await client.workflowService.getWorkflowExecutionHistory({
+      namespace,
+      execution: { workflowId, runId },
+      maximumPageSize: 1,
+    });
     const started = page.history!.events![0]!.workflowExecutionStartedEventAttributes!;
-    inputs.push({ runId, bytes: started.input!.payloads!.reduce((sum, payload) => sum + (payload.data?.length ?? 0), 0) });
+    inputs.push({
+      runId,
+      bytes: started.input!.payloads!.reduce((sum, payload) => sum + (payload.data?.length ?? 0), 0),
+    });
     runId = started.continuedExecutionRunId ?? '';
   }
   return inputs;
@@ -40,7 +47,7 @@ describe(`a session of ${turns} turns of ${messageChars.toLocaleString('en')}-ch
   harness.closeFirst(async () => app?.close());
 
   it(
-    'keeps every continue-as-new input within 1 MiB, a new turn\'s history within its byte window, and every turn readable',
+    "keeps every continue-as-new input within 1 MiB, a new turn's history within its byte window, and every turn readable",
     async () => {
       const { fake, env } = harness;
       let largestRequest = 0;
@@ -53,11 +60,20 @@ describe(`a session of ${turns} turns of ${messageChars.toLocaleString('en')}-ch
       const ids: string[] = [];
       for (let n = 1; n <= turns; n++) {
         const message = `${n}:`.padEnd(messageChars, 'm');
-        const response = await app.inject({ method: 'POST', url: `/v1/sessions/${sessionId}/turns?wait=true`, headers: authHeaders(), payload: { message } });
+        const response = await app.inject({
+          method: 'POST',
+          url: `/v1/sessions/${sessionId}/turns?wait=true`,
+          headers: authHeaders(),
+          payload: { message },
+        });
         const turn = response.json();
         if (response.statusCode === 202) ids.push((await api.finished(turn.id)).id);
         else {
-          expect({ code: response.statusCode, status: turn.status, output: turn.output }).toEqual({ code: 200, status: 'completed', output: `answer ${n}` });
+          expect({ code: response.statusCode, status: turn.status, output: turn.output }).toEqual({
+            code: 200,
+            status: 'completed',
+            output: `answer ${n}`,
+          });
           ids.push(turn.id);
         }
         fake.requests.length = 0;
@@ -70,15 +86,23 @@ describe(`a session of ${turns} turns of ${messageChars.toLocaleString('en')}-ch
       const inputs = await runInputs(env.client, workflowId);
       expect(inputs.length).toBeGreaterThan(1);
       const largest = Math.max(...inputs.map((input) => input.bytes));
-      console.log(`${turns} turns: ${inputs.length} runs of the session; largest continue-as-new input ${largest} bytes`);
+      console.log(
+        `${turns} turns: ${inputs.length} runs of the session; largest continue-as-new input ${largest} bytes`,
+      );
       expect(largest).toBeLessThanOrEqual(mib);
 
       // Every turn reads, the old ones from their own workflows.
       for (const [index, id] of ids.entries()) {
         const view = await api.turn(id);
-        expect({ code: view.code, status: view.body.status, output: view.body.output }).toEqual({ code: 200, status: 'completed', output: `answer ${index + 1}` });
+        expect({ code: view.code, status: view.body.status, output: view.body.output }).toEqual({
+          code: 200,
+          status: 'completed',
+          output: `answer ${index + 1}`,
+        });
       }
-      const session = (await app.inject({ method: 'GET', url: `/v1/sessions/${sessionId}`, headers: authHeaders() })).json();
+      const session = (
+        await app.inject({ method: 'GET', url: `/v1/sessions/${sessionId}`, headers: authHeaders() })
+      ).json();
       expect(session.turnCount).toBe(turns);
       expect(session.turns.at(-1)).toMatchObject({ id: ids.at(-1), number: turns, output: `answer ${turns}` });
       expect(session.turns.length).toBeLessThan(turns);
@@ -89,7 +113,11 @@ describe(`a session of ${turns} turns of ${messageChars.toLocaleString('en')}-ch
           let cursor: string | null = null;
           do {
             const page: { turns: Array<{ id: string }>; nextCursor: string | null } = (
-              await app.inject({ method: 'GET', url: `/v1/turns?session=${sessionId}&limit=100${cursor ? `&cursor=${cursor}` : ''}`, headers: authHeaders() })
+              await app.inject({
+                method: 'GET',
+                url: `/v1/turns?session=${sessionId}&limit=100${cursor ? `&cursor=${cursor}` : ''}`,
+                headers: authHeaders(),
+              })
             ).json();
             found.push(...page.turns.map((turn) => turn.id));
             cursor = page.nextCursor;

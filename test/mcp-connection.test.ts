@@ -19,7 +19,12 @@ const timeoutMs = 30_000;
 const deadlineMs = timeoutMs / 3;
 /** For what starts a process (a server, or the HTTP case's client), on a machine that may be busy. */
 const startMs = 20_000;
-const context: ToolContext = { callId: 'toolu_test', attempt: 1, signal: new AbortController().signal, heartbeat: () => undefined };
+const context: ToolContext = {
+  callId: 'toolu_test',
+  attempt: 1,
+  signal: new AbortController().signal,
+  heartbeat: () => undefined,
+};
 
 const stdioServer = (mode: string): McpServerConfig => ({
   name: mode,
@@ -37,7 +42,10 @@ const stdioServer = (mode: string): McpServerConfig => ({
 async function settles<T>(promise: Promise<T>, what: string, ms = deadlineMs): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms (the server's timeout is ${timeoutMs} ms)`)), ms);
+    timer = setTimeout(
+      () => reject(new Error(`${what} did not settle within ${ms} ms (the server's timeout is ${timeoutMs} ms)`)),
+      ms,
+    );
   });
   return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
 }
@@ -57,14 +65,20 @@ describe('an MCP server connection', () => {
       ),
       'secret-error',
     );
-    expect(outcome).toEqual({ error: expect.objectContaining({ message: expect.stringContaining('password hunter2') }) });
+    expect(outcome).toEqual({
+      error: expect.objectContaining({ message: expect.stringContaining('password hunter2') }),
+    });
     expect(await pid()).toBe(before);
   });
 
   it('discovery reads at most maxToolPages pages of a tool list that always offers another, and says so', async () => {
     const { tools, skipped } = await settles(faulty.discover(), 'discover', startMs);
-    expect(tools.map((tool) => tool.spec.name)).toEqual(Array.from({ length: maxToolPages }, (_, i) => `faulty__t${i + 1}`));
-    expect(skipped).toEqual([`the tools after page ${maxToolPages} of its list (the server offers more pages; ${maxToolPages} are read)`]);
+    expect(tools.map((tool) => tool.spec.name)).toEqual(
+      Array.from({ length: maxToolPages }, (_, i) => `faulty__t${i + 1}`),
+    );
+    expect(skipped).toEqual([
+      `the tools after page ${maxToolPages} of its list (the server offers more pages; ${maxToolPages} are read)`,
+    ]);
   });
 
   it('a stdio server that exits (also leaving a process that holds its pipes) or is killed during a call fails the call within a fraction of the timeout, saying how it ended; the next call starts it again', async () => {
@@ -79,18 +93,40 @@ describe('an MCP server connection', () => {
       const started = Date.now();
       const result = await settles(faulty.call('exit', input, context), `exit ${JSON.stringify(input)}`);
       const elapsed = Date.now() - started;
-      expect(result).toEqual({ isError: true, content: `MCP server faulty is down: ${ended}. exit did not run, or its answer was lost.` });
+      expect(result).toEqual({
+        isError: true,
+        content: `MCP server faulty is down: ${ended}. exit did not run, or its answer was lost.`,
+      });
       expect(elapsed).toBeLessThan(timeoutMs / 6);
     }
     expect(new Set(pids).size).toBe(3);
   });
 
   it('an HTTP server that is not there is down by its error code, for calls and for discovery (in a process of its own: errors of the real realm)', async () => {
-    const config = { name: 'gone', transport: 'http', url: `http://127.0.0.1:${await freePort()}/mcp`, headers: {}, timeoutMs, category: 'mcp', approval: 'never' };
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'test', 'support', 'mcp-call.ts'), JSON.stringify(config), 'echo', '{"text":"anyone?"}'], {
-      cwd: repoRoot,
-      timeout: startMs,
-    });
+    const config = {
+      name: 'gone',
+      transport: 'http',
+      url: `http://127.0.0.1:${await freePort()}/mcp`,
+      headers: {},
+      timeoutMs,
+      category: 'mcp',
+      approval: 'never',
+    };
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        path.join(repoRoot, 'test', 'support', 'mcp-call.ts'),
+        JSON.stringify(config),
+        'echo',
+        '{"text":"anyone?"}',
+      ],
+      {
+        cwd: repoRoot,
+        timeout: startMs,
+      },
+    );
     expect(JSON.parse(stdout)).toEqual({
       call: { isError: true, content: 'MCP server gone is down: ECONNREFUSED. echo did not run.' },
       discover: { thrown: 'ECONNREFUSED: fetch failed' },

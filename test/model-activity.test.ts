@@ -66,31 +66,57 @@ describe('thinking and effort, in the form each model takes', () => {
   it.each<[string, Partial<ModelRequest>, { thinking?: unknown; output_config?: unknown }]>([
     // A turn of older code, or SKILLFLOW_THINKING_BUDGET_TOKENS alone, on the default model: the budget form is refused.
     ['claude-sonnet-5-5', { thinkingBudgetTokens: 2048, maxTokens: 4096 }, { thinking: { type: 'adaptive' } }],
-    ['claude-opus-4-7', { thinking: true, effort: 'high' }, { thinking: { type: 'adaptive' }, output_config: { effort: 'high' } }],
+    [
+      'claude-opus-4-7',
+      { thinking: true, effort: 'high' },
+      { thinking: { type: 'adaptive' }, output_config: { effort: 'high' } },
+    ],
     ['claude-sonnet-5-5', { thinking: false, effort: 'low' }, { output_config: { effort: 'low' } }],
-    ['claude-sonnet-4-6', { thinking: true, thinkingBudgetTokens: 2048, maxTokens: 4096, effort: 'max' }, { thinking: { type: 'adaptive' }, output_config: { effort: 'max' } }],
+    [
+      'claude-sonnet-4-6',
+      { thinking: true, thinkingBudgetTokens: 2048, maxTokens: 4096, effort: 'max' },
+      { thinking: { type: 'adaptive' }, output_config: { effort: 'max' } },
+    ],
     // 4.5 and older take only the budget form, and no effort here.
-    ['claude-sonnet-4-5-20250929', { thinking: true, thinkingBudgetTokens: 2048, maxTokens: 4096, effort: 'high' }, { thinking: { type: 'enabled', budget_tokens: 2048 } }],
+    [
+      'claude-sonnet-4-5-20250929',
+      { thinking: true, thinkingBudgetTokens: 2048, maxTokens: 4096, effort: 'high' },
+      { thinking: { type: 'enabled', budget_tokens: 2048 } },
+    ],
     ['claude-haiku-4-5', { thinking: true, maxTokens: 4096 }, { thinking: { type: 'enabled', budget_tokens: 2048 } }],
     ['claude-3-7-sonnet-20250219', { thinking: true, maxTokens: 1024 }, {}],
     ['claude-opus-4-1', { thinking: false, thinkingBudgetTokens: 2048, maxTokens: 4096 }, {}],
   ])('%s with %j sends %j, which the API takes', async (model, settings, sent) => {
     fake.enqueue({ content: [text('ok')] });
-    await expect(setup().run({ ...request, model, ...settings })).resolves.toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
+    await expect(setup().run({ ...request, model, ...settings })).resolves.toMatchObject({
+      content: [{ type: 'text', text: 'ok' }],
+    });
     expect(thinkingOf(fake.requests[0].body)).toStrictEqual(sent);
   });
 
   it('the fake refuses, as the API does, the budget form on models from 4.7 on and adaptive thinking on 4.5 and older', async () => {
     const client = new Anthropic({ apiKey: 'sk-test-key', baseURL: fake.url, maxRetries: 0 });
-    const ask = (model: string, thinking: Anthropic.ThinkingConfigParam) => client.messages.create({ model, max_tokens: 4096, messages: [{ role: 'user', content: 'Hi' }], thinking });
-    await expect(ask('claude-sonnet-5-5', { type: 'enabled', budget_tokens: 2048 })).rejects.toMatchObject({ status: 400, error: { error: { message: expect.stringContaining('thinking.type.enabled is not supported') } } });
-    await expect(ask('claude-opus-4-7', { type: 'enabled', budget_tokens: 2048 })).rejects.toMatchObject({ status: 400 });
+    const ask = (model: string, thinking: Anthropic.ThinkingConfigParam) =>
+      client.messages.create({ model, max_tokens: 4096, messages: [{ role: 'user', content: 'Hi' }], thinking });
+    await expect(ask('claude-sonnet-5-5', { type: 'enabled', budget_tokens: 2048 })).rejects.toMatchObject({
+      status: 400,
+      error: { error: { message: expect.stringContaining('thinking.type.enabled is not supported') } },
+    });
+    await expect(ask('claude-opus-4-7', { type: 'enabled', budget_tokens: 2048 })).rejects.toMatchObject({
+      status: 400,
+    });
     await expect(ask('claude-sonnet-4-5', { type: 'adaptive' })).rejects.toMatchObject({ status: 400 });
-    await expect(ask('claude-sonnet-4-5', { type: 'enabled', budget_tokens: 4096 })).rejects.toMatchObject({ status: 400 });
-    const failure = await failureOf(setup().run({ ...request, model: 'claude-sonnet-5-5', effort: 'extreme' as never }));
+    await expect(ask('claude-sonnet-4-5', { type: 'enabled', budget_tokens: 4096 })).rejects.toMatchObject({
+      status: 400,
+    });
+    const failure = await failureOf(
+      setup().run({ ...request, model: 'claude-sonnet-5-5', effort: 'extreme' as never }),
+    );
     expect(failure.type).toBe('ModelInvalidRequest');
     fake.enqueue({ content: [text('ok')] }, { content: [text('ok')] });
-    await expect(ask('claude-sonnet-4-6', { type: 'enabled', budget_tokens: 2048 })).resolves.toMatchObject({ content: [{ text: 'ok' }] });
+    await expect(ask('claude-sonnet-4-6', { type: 'enabled', budget_tokens: 2048 })).resolves.toMatchObject({
+      content: [{ text: 'ok' }],
+    });
     await expect(ask('claude-sonnet-4-6', { type: 'adaptive' })).resolves.toMatchObject({ content: [{ text: 'ok' }] });
   });
 });
@@ -129,7 +155,9 @@ describe('callModel answers', () => {
 
   it('passes model, max tokens, tools and thinking budget from the request', async () => {
     fake.enqueue({ content: [text('ok')] });
-    const tools: ToolDefinition[] = [{ name: 'lookup', description: 'Looks things up.', input_schema: { type: 'object', properties: {} } }];
+    const tools: ToolDefinition[] = [
+      { name: 'lookup', description: 'Looks things up.', input_schema: { type: 'object', properties: {} } },
+    ];
     await setup().run({ ...request, model: 'claude-sonnet-4-5', maxTokens: 4096, tools, thinkingBudgetTokens: 2048 });
 
     const { body } = fake.requests[0];
@@ -146,7 +174,11 @@ describe('callModel answers', () => {
   });
 
   it('reassembles tool_use input from partial JSON chunks', async () => {
-    const input = { query: 'weather in Paris', options: { units: 'metric', days: [1, 2, 3] }, note: 'naïve "quoted" ✓' };
+    const input = {
+      query: 'weather in Paris',
+      options: { units: 'metric', days: [1, 2, 3] },
+      note: 'naïve "quoted" ✓',
+    };
     fake.enqueue({ content: [text('Let me check.'), toolUse('lookup', input, 'toolu_01ABC')] });
     const result = await setup().run();
 
@@ -160,7 +192,9 @@ describe('callModel answers', () => {
   it('gives generated tool ids the Anthropic shape', async () => {
     fake.enqueue({ content: [toolUse('lookup', {})] });
     const result = await setup().run();
-    expect(result.content).toStrictEqual([{ type: 'tool_use', id: expect.stringMatching(/^toolu_01\w{22}$/), name: 'lookup', input: {} }]);
+    expect(result.content).toStrictEqual([
+      { type: 'tool_use', id: expect.stringMatching(/^toolu_01\w{22}$/), name: 'lookup', input: {} },
+    ]);
   });
 
   it('keeps thinking blocks with their signature and redacted thinking as is', async () => {
@@ -188,7 +222,12 @@ describe('callModel answers', () => {
       stopReason: 'max_tokens',
     });
     const result = await setup().run();
-    expect(result.usage).toStrictEqual({ inputTokens: 123, outputTokens: 45, cacheReadInputTokens: 67, cacheCreationInputTokens: 89 });
+    expect(result.usage).toStrictEqual({
+      inputTokens: 123,
+      outputTokens: 45,
+      cacheReadInputTokens: 67,
+      cacheCreationInputTokens: 89,
+    });
     expect(result.stopReason).toBe('max_tokens');
   });
 });
@@ -238,7 +277,14 @@ describe('callModel failures', () => {
   ];
 
   it.each(cases)('maps HTTP %i %s to %s (nonRetryable %s)', async (status, errorType, failureType, nonRetryable) => {
-    fake.enqueue({ error: { status, type: errorType, message: `the ${status} message`, headers: { 'request-id': `req_test${status}` } } });
+    fake.enqueue({
+      error: {
+        status,
+        type: errorType,
+        message: `the ${status} message`,
+        headers: { 'request-id': `req_test${status}` },
+      },
+    });
     const failure = await failureOf(setup().run());
 
     expect(failure.type).toBe(failureType);
@@ -260,7 +306,9 @@ describe('callModel failures', () => {
     ['retry-after-ms', '1500', 1_500],
     ['retry-after', '3600', maxRetryAfterMs],
   ])('turns %s: %s into nextRetryDelay %i', async (name, value, expected) => {
-    fake.enqueue({ error: { status: 429, type: 'rate_limit_error', message: 'slow down', headers: { [name]: value } } });
+    fake.enqueue({
+      error: { status: 429, type: 'rate_limit_error', message: 'slow down', headers: { [name]: value } },
+    });
     const failure = await failureOf(setup().run());
     expect(failure.type).toBe('ModelTransient');
     expect(failure.nextRetryDelay).toBe(expected);
@@ -268,7 +316,14 @@ describe('callModel failures', () => {
 
   it('reads retry-after given as an HTTP date', async () => {
     const inThirtySeconds = new Date(Date.now() + 30_000).toUTCString();
-    fake.enqueue({ error: { status: 529, type: 'overloaded_error', message: 'Overloaded', headers: { 'retry-after': inThirtySeconds } } });
+    fake.enqueue({
+      error: {
+        status: 529,
+        type: 'overloaded_error',
+        message: 'Overloaded',
+        headers: { 'retry-after': inThirtySeconds },
+      },
+    });
     const failure = await failureOf(setup().run());
     expect(failure.nextRetryDelay).toBeGreaterThan(25_000);
     expect(failure.nextRetryDelay).toBeLessThanOrEqual(30_000);
@@ -282,7 +337,9 @@ describe('callModel failures', () => {
     expect(failure.type).toBe('ModelTransient');
     expect(failure.nonRetryable).toBe(false);
     expect(failure.message).toBe('Anthropic API stream error overloaded_error: Overloaded');
-    expect(failure.details).toStrictEqual([{ status: null, errorType: 'overloaded_error', requestId: expect.stringMatching(/^req_/) }]);
+    expect(failure.details).toStrictEqual([
+      { status: null, errorType: 'overloaded_error', requestId: expect.stringMatching(/^req_/) },
+    ]);
     expect(deltas.map((d) => d.text).join('')).toBe('Partial answer');
   });
 
@@ -313,7 +370,9 @@ describe('callModel failures', () => {
 
   it('fails loudly when the test scripted no response', async () => {
     const failure = await failureOf(setup().run());
-    expect(failure.message).toMatch(/^Anthropic API 500 api_error: fake-anthropic: no scripted response for request #1/);
+    expect(failure.message).toMatch(
+      /^Anthropic API 500 api_error: fake-anthropic: no scripted response for request #1/,
+    );
   });
 
   it('refuses to run without an API key or base URL', async () => {
@@ -383,13 +442,23 @@ describe('callModel inside Temporal', () => {
 });
 
 describe('fake Anthropic server', () => {
-  const post = (body: Record<string, unknown>, headers: Record<string, string> = { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' }) =>
-    fetch(`${fake.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const post = (
+    body: Record<string, unknown>,
+    headers: Record<string, string> = { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+  ) =>
+    fetch(`${fake.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
   const sseData = (raw: string) =>
     raw
       .split('\n\n')
       .filter((chunk) => chunk.startsWith('event: '))
-      .map((chunk) => JSON.parse(chunk.split('\ndata: ')[1]) as { type: string; delta?: { type: string; partial_json?: string } });
+      .map(
+        (chunk) =>
+          JSON.parse(chunk.split('\ndata: ')[1]) as { type: string; delta?: { type: string; partial_json?: string } },
+      );
 
   it('streams tool input as several partial JSON chunks', async () => {
     const input = { query: 'weather in Paris', days: [1, 2, 3] };
@@ -402,9 +471,13 @@ describe('fake Anthropic server', () => {
     expect(partials.length).toBeGreaterThan(1);
     expect(partials.join('')).toBe(JSON.stringify(input));
     expect(events.map((e) => e.type)).toStrictEqual([
-      'message_start', 'ping', 'content_block_start',
+      'message_start',
+      'ping',
+      'content_block_start',
       ...partials.map(() => 'content_block_delta'),
-      'content_block_stop', 'message_delta', 'message_stop',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
     ]);
   });
 
@@ -430,7 +503,10 @@ describe('fake Anthropic server', () => {
     expect(await noKey.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
     const noVersion = await post({ model: 'm', max_tokens: 1, messages: [] }, { 'x-api-key': 'k' });
     expect(noVersion.status).toBe(400);
-    expect(fake.requests.map((r) => [r.apiKey, r.anthropicVersion])).toStrictEqual([[undefined, '2023-06-01'], ['k', undefined]]);
+    expect(fake.requests.map((r) => [r.apiKey, r.anthropicVersion])).toStrictEqual([
+      [undefined, '2023-06-01'],
+      ['k', undefined],
+    ]);
   });
 });
 
@@ -442,13 +518,26 @@ describe('conversation deltas', () => {
   afterAll(async () => fake.close());
 
   it('rebuilds the conversation from what the worker holds plus what is new, and asks for it whole when it holds nothing', async () => {
-    const { callModel } = createModelActivities({ apiKey: 'k', baseURL: fake.url, model: 'm', maxTokens: 100, timeoutMs: 5_000 });
+    const { callModel } = createModelActivities({
+      apiKey: 'k',
+      baseURL: fake.url,
+      model: 'm',
+      maxTokens: 100,
+      timeoutMs: 5_000,
+    });
     const env = new MockActivityEnvironment();
     const first: ChatMessage[] = [{ role: 'user', content: 'one' }];
     fake.enqueue({ content: [text('a')] }, { content: [text('b')] });
     await env.run(callModel, { turnId: 'turn-delta-1', system: [], messages: first });
-    const append: ChatMessage[] = [{ role: 'assistant', content: 'a' }, { role: 'user', content: 'two' }];
-    await env.run(callModel, { turnId: 'turn-delta-1', system: [], delta: { baseCount: 1, baseDigest: digestOf(first), append } });
+    const append: ChatMessage[] = [
+      { role: 'assistant', content: 'a' },
+      { role: 'user', content: 'two' },
+    ];
+    await env.run(callModel, {
+      turnId: 'turn-delta-1',
+      system: [],
+      delta: { baseCount: 1, baseDigest: digestOf(first), append },
+    });
     expect(fake.requests[1].body.messages).toEqual([
       { role: 'user', content: 'one' },
       { role: 'assistant', content: 'a' },
@@ -457,11 +546,23 @@ describe('conversation deltas', () => {
 
     // A base that begins the conversation the worker holds (the turn went on from an earlier point) is served from it.
     fake.enqueue({ content: [text('c')] });
-    await env.run(callModel, { turnId: 'turn-delta-1', system: [], delta: { baseCount: 1, baseDigest: digestOf(first), append } });
+    await env.run(callModel, {
+      turnId: 'turn-delta-1',
+      system: [],
+      delta: { baseCount: 1, baseDigest: digestOf(first), append },
+    });
     expect(fake.requests[2].body.messages).toEqual(fake.requests[1].body.messages);
-    const miss = env.run(callModel, { turnId: 'turn-delta-1', system: [], delta: { baseCount: 1, baseDigest: digestOf([{ role: 'user', content: 'other' }]), append } });
+    const miss = env.run(callModel, {
+      turnId: 'turn-delta-1',
+      system: [],
+      delta: { baseCount: 1, baseDigest: digestOf([{ role: 'user', content: 'other' }]), append },
+    });
     await expect(miss).rejects.toMatchObject({ type: transcriptMissType, nonRetryable: true });
-    const unknown = env.run(callModel, { turnId: 'turn-never-seen', system: [], delta: { baseCount: 1, baseDigest: 'x', append } });
+    const unknown = env.run(callModel, {
+      turnId: 'turn-never-seen',
+      system: [],
+      delta: { baseCount: 1, baseDigest: 'x', append },
+    });
     await expect(unknown).rejects.toMatchObject({ type: transcriptMissType });
     expect(fake.requests).toHaveLength(3);
   });
@@ -473,19 +574,30 @@ describe('conversation deltas', () => {
     const env = new MockActivityEnvironment();
     const first: ChatMessage[] = [{ role: 'user', content: 'one' }];
     fake.requests.length = 0;
-    fake.enqueue({ content: [toolUse('lookup', { q: 'x' }, 'toolu_1')] }, { content: [text('b')] }, { content: [text('c')] });
-    const response = (await env.run(here.callModel, { turnId: 'turn-reply-1', system: [], messages: first })) as ModelResponse;
+    fake.enqueue(
+      { content: [toolUse('lookup', { q: 'x' }, 'toolu_1')] },
+      { content: [text('b')] },
+      { content: [text('c')] },
+    );
+    const response = (await env.run(here.callModel, {
+      turnId: 'turn-reply-1',
+      system: [],
+      messages: first,
+    })) as ModelResponse;
     // The turn appends the response as it came (JSON, as it crossed Temporal), then the tool's result.
     const reply = replyMessageOf(JSON.parse(JSON.stringify(response.content)));
     const withReply = [...first, reply];
-    const append: ChatMessage[] = [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'found' }] }];
+    const append: ChatMessage[] = [
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'found' }] },
+    ];
     const delta = { baseCount: 2, baseDigest: digestOf(withReply), append };
     await env.run(here.callModel, { turnId: 'turn-reply-1', system: [], delta });
     await env.run(other.callModel, { turnId: 'turn-reply-1', system: [], delta });
     const expected = JSON.parse(JSON.stringify([...withReply, ...append]));
     for (const request of fake.requests.slice(1)) {
       const sent = JSON.parse(JSON.stringify(request.body.messages)) as Array<{ content: unknown }>;
-      for (const message of sent) if (Array.isArray(message.content)) for (const block of message.content) delete block.cache_control;
+      for (const message of sent)
+        if (Array.isArray(message.content)) for (const block of message.content) delete block.cache_control;
       expect(sent).toEqual(expected);
     }
     expect(fake.requests).toHaveLength(3);

@@ -20,7 +20,11 @@ describe('model call heartbeats reaching Temporal', () => {
     const port = await freePort();
     metricsUrl = `http://127.0.0.1:${port}/metrics`;
     env = await TemporalTestEnv.connect({
-      installRuntime: () => Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${port}` } } } }),
+      installRuntime: () =>
+        Runtime.install({
+          logger: new DefaultLogger('ERROR'),
+          telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${port}` } } },
+        }),
     });
     fake = await startFakeAnthropic();
     taskQueue = env.newTaskQueue('heartbeats');
@@ -35,12 +39,18 @@ describe('model call heartbeats reaching Temporal', () => {
   async function heartbeatCalls(): Promise<number> {
     const lines = (await (await fetch(metricsUrl)).text()).split('\n');
     return lines
-      .filter((line) => line.startsWith('temporal_request{') && line.includes('operation="RecordActivityTaskHeartbeat"'))
+      .filter(
+        (line) => line.startsWith('temporal_request{') && line.includes('operation="RecordActivityTaskHeartbeat"'),
+      )
       .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
   }
 
   it('a turn of three quick model calls sends none', async () => {
-    fake.enqueue({ content: [toolUse('no_such_tool', {})] }, { content: [toolUse('no_such_tool', {})] }, { content: [text('It is late.')] });
+    fake.enqueue(
+      { content: [toolUse('no_such_tool', {})] },
+      { content: [toolUse('no_such_tool', {})] },
+      { content: [text('It is late.')] },
+    );
     const before = await heartbeatCalls();
     const { result } = await runTurn(env.client, taskQueue, 'three rounds');
     expect(result).toMatchObject({ status: 'completed', output: 'It is late.' });

@@ -16,11 +16,17 @@ describe('the namespace set-up npm start does', () => {
 
   async function namespaceKeeping(days: number): Promise<string> {
     const namespace = `setup-${randomUUID()}`;
-    await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs(days * 86_400_000) });
+    await connection.workflowService.registerNamespace({
+      namespace,
+      workflowExecutionRetentionPeriod: msToTs(days * 86_400_000),
+    });
     return namespace;
   }
   const retentionOf = async (namespace: string) =>
-    Number((await connection.workflowService.describeNamespace({ namespace })).config?.workflowExecutionRetentionTtl?.seconds) / 86_400;
+    Number(
+      (await connection.workflowService.describeNamespace({ namespace })).config?.workflowExecutionRetentionTtl
+        ?.seconds,
+    ) / 86_400;
 
   it('on a server it did not start, keeps the retention and says what it registered and what it left', async () => {
     const namespace = await namespaceKeeping(3);

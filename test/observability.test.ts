@@ -42,7 +42,10 @@ describe('observability', () => {
     workerMetricsPort = await freePort();
     env = await TemporalTestEnv.connect({
       installRuntime: () =>
-        installRuntime({ workerLogLevel: 'DEBUG', workerMetricsPort, host: '127.0.0.1' }, createLogger('skillflow-worker', 'debug', workerLog.destination)),
+        installRuntime(
+          { workerLogLevel: 'DEBUG', workerMetricsPort, host: '127.0.0.1' },
+          createLogger('skillflow-worker', 'debug', workerLog.destination),
+        ),
     });
     fake = await startFakeAnthropic();
     taskQueue = env.newTaskQueue('observe');
@@ -54,21 +57,38 @@ describe('observability', () => {
     await fake?.close();
   });
 
-  const appWith = async (settings: Record<string, string> = {}, client: Client = env.client, extra: Parameters<typeof buildTestApp>[3] = {}) => {
+  const appWith = async (
+    settings: Record<string, string> = {},
+    client: Client = env.client,
+    extra: Parameters<typeof buildTestApp>[3] = {},
+  ) => {
     const apiLog = logCapture();
-    const { app } = await buildTestApp(client, taskQueue, settings, { logger: createLogger('skillflow-api', 'info', apiLog.destination), ...extra });
+    const { app } = await buildTestApp(client, taskQueue, settings, {
+      logger: createLogger('skillflow-api', 'info', apiLog.destination),
+      ...extra,
+    });
     apps.push(app);
     return { app, log: apiLog.lines };
   };
 
-  it('every response has x-request-id (the caller\'s when acceptable), errors carry it in the body, the turn in its input and logs', async () => {
+  it("every response has x-request-id (the caller's when acceptable), errors carry it in the body, the turn in its input and logs", async () => {
     const { app } = await appWith();
     const health = await app.inject({ method: 'GET', url: '/healthz' });
     expect(health.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
-    const mine = await app.inject({ method: 'GET', url: '/v1/turns/turn-0123456789abcdef0123-1', headers: { ...authHeaders(), 'x-request-id': 'client-req.42' } });
+    const mine = await app.inject({
+      method: 'GET',
+      url: '/v1/turns/turn-0123456789abcdef0123-1',
+      headers: { ...authHeaders(), 'x-request-id': 'client-req.42' },
+    });
     expect(mine.headers['x-request-id']).toBe('client-req.42');
-    expect(mine.json()).toEqual({ error: { code: 'not_found', message: expect.any(String), requestId: 'client-req.42' } });
-    const hostile = await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'bad id\nwith a newline' } });
+    expect(mine.json()).toEqual({
+      error: { code: 'not_found', message: expect.any(String), requestId: 'client-req.42' },
+    });
+    const hostile = await app.inject({
+      method: 'GET',
+      url: '/healthz',
+      headers: { 'x-request-id': 'bad id\nwith a newline' },
+    });
     expect(hostile.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     const unauthorized = await app.inject({ method: 'GET', url: '/v1/turns' });
     expect(unauthorized.json().error.requestId).toBe(unauthorized.headers['x-request-id']);
@@ -76,7 +96,12 @@ describe('observability', () => {
     fake.enqueue({ content: [text('Logged.')] });
     const api = new ApiDriver(app);
     const sessionId = await api.createSession();
-    const started = await app.inject({ method: 'POST', url: `/v1/sessions/${sessionId}/turns`, headers: { ...authHeaders(), 'x-request-id': 'turn-start-7' }, payload: { message: 'hi' } });
+    const started = await app.inject({
+      method: 'POST',
+      url: `/v1/sessions/${sessionId}/turns`,
+      headers: { ...authHeaders(), 'x-request-id': 'turn-start-7' },
+      payload: { message: 'hi' },
+    });
     expect(started.statusCode).toBe(202);
     const turnId = started.json().id;
     await api.finished(turnId);
@@ -88,17 +113,31 @@ describe('observability', () => {
       (lines) => lines.some((line) => line.msg === 'Workflow completed'),
     );
     // The SDK logs "Workflow started" before the turn's code reads its input; every line after carries the id.
-    expect(turnLines.find((line) => line.msg === 'Workflow completed')).toMatchObject({ service: 'skillflow-worker', level: 'debug', requestId: 'turn-start-7', workflowType: 'turnWorkflow' });
+    expect(turnLines.find((line) => line.msg === 'Workflow completed')).toMatchObject({
+      service: 'skillflow-worker',
+      level: 'debug',
+      requestId: 'turn-start-7',
+      workflowType: 'turnWorkflow',
+    });
   });
 
   it('logs every 5xx at error level with its cause, whatever SKILLFLOW_LOG_REQUESTS says; requests only when it is 1', async () => {
     const failure = new Error('describe blew up', { cause: new Error('the root cause') });
-    const broken = { workflow: { getHandle: () => ({ describe: () => Promise.reject(failure) }) }, options: { namespace: 'default' } } as unknown as Client;
+    const broken = {
+      workflow: { getHandle: () => ({ describe: () => Promise.reject(failure) }) },
+      options: { namespace: 'default' },
+    } as unknown as Client;
     const { app, log } = await appWith({}, broken);
-    const response = await app.inject({ method: 'GET', url: '/v1/turns/turn-0123456789abcdef0123-1', headers: authHeaders() });
+    const response = await app.inject({
+      method: 'GET',
+      url: '/v1/turns/turn-0123456789abcdef0123-1',
+      headers: authHeaders(),
+    });
     expect(response.statusCode).toBe(500);
     const requestId = response.headers['x-request-id'];
-    expect(response.json()).toEqual({ error: { code: 'internal', message: 'Something went wrong on our side; it has been logged.', requestId } });
+    expect(response.json()).toEqual({
+      error: { code: 'internal', message: 'Something went wrong on our side; it has been logged.', requestId },
+    });
     expect(log).toEqual([
       expect.objectContaining({
         level: 'error',
@@ -106,7 +145,11 @@ describe('observability', () => {
         requestId,
         msg: 'request failed',
         status: 500,
-        err: expect.objectContaining({ message: 'describe blew up', stack: expect.stringContaining('describe blew up'), cause: expect.objectContaining({ message: 'the root cause' }) }),
+        err: expect.objectContaining({
+          message: 'describe blew up',
+          stack: expect.stringContaining('describe blew up'),
+          cause: expect.objectContaining({ message: 'the root cause' }),
+        }),
       }),
     ]);
 
@@ -132,7 +175,9 @@ describe('observability', () => {
       const body = await response.text();
       expect(body).toContain('skillflow_api_requests_total{method="GET",route="/healthz",status="200"} 1');
       expect(body).toContain('skillflow_api_requests_total{method="GET",route="/v1/turns/:id",status="404"} 2');
-      expect(body).toMatch(/skillflow_api_request_duration_seconds_count\{method="GET",route="\/v1\/turns\/:id",status="404"\} 2/);
+      expect(body).toMatch(
+        /skillflow_api_request_duration_seconds_count\{method="GET",route="\/v1\/turns\/:id",status="404"\} 2/,
+      );
       expect(body).toContain('skillflow_api_open_streams 0');
       expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
     } finally {
@@ -140,7 +185,7 @@ describe('observability', () => {
     }
   });
 
-  it('the worker\'s Temporal metrics for Prometheus when SKILLFLOW_WORKER_METRICS_PORT is set', async () => {
+  it("the worker's Temporal metrics for Prometheus when SKILLFLOW_WORKER_METRICS_PORT is set", async () => {
     const body = await eventually(
       () => fetch(`http://127.0.0.1:${workerMetricsPort}/metrics`).then((response) => response.text()),
       (text) => text.includes('temporal_workflow_completed'),
@@ -169,12 +214,26 @@ describe('observability', () => {
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
-      await eventually(async () => output, (text) => text.includes(workerReadyMarker) || child.exitCode !== null, 90_000);
-      const lines = output.trim().split('\n').map((line) => JSON.parse(line) as LogLine);
-      expect(lines.find((line) => line.msg.startsWith(workerReadyMarker))).toMatchObject({ level: 'info', service: 'skillflow-worker' });
+      await eventually(
+        async () => output,
+        (text) => text.includes(workerReadyMarker) || child.exitCode !== null,
+        90_000,
+      );
+      const lines = output
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as LogLine);
+      expect(lines.find((line) => line.msg.startsWith(workerReadyMarker))).toMatchObject({
+        level: 'info',
+        service: 'skillflow-worker',
+      });
       // scripts/worker.sh gave the main thread the heap flags of SKILLFLOW_WORKER_HEAP_MB and set MALLOC_ARENA_MAX.
       expect(lines.filter((line) => /heap|MALLOC_ARENA_MAX/.test(line.msg)).map((line) => line.msg)).toEqual([]);
-      expect(await (await fetch(`http://127.0.0.1:${port}/readyz`)).json()).toMatchObject({ status: 'ready', worker: 'RUNNING', temporal: 'ok' });
+      expect(await (await fetch(`http://127.0.0.1:${port}/readyz`)).json()).toMatchObject({
+        status: 'ready',
+        worker: 'RUNNING',
+        temporal: 'ok',
+      });
     } finally {
       child.kill('SIGTERM');
       await exited;
@@ -189,7 +248,12 @@ describe('observability', () => {
         worker: { getState: () => probe.state as never },
         connection: {
           withDeadline: (<T>(_deadline: number, fn: () => Promise<T>) => fn()) as never,
-          workflowService: { getSystemInfo: () => (probe.reachable ? env.nativeConnection.workflowService.getSystemInfo({}) : Promise.reject(new Error('down'))) } as never,
+          workflowService: {
+            getSystemInfo: () =>
+              probe.reachable
+                ? env.nativeConnection.workflowService.getSystemInfo({})
+                : Promise.reject(new Error('down')),
+          } as never,
         },
       },
       port,
@@ -201,11 +265,17 @@ describe('observability', () => {
     };
     try {
       expect(await get('/healthz')).toEqual([200, { status: 'ok', worker: 'INITIALIZED' }]);
-      expect(await get('/readyz')).toEqual([503, { status: 'not_ready', worker: 'INITIALIZED', reason: 'the worker is not polling' }]);
+      expect(await get('/readyz')).toEqual([
+        503,
+        { status: 'not_ready', worker: 'INITIALIZED', reason: 'the worker is not polling' },
+      ]);
       probe.state = 'RUNNING';
       expect(await get('/readyz')).toEqual([200, { status: 'ready', worker: 'RUNNING', temporal: 'ok' }]);
       probe.reachable = false;
-      expect(await get('/readyz')).toEqual([503, { status: 'not_ready', worker: 'RUNNING', temporal: 'unreachable', reason: 'Temporal does not answer' }]);
+      expect(await get('/readyz')).toEqual([
+        503,
+        { status: 'not_ready', worker: 'RUNNING', temporal: 'unreachable', reason: 'Temporal does not answer' },
+      ]);
       probe.state = 'FAILED';
       expect(await get('/healthz')).toEqual([503, { status: 'down', worker: 'FAILED' }]);
     } finally {

@@ -1,15 +1,28 @@
-import { carriedSkillReferences, conversationViewStart, modelCallReferences, objectsWithin } from '../core/payload-references';
+import {
+  carriedSkillReferences,
+  conversationViewStart,
+  modelCallReferences,
+  objectsWithin,
+} from '../core/payload-references';
 
 /** What the codec recognises as a reference, and what it leaves alone (core/payload-references.ts). */
 const delta = { baseCount: 3, baseDigest: '0123456789abcdef', append: [{ role: 'user', content: 'next' }] };
 
 describe('modelCallReferences', () => {
   it.each([
-    ['prompt by digest', { turnId: 't-1', promptRefs: { system: 'aa', tools: 'bb' }, messages: [] }, { turnId: 't-1', system: 'aa', tools: 'bb' }],
+    [
+      'prompt by digest',
+      { turnId: 't-1', promptRefs: { system: 'aa', tools: 'bb' }, messages: [] },
+      { turnId: 't-1', system: 'aa', tools: 'bb' },
+    ],
     ['system only', { turnId: 't-1', promptRefs: { system: 'aa' }, tools: [] }, { turnId: 't-1', system: 'aa' }],
     ['a delta', { turnId: 't-1', system: [], delta }, { turnId: 't-1', delta }],
     ['both', { turnId: 't-1', promptRefs: { tools: 'bb' }, delta }, { turnId: 't-1', tools: 'bb', delta }],
-    ['a delta with repeated results', { turnId: 't-1', delta: { ...delta, repeated: [{ message: 0, block: 0, digest: 'cc' }] } }, { turnId: 't-1', delta: { ...delta, repeated: [{ message: 0, block: 0, digest: 'cc' }] } }],
+    [
+      'a delta with repeated results',
+      { turnId: 't-1', delta: { ...delta, repeated: [{ message: 0, block: 0, digest: 'cc' }] } },
+      { turnId: 't-1', delta: { ...delta, repeated: [{ message: 0, block: 0, digest: 'cc' }] } },
+    ],
   ])('finds %s', (_name, value, expected) => {
     expect(modelCallReferences(value)).toEqual(expected);
   });
@@ -57,7 +70,13 @@ describe('conversationViewStart', () => {
     ['an empty conversation', [], 0, 30, 0],
     ['over the budget: the latest messages that fit', [10, 10, 10, 10], 4, 25, 2],
     ['never later than the message before those the call added', [10, 10, 10, 10], 2, 15, 1],
-    ['added messages larger than the budget are still shown whole, with the response before them', [10, 10, 100, 100], 2, 50, 1],
+    [
+      'added messages larger than the budget are still shown whole, with the response before them',
+      [10, 10, 100, 100],
+      2,
+      50,
+      1,
+    ],
     ['a call that added the first message', [100, 10], 0, 20, 0],
     ['a base of one message: shown whole', [100, 10, 10], 1, 20, 0],
     ['a message that alone exceeds the budget stops the window there', [10, 100, 10, 10], 4, 50, 2],

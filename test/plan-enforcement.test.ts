@@ -17,7 +17,10 @@ const loadSkill = (name = exam) => toolUse('load_skill', { name });
 const subskill = (name: string, skill = exam) => toolUse('load_subskill', { skill, subskill: name });
 const ask = (checkpoint: string, kind: 'approval' | 'question', extra: Record<string, unknown> = {}) =>
   toolUse('request_human_approval', { checkpoint, summary: `About ${checkpoint}`, kind, ...extra });
-const examParams = (params: Record<string, unknown> = {}) => ask('exam_params', 'approval', { params: { question_count: 2, time_limit_min: 35, concepts: ['arrays', 'linked lists'], ...params } });
+const examParams = (params: Record<string, unknown> = {}) =>
+  ask('exam_params', 'approval', {
+    params: { question_count: 2, time_limit_min: 35, concepts: ['arrays', 'linked lists'], ...params },
+  });
 const handIn = (questions = 2) => toolUse('submit_output', { output: examOutput(questions) });
 const routing = () => ask('post_exam_routing', 'approval', { options: ['whatever the model offers'] });
 const routes = {
@@ -33,7 +36,9 @@ function resultsIn(body: MessagesRequestBody): Array<[string, boolean]> {
 }
 const textsIn = (body: MessagesRequestBody): string[] => {
   const last = body.messages[body.messages.length - 1] as { content: string | Array<Record<string, unknown>> };
-  return typeof last.content === 'string' ? [last.content] : last.content.filter((b) => b.type === 'text').map((b) => String(b.text));
+  return typeof last.content === 'string'
+    ? [last.content]
+    : last.content.filter((b) => b.type === 'text').map((b) => String(b.text));
 };
 
 /** The bundled library with the exam's clocks shortened, so deadlines and expiries fit in a test. */
@@ -98,21 +103,37 @@ describe('the plan is enforced whatever the model does', () => {
     const q2 = await api.pending(turnId, q1.id);
     await api.answer(turnId, q2.id, { action: 'answer', answer: 'Nodes linked by pointers.' });
     const route = await api.pending(turnId, q2.id);
-    expect(route.options).toEqual([routes.coach, '→ study-guide-creator (full restudy)', '→ exam-mode-tuner again (harder test)', routes.stop]);
+    expect(route.options).toEqual([
+      routes.coach,
+      '→ study-guide-creator (full restudy)',
+      '→ exam-mode-tuner again (harder test)',
+      routes.stop,
+    ]);
     await api.answer(turnId, route.id, { action: 'choose', choice: routes.stop });
     const done = await api.finished(turnId);
-    expect(done).toMatchObject({ status: 'completed', output: 'Great work. Come back any time.', skill: exam, step: 'checkpoint:post_exam_routing' });
+    expect(done).toMatchObject({
+      status: 'completed',
+      output: 'Great work. Come back any time.',
+      skill: exam,
+      step: 'checkpoint:post_exam_routing',
+    });
     expect(fake.requests.flatMap((r) => resultsIn(r.body)).filter(([, isError]) => isError)).toEqual([]);
 
     const adaptResult = resultsIn(fake.requests[5].body)[0][0];
     expect(adaptResult).toMatch(/^Subskill adaptive-difficulty of skill exam-mode-tuner/);
-    expect(adaptResult).toMatch(/Step limit: adaptive-difficulty may run at most 60 times in this plan; this is run 1, 59 left\.$/);
+    expect(adaptResult).toMatch(
+      /Step limit: adaptive-difficulty may run at most 60 times in this plan; this is run 1, 59 left\.$/,
+    );
 
     const events = await env.client.workflow.getHandle(turnId).query(turnEventsQuery, 0);
     // The model got the skill texts; the log shows which texts, by reference (issue 15.2).
     const loadResult = resultsIn(fake.requests[1].body)[0][0];
     expect(loadResult).toMatch(/^Skill exam-mode-tuner .*is loaded/);
-    const loads = events.flatMap((e) => (e.type === 'tool.end' && e.name.startsWith('load_') ? [{ name: e.name, result: e.result as Record<string, unknown> }] : []));
+    const loads = events.flatMap((e) =>
+      e.type === 'tool.end' && e.name.startsWith('load_')
+        ? [{ name: e.name, result: e.result as Record<string, unknown> }]
+        : [],
+    );
     const hash = expect.stringMatching(/^[0-9a-f]{64}$/);
     expect(loads[0]).toEqual({ name: 'load_skill', result: { skill: exam, hash, chars: loadResult.length } });
     expect(loads.find((load) => load.result.subskill === 'adaptive-difficulty')).toEqual({
@@ -121,7 +142,14 @@ describe('the plan is enforced whatever the model does', () => {
     });
     expect(JSON.stringify(events)).not.toContain(loadResult.slice(0, 200));
     const steps = events.filter((e) => e.type === 'step').map((e) => (e.type === 'step' ? e.step : null));
-    expect(steps).toEqual([null, 'checkpoint:exam_params', 'question-generation', 'adaptive-difficulty', 'performance-analytics', 'checkpoint:post_exam_routing']);
+    expect(steps).toEqual([
+      null,
+      'checkpoint:exam_params',
+      'question-generation',
+      'adaptive-difficulty',
+      'performance-analytics',
+      'checkpoint:post_exam_routing',
+    ]);
     const description = await env.client.workflow.getHandle(turnId).describe();
     expect(description.searchAttributes.SkillflowSkill).toEqual([exam]);
     expect(description.searchAttributes.SkillflowStep).toEqual(['checkpoint:post_exam_routing']);
@@ -157,9 +185,19 @@ describe('the plan is enforced whatever the model does', () => {
       'Not allowed now: step question-generation of exam-mode-tuner. Allowed next: checkpoint exam_params (request_human_approval with checkpoint "exam_params").',
       true,
     ]);
-    expect(textsIn(fake.requests[3].body).at(-1)).toMatch(/^Your answer cannot be accepted yet: the plan of skill exam-mode-tuner is not complete\. Remaining: checkpoint:exam_params → question-generation/);
-    expect(resultsIn(fake.requests[5].body)[0]).toEqual([expect.stringMatching(/^Not allowed now: step performance-analytics of exam-mode-tuner\. Allowed next: step question-generation/), true]);
-    expect(resultsIn(fake.requests[12].body)[0]).toEqual(['The human chose memory-comprehension-coach at post_exam_routing; only that skill may be loaded now.', true]);
+    expect(textsIn(fake.requests[3].body).at(-1)).toMatch(
+      /^Your answer cannot be accepted yet: the plan of skill exam-mode-tuner is not complete\. Remaining: checkpoint:exam_params → question-generation/,
+    );
+    expect(resultsIn(fake.requests[5].body)[0]).toEqual([
+      expect.stringMatching(
+        /^Not allowed now: step performance-analytics of exam-mode-tuner\. Allowed next: step question-generation/,
+      ),
+      true,
+    ]);
+    expect(resultsIn(fake.requests[12].body)[0]).toEqual([
+      'The human chose memory-comprehension-coach at post_exam_routing; only that skill may be loaded now.',
+      true,
+    ]);
   });
 
   it('a routing choice allows loading exactly the chosen skill, which starts its own plan', async () => {
@@ -185,8 +223,13 @@ describe('the plan is enforced whatever the model does', () => {
     expect((await api.turn(turnId)).body).toMatchObject({ skill: 'memory-comprehension-coach' });
     await api.answer(turnId, focus.id, { action: 'cancel' });
     const done = await api.finished(turnId);
-    expect(resultsIn(fake.requests[7].body)[0]).toEqual([expect.stringMatching(/^Skill memory-comprehension-coach/), false]);
-    expect(textsIn(fake.requests[8].body).at(-1)).toMatch(/^Your answer cannot be accepted yet: the plan of skill memory-comprehension-coach is not complete/);
+    expect(resultsIn(fake.requests[7].body)[0]).toEqual([
+      expect.stringMatching(/^Skill memory-comprehension-coach/),
+      false,
+    ]);
+    expect(textsIn(fake.requests[8].body).at(-1)).toMatch(
+      /^Your answer cannot be accepted yet: the plan of skill memory-comprehension-coach is not complete/,
+    );
     expect(done).toMatchObject({ status: 'cancelled', output: 'Stopped before coaching.' });
   });
 
@@ -209,11 +252,20 @@ describe('the plan is enforced whatever the model does', () => {
   it('the round budget inside a plan fails the turn and keeps the plan for the next turn', async () => {
     const { app: tight } = await buildTestApp(env.client, queue, { SKILLFLOW_MAX_ROUNDS: '3' });
     try {
-      fake.enqueue({ content: [loadSkill()] }, { content: [toolUse('list_skills', {})] }, { content: [toolUse('list_skills', {})] });
+      fake.enqueue(
+        { content: [loadSkill()] },
+        { content: [toolUse('list_skills', {})] },
+        { content: [toolUse('list_skills', {})] },
+      );
       const tightApi = new ApiDriver(tight);
       const turnId = await tightApi.startTurn('spin');
       const done = await tightApi.finished(turnId);
-      expect(done).toMatchObject({ status: 'failed', reason: 'max_rounds', skill: exam, error: { code: 'max_rounds' } });
+      expect(done).toMatchObject({
+        status: 'failed',
+        reason: 'max_rounds',
+        skill: exam,
+        error: { code: 'max_rounds' },
+      });
       expect(done.error.message).toBe(
         "The round budget ran out in skill exam-mode-tuner; the plan is kept for the session's next turn. Remaining: checkpoint:exam_params → question-generation → adaptive-difficulty → performance-analytics → checkpoint:post_exam_routing.",
       );
@@ -242,17 +294,25 @@ describe('the plan is enforced whatever the model does', () => {
     expect(Date.parse(q1.expiresAt!) - Date.parse(q1.requestedAt)).toBeLessThanOrEqual(2_000);
     const route = await shortApi.pending(turnId, q1.id);
     await shortApi.answer(turnId, route.id, { action: 'choose', choice: routes.stop });
-    expect(await shortApi.finished(turnId)).toMatchObject({ status: 'completed', output: 'Time was up; here is your report.' });
+    expect(await shortApi.finished(turnId)).toMatchObject({
+      status: 'completed',
+      output: 'Time was up; here is your report.',
+    });
 
     const afterQuestion = fake.requests[4].body;
     expect(resultsIn(afterQuestion)[0][0]).toContain('"skipped":true');
     expect(textsIn(afterQuestion)).toContain(
       'The time limit of exam-mode-tuner has passed. Ask no more questions; go straight to step performance-analytics (load_subskill with skill "exam-mode-tuner" and subskill "performance-analytics").',
     );
-    expect(resultsIn(fake.requests[5].body)[0]).toEqual([expect.stringMatching(/^Not allowed now: step adaptive-difficulty of exam-mode-tuner\. The time limit has passed/), true]);
+    expect(resultsIn(fake.requests[5].body)[0]).toEqual([
+      expect.stringMatching(
+        /^Not allowed now: step adaptive-difficulty of exam-mode-tuner\. The time limit has passed/,
+      ),
+      true,
+    ]);
   });
 
-  it('continues an exam interrupted by an expired checkpoint in the session\'s next turn', async () => {
+  it("continues an exam interrupted by an expired checkpoint in the session's next turn", async () => {
     fake.enqueue({ content: [loadSkill()] }, { content: [examParams()] });
     const sessionId = await shortApi.createSession();
     const first = (await shortApi.sendMessage(sessionId, { message: 'exam please' })).body.id;
@@ -260,7 +320,11 @@ describe('the plan is enforced whatever the model does', () => {
     expect(await shortApi.finished(first)).toMatchObject({ status: 'cancelled', reason: 'expired', skill: exam });
     // The plan goes to the session naming its pinned skill, not holding it; the next turn reads it back.
     const carried = ((await env.client.workflow.getHandle(first).result()) as TurnResult).plan!;
-    expect(carried).toMatchObject({ version: 3, skills: [{ name: exam, hash: expect.stringMatching(/^[0-9a-f]{64}$/) }], snapshots: [] });
+    expect(carried).toMatchObject({
+      version: 3,
+      skills: [{ name: exam, hash: expect.stringMatching(/^[0-9a-f]{64}$/) }],
+      snapshots: [],
+    });
 
     fake.enqueue(
       { content: [loadSkill()] },
@@ -278,13 +342,18 @@ describe('the plan is enforced whatever the model does', () => {
     const params = await shortApi.pending(second);
     expect(params.name).toBe('exam_params');
     const firstRequest = fake.requests[2].body;
-    expect(textsIn(firstRequest).join('\n')).toContain('You are in the middle of skill exam-mode-tuner. Remaining: checkpoint:exam_params → question-generation');
+    expect(textsIn(firstRequest).join('\n')).toContain(
+      'You are in the middle of skill exam-mode-tuner. Remaining: checkpoint:exam_params → question-generation',
+    );
     await shortApi.answer(second, params.id, { action: 'approve' });
     const q1 = await shortApi.pending(second, params.id);
     await shortApi.answer(second, q1.id, { action: 'answer', answer: 'y' });
     const route = await shortApi.pending(second, q1.id);
     await shortApi.answer(second, route.id, { action: 'choose', choice: routes.stop });
-    expect(await shortApi.finished(second)).toMatchObject({ status: 'completed', output: 'Finished the resumed exam.' });
+    expect(await shortApi.finished(second)).toMatchObject({
+      status: 'completed',
+      output: 'Finished the resumed exam.',
+    });
     expect(resultsIn(fake.requests[4].body)).toEqual([['{"approved":true}', false]]);
     expect(textsIn(fake.requests[5].body).at(-1)).toMatch(/^Your answer cannot be accepted yet/);
   });

@@ -1,7 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { decisionProblems, pendingCheckpointOf, type CheckpointDecision, type PendingCheckpoint } from '../core/checkpoints';
+import {
+  decisionProblems,
+  pendingCheckpointOf,
+  type CheckpointDecision,
+  type PendingCheckpoint,
+} from '../core/checkpoints';
 import {
   allowedNow,
   answerAheadOf,
@@ -39,7 +44,13 @@ import {
   type PolicyState,
   type Verdict,
 } from '../core/policy';
-import { planSpecOf, type CheckpointSpec, type FieldSpec, type SkillManifest, type SkillSnapshot } from '../core/skills';
+import {
+  planSpecOf,
+  type CheckpointSpec,
+  type FieldSpec,
+  type SkillManifest,
+  type SkillSnapshot,
+} from '../core/skills';
 import { headerOf, type ToolCatalog, type ToolSpec } from '../core/tools';
 import type { Reservation } from '../core/budget';
 
@@ -49,8 +60,21 @@ import type { Reservation } from '../core/budget';
  */
 
 const t0 = 1_000_000;
-const settings: PolicySettings = { maxRounds: 5, maxPlanViolations: 3, checkpointTtlMs: null, checkpointOnTimeout: 'cancel', maxSkillDepth: 2, maxInvocationsPerResponse: 2, maxInvocationsPerTurn: 3 };
-const field = (name: string, spec: Partial<FieldSpec> & Pick<FieldSpec, 'type'>): FieldSpec => ({ name, description: name, required: true, ...spec });
+const settings: PolicySettings = {
+  maxRounds: 5,
+  maxPlanViolations: 3,
+  checkpointTtlMs: null,
+  checkpointOnTimeout: 'cancel',
+  maxSkillDepth: 2,
+  maxInvocationsPerResponse: 2,
+  maxInvocationsPerTurn: 3,
+};
+const field = (name: string, spec: Partial<FieldSpec> & Pick<FieldSpec, 'type'>): FieldSpec => ({
+  name,
+  description: name,
+  required: true,
+  ...spec,
+});
 const checkpoint = (name: string, spec: Partial<CheckpointSpec> = {}): CheckpointSpec => ({
   name,
   kind: 'approval',
@@ -116,18 +140,40 @@ const exam = skill('exam', 'checkpoint:setup ask grade+ report checkpoint:route'
 });
 const limited = skill('limited', 'a b', { limits: { maxIterations: 2, timeoutMs: null } });
 const gate = skill('gate', 'checkpoint:go a');
-const coach = skill('coach', 'checkpoint:focus drill', { checkpoints: [checkpoint('focus', { onTimeout: 'approve-defaults', ttlMs: 1_000, params: [field('depth', { type: 'string', enum: ['refresh', 'deep'], default: 'deep', required: false })] })] });
+const coach = skill('coach', 'checkpoint:focus drill', {
+  checkpoints: [
+    checkpoint('focus', {
+      onTimeout: 'approve-defaults',
+      ttlMs: 1_000,
+      params: [field('depth', { type: 'string', enum: ['refresh', 'deep'], default: 'deep', required: false })],
+    }),
+  ],
+});
 const writer = skill('writer', null, {
-  checkpoints: [checkpoint('draft_ok', { inPlan: false, ttlMs: 5_000, onTimeout: 'skip', params: [field('tone', { type: 'string', enum: ['formal', 'casual'] })] })],
+  checkpoints: [
+    checkpoint('draft_ok', {
+      inPlan: false,
+      ttlMs: 5_000,
+      onTimeout: 'skip',
+      params: [field('tone', { type: 'string', enum: ['formal', 'casual'] })],
+    }),
+  ],
   limits: { maxIterations: null, timeoutMs: 2_000 },
 });
-const timed = skill('timed', 'intro work+ wrap', { deadlines: [{ source: { kind: 'fixed', ms: 60_000 }, jumpTo: 'wrap' }] });
+const timed = skill('timed', 'intro work+ wrap', {
+  deadlines: [{ source: { kind: 'fixed', ms: 60_000 }, jumpTo: 'wrap' }],
+});
 /** Registered tools: granted at the root (calc), by name, by category and by MCP server; two need approval. */
 const toolSpec = (name: string, extra: Partial<ToolSpec> = {}): ToolSpec => ({
   name,
   description: `The ${name} tool.\nMore about it.`,
   category: 'data',
-  inputSchema: { type: 'object', properties: { q: { type: 'string', maxLength: 10 }, n: { type: 'integer', default: 1 } }, required: ['q'], additionalProperties: false },
+  inputSchema: {
+    type: 'object',
+    properties: { q: { type: 'string', maxLength: 10 }, n: { type: 'integer', default: 1 } },
+    required: ['q'],
+    additionalProperties: false,
+  },
   source: 'builtin',
   runsIn: 'activity',
   idempotent: true,
@@ -143,8 +189,17 @@ const registry: ToolCatalog = {
   ],
   rootGrants: ['calc'],
 };
-const researcher = skill('researcher', 'look', { allowedTools: 'fetch Bash(git:*)', tools: ['category:ops', 'mcp:gh'] });
-const snapshotOf = (manifest: SkillManifest): SkillSnapshot => ({ name: manifest.name, hash: `hash-${manifest.name}`, manifest, body: 'body', subskills: [] });
+const researcher = skill('researcher', 'look', {
+  allowedTools: 'fetch Bash(git:*)',
+  tools: ['category:ops', 'mcp:gh'],
+});
+const snapshotOf = (manifest: SkillManifest): SkillSnapshot => ({
+  name: manifest.name,
+  hash: `hash-${manifest.name}`,
+  manifest,
+  body: 'body',
+  subskills: [],
+});
 
 // Events, short.
 const started = (extra: Partial<Extract<PolicyEvent, { type: 'turn.started' }>> = {}): PolicyEvent => ({
@@ -157,7 +212,11 @@ const started = (extra: Partial<Extract<PolicyEvent, { type: 'turn.started' }>> 
 });
 let callCount = 0;
 const call = (name: string, input: unknown = {}) => ({ id: `toolu_${++callCount}`, name, input });
-const requested = (name: string, input: unknown = {}, at = t0): PolicyEvent => ({ type: 'tool.requested', at, call: call(name, input) });
+const requested = (name: string, input: unknown = {}, at = t0): PolicyEvent => ({
+  type: 'tool.requested',
+  at,
+  call: call(name, input),
+});
 const loaded = (manifest: SkillManifest, at = t0, id?: string): PolicyEvent => ({
   type: 'tool.finished',
   at,
@@ -172,7 +231,8 @@ const stepped = (skillName: string, subskill: string, at = t0): PolicyEvent => (
 });
 const ask = (name: string, extra: Record<string, unknown> = {}, at = t0): PolicyEvent =>
   requested('request_human_approval', { checkpoint: name, summary: `About ${name}`, kind: 'approval', ...extra }, at);
-const question = (name: string, at = t0): PolicyEvent => requested('request_human_approval', { checkpoint: name, summary: name, kind: 'question' }, at);
+const question = (name: string, at = t0): PolicyEvent =>
+  requested('request_human_approval', { checkpoint: name, summary: name, kind: 'question' }, at);
 const resolved = (id: string, decision: Omit<CheckpointDecision, 'checkpointId'>, at = t0): PolicyEvent => ({
   type: 'checkpoint.resolved',
   at,
@@ -200,12 +260,22 @@ const examUntilQuestions = (at = t0): PolicyEvent[] => [
   resolved('cp-1', { action: 'approve' }, at),
   stepped('exam', 'ask', at),
 ];
-const withTools = (extra: Partial<Extract<PolicyEvent, { type: 'turn.started' }>> = {}) => started({ tools: registry, ...extra });
+const withTools = (extra: Partial<Extract<PolicyEvent, { type: 'turn.started' }>> = {}) =>
+  started({ tools: registry, ...extra });
 /** A turn that read the same catalog by reference (its headers), and the detail it reads back. */
-const byReference = () => started({ tools: { headers: registry.tools.map(headerOf), rootGrants: registry.rootGrants } });
-const detailed = (...names: string[]): PolicyEvent => ({ type: 'tools.detailed', specs: names.map((name) => registry.tools.find((spec) => spec.name === name)!) });
+const byReference = () =>
+  started({ tools: { headers: registry.tools.map(headerOf), rootGrants: registry.rootGrants } });
+const detailed = (...names: string[]): PolicyEvent => ({
+  type: 'tools.detailed',
+  specs: names.map((name) => registry.tools.find((spec) => spec.name === name)!),
+});
 const deployAsked = (): PolicyEvent[] => [withTools(), loaded(researcher), requested('deploy', { q: 'prod' })];
-const examUntilRoute = (): PolicyEvent[] => [...examUntilQuestions(), stepped('exam', 'grade'), stepped('exam', 'report'), ask('route')];
+const examUntilRoute = (): PolicyEvent[] => [
+  ...examUntilQuestions(),
+  stepped('exam', 'grade'),
+  stepped('exam', 'report'),
+  ask('route'),
+];
 
 interface Case {
   name: string;
@@ -219,15 +289,31 @@ interface Case {
 
 const cases: Case[] = [
   // turn.started
-  { name: 'a fresh turn has nothing to resume', given: [], when: started(), verdict: { kind: 'allow' }, state: { plan: null, route: null, active: null, catalog: ['exam', 'coach', 'writer', 'timed'] } },
+  {
+    name: 'a fresh turn has nothing to resume',
+    given: [],
+    when: started(),
+    verdict: { kind: 'allow' },
+    state: { plan: null, route: null, active: null, catalog: ['exam', 'coach', 'writer', 'timed'] },
+  },
 
   // round.starting: budget, limits, deadline
-  { name: 'a round with no skill active is just counted', given: [started()], when: round(), verdict: { kind: 'allow' }, state: { roundsSinceHuman: 1 } },
+  {
+    name: 'a round with no skill active is just counted',
+    given: [started()],
+    when: round(),
+    verdict: { kind: 'allow' },
+    state: { roundsSinceHuman: 1 },
+  },
   {
     name: 'an exhausted round budget without a plan ends the turn with a last word without tools',
     given: [started(), round(), round(), round(), round(), round()],
     when: round(),
-    verdict: { kind: 'end', ending: { status: 'completed', reason: 'max_rounds' }, lastWord: { purpose: 'final answer without tools', compact: true } },
+    verdict: {
+      kind: 'end',
+      ending: { status: 'completed', reason: 'max_rounds' },
+      lastWord: { purpose: 'final answer without tools', compact: true },
+    },
   },
   {
     name: 'an exhausted round budget inside a plan fails the turn and keeps the plan',
@@ -238,7 +324,11 @@ const cases: Case[] = [
       ending: {
         status: 'failed',
         reason: 'max_rounds',
-        error: { code: 'max_rounds', message: "The round budget ran out in skill timed; the plan is kept for the session's next turn. Remaining: intro → work → wrap." },
+        error: {
+          code: 'max_rounds',
+          message:
+            "The round budget ran out in skill timed; the plan is kept for the session's next turn. Remaining: intro → work → wrap.",
+        },
       },
     },
   },
@@ -269,21 +359,53 @@ const cases: Case[] = [
   },
   {
     name: 'inside a plan, the token budget ending keeps the plan for the next turn',
-    given: [...examUntilQuestions().map((event) => (event.type === 'turn.started' ? started({ tokenBudget: 10 }) : event))],
+    given: [
+      ...examUntilQuestions().map((event) => (event.type === 'turn.started' ? started({ tokenBudget: 10 }) : event)),
+    ],
     when: { type: 'round.starting', at: t0, tokens: 10 },
-    verdict: { kind: 'end', ending: { reason: 'token_budget', error: { message: expect.stringMatching(/The plan is kept for the session's next turn\. Remaining: grade → report/) } } },
+    verdict: {
+      kind: 'end',
+      ending: {
+        reason: 'token_budget',
+        error: {
+          message: expect.stringMatching(/The plan is kept for the session's next turn\. Remaining: grade → report/),
+        },
+      },
+    },
   },
-  { name: 'without a budget, tokens do not end a turn', given: [started()], when: { type: 'round.starting', at: t0, tokens: 10_000_000 }, verdict: { kind: 'allow' } },
+  {
+    name: 'without a budget, tokens do not end a turn',
+    given: [started()],
+    when: { type: 'round.starting', at: t0, tokens: 10_000_000 },
+    verdict: { kind: 'allow' },
+  },
   {
     name: 'a human decision gives the round budget back',
-    given: [started(), loaded(timed), round(), round(), round(), question('q1'), resolved('cp-1', { action: 'answer', answer: 'yes' }), round(), round()],
+    given: [
+      started(),
+      loaded(timed),
+      round(),
+      round(),
+      round(),
+      question('q1'),
+      resolved('cp-1', { action: 'answer', answer: 'yes' }),
+      round(),
+      round(),
+    ],
     when: round(),
     verdict: { kind: 'allow' },
     state: { roundsSinceHuman: 3 },
   },
   {
     name: 'limits.max-iterations: the round after the last one allowed ends the turn, the plan kept',
-    given: [started(), loaded(limited), round(), question('q1'), resolved('cp-1', { action: 'answer', answer: 'yes' }), round()],
+    given: [
+      started(),
+      loaded(limited),
+      round(),
+      question('q1'),
+      resolved('cp-1', { action: 'answer', answer: 'yes' }),
+      round(),
+    ],
     when: round(),
     verdict: {
       kind: 'end',
@@ -292,14 +414,21 @@ const cases: Case[] = [
         reason: 'skill_limit',
         error: {
           code: 'skill_limit',
-          message: "Skill limited reached its limit of 2 model rounds (limits.max-iterations: 2); the turn was stopped. The plan is kept for the session's next turn. Remaining: a → b.",
+          message:
+            "Skill limited reached its limit of 2 model rounds (limits.max-iterations: 2); the turn was stopped. The plan is kept for the session's next turn. Remaining: a → b.",
         },
       },
     },
   },
   {
     name: 'limits.timeout counts active time only: a long human wait does not count',
-    given: [started(), loaded(writer, t0), round(t0 + 1_000), ask('draft_ok', { params: { tone: 'formal' } }, t0 + 1_500), resolved('cp-1', { action: 'approve' }, t0 + 3_600_000)],
+    given: [
+      started(),
+      loaded(writer, t0),
+      round(t0 + 1_000),
+      ask('draft_ok', { params: { tone: 'formal' } }, t0 + 1_500),
+      resolved('cp-1', { action: 'approve' }, t0 + 3_600_000),
+    ],
     when: round(t0 + 3_600_000 + 400),
     verdict: { kind: 'allow' },
     state: { usage: { writer: { rounds: 2, activeMs: 1_900 } } },
@@ -313,7 +442,11 @@ const cases: Case[] = [
       ending: {
         status: 'failed',
         reason: 'skill_limit',
-        error: { code: 'skill_limit', message: 'Skill writer reached its limit of 2s of active time (limits.timeout: 2s; time waiting for a human does not count); the turn was stopped.' },
+        error: {
+          code: 'skill_limit',
+          message:
+            'Skill writer reached its limit of 2s of active time (limits.timeout: 2s; time waiting for a human does not count); the turn was stopped.',
+        },
       },
     },
   },
@@ -328,57 +461,112 @@ const cases: Case[] = [
     name: 'a plan deadline that passed moves the plan and tells the model',
     given: [...examUntilQuestions(t0)],
     when: round(t0 + 30 * 60_000),
-    verdict: { kind: 'allow', note: 'The time limit of exam has passed. Ask no more questions; go straight to step report (load_subskill with skill "exam" and subskill "report").' },
+    verdict: {
+      kind: 'allow',
+      note: 'The time limit of exam has passed. Ask no more questions; go straight to step report (load_subskill with skill "exam" and subskill "report").',
+    },
     state: { plan: { deadlinePassed: true } },
   },
-  { name: 'a plan whose deadline is still ahead says nothing', given: [...examUntilQuestions(t0)], when: round(t0 + 1_000), verdict: { kind: 'allow' }, without: ['note'] },
+  {
+    name: 'a plan whose deadline is still ahead says nothing',
+    given: [...examUntilQuestions(t0)],
+    when: round(t0 + 1_000),
+    verdict: { kind: 'allow' },
+    without: ['note'],
+  },
 
   // tool.requested: load_skill
-  { name: 'load_skill with a malformed input is left to the tool to refuse', given: [started()], when: requested('load_skill', { nme: 'x' }), verdict: { kind: 'allow' } },
-  { name: 'load_skill of any skill when nothing is in progress', given: [started()], when: requested('load_skill', { name: 'exam' }), verdict: { kind: 'allow' } },
+  {
+    name: 'load_skill with a malformed input is left to the tool to refuse',
+    given: [started()],
+    when: requested('load_skill', { nme: 'x' }),
+    verdict: { kind: 'allow' },
+  },
+  {
+    name: 'load_skill of any skill when nothing is in progress',
+    given: [started()],
+    when: requested('load_skill', { name: 'exam' }),
+    verdict: { kind: 'allow' },
+  },
   {
     name: 'another skill while a plan is unfinished is a violation',
     given: [started(), loaded(exam)],
     when: requested('load_skill', { name: 'coach' }),
-    verdict: { kind: 'refuse', message: 'Skill exam is in progress and its plan is not complete. Allowed next: checkpoint setup (request_human_approval with checkpoint "setup").' },
+    verdict: {
+      kind: 'refuse',
+      message:
+        'Skill exam is in progress and its plan is not complete. Allowed next: checkpoint setup (request_human_approval with checkpoint "setup").',
+    },
     state: { violations: 1 },
   },
-  { name: 'reloading the skill in progress is allowed', given: [started(), loaded(exam)], when: requested('load_skill', { name: 'exam' }), verdict: { kind: 'allow' } },
+  {
+    name: 'reloading the skill in progress is allowed',
+    given: [started(), loaded(exam)],
+    when: requested('load_skill', { name: 'exam' }),
+    verdict: { kind: 'allow' },
+  },
   {
     name: 'after a routing choice, exactly the chosen skill may be loaded',
     given: [...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: '→ coach' })],
     when: requested('load_skill', { name: 'writer' }),
     verdict: { kind: 'refuse', message: 'The human chose coach at route; only that skill may be loaded now.' },
   },
-  { name: 'the chosen skill loads in the same turn', given: [...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: '→ coach' })], when: requested('load_skill', { name: 'coach' }), verdict: { kind: 'allow' } },
+  {
+    name: 'the chosen skill loads in the same turn',
+    given: [...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: '→ coach' })],
+    when: requested('load_skill', { name: 'coach' }),
+    verdict: { kind: 'allow' },
+  },
   {
     name: '"Stop here" allows only the final answer in that turn',
     given: [...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: 'Stop here' })],
     when: requested('load_skill', { name: 'writer' }),
-    verdict: { kind: 'refuse', message: 'The human chose to stop at route; give your final answer now without loading another skill.' },
+    verdict: {
+      kind: 'refuse',
+      message: 'The human chose to stop at route; give your final answer now without loading another skill.',
+    },
   },
   {
     name: 'the violation at the limit ends the turn, naming skill and step',
-    given: [started(), loaded(exam), requested('load_skill', { name: 'coach' }), requested('load_subskill', { skill: 'exam', subskill: 'grade' })],
+    given: [
+      started(),
+      loaded(exam),
+      requested('load_skill', { name: 'coach' }),
+      requested('load_subskill', { skill: 'exam', subskill: 'grade' }),
+    ],
     when: requested('load_skill', { name: 'coach' }),
     verdict: {
       kind: 'end',
       ending: {
         status: 'failed',
         reason: 'plan_violations',
-        error: { message: 'The model broke the plan of skill exam at its start 3 times; the turn was stopped. Remaining: checkpoint:setup → ask → grade → report → checkpoint:route.' },
+        error: {
+          message:
+            'The model broke the plan of skill exam at its start 3 times; the turn was stopped. Remaining: checkpoint:setup → ask → grade → report → checkpoint:route.',
+        },
       },
     },
   },
   {
     name: 'violations of a routing decision without a plan name the routing decision',
     given: [
-      started({ rules: legacyRules, carry: { version: 2, plan: null, route: { skill: null, from: 'route' }, snapshots: [] } }),
+      started({
+        rules: legacyRules,
+        carry: { version: 2, plan: null, route: { skill: null, from: 'route' }, snapshots: [] },
+      }),
       requested('load_skill', { name: 'writer' }),
       requested('load_skill', { name: 'writer' }),
     ],
     when: requested('load_skill', { name: 'writer' }),
-    verdict: { kind: 'end', ending: { error: { message: "The model went against the human's routing decision 3 times; the turn was stopped. Remaining: none." } } },
+    verdict: {
+      kind: 'end',
+      ending: {
+        error: {
+          message:
+            "The model went against the human's routing decision 3 times; the turn was stopped. Remaining: none.",
+        },
+      },
+    },
   },
 
   // tool.requested: load_subskill
@@ -386,32 +574,73 @@ const cases: Case[] = [
     name: 'a step out of order is a violation, with what is allowed',
     given: [started(), loaded(exam)],
     when: requested('load_subskill', { skill: 'exam', subskill: 'report' }),
-    verdict: { kind: 'refuse', message: 'Not allowed now: step report of exam. Allowed next: checkpoint setup (request_human_approval with checkpoint "setup").' },
+    verdict: {
+      kind: 'refuse',
+      message:
+        'Not allowed now: step report of exam. Allowed next: checkpoint setup (request_human_approval with checkpoint "setup").',
+    },
   },
-  { name: 'a subskill the plan does not name is always allowed', given: [started(), loaded(exam)], when: requested('load_subskill', { skill: 'exam', subskill: 'notes' }), verdict: { kind: 'allow' } },
-  { name: 'a subskill of another skill is not the plan\'s business', given: [started(), loaded(exam)], when: requested('load_subskill', { skill: 'coach', subskill: 'drill' }), verdict: { kind: 'allow' } },
-  { name: 'load_subskill without a plan', given: [started()], when: requested('load_subskill', { skill: 'exam', subskill: 'ask' }), verdict: { kind: 'allow' } },
-  { name: 'load_subskill with a malformed input is left to the tool', given: [started(), loaded(exam)], when: requested('load_subskill', { skill: 'exam' }), verdict: { kind: 'allow' } },
+  {
+    name: 'a subskill the plan does not name is always allowed',
+    given: [started(), loaded(exam)],
+    when: requested('load_subskill', { skill: 'exam', subskill: 'notes' }),
+    verdict: { kind: 'allow' },
+  },
+  {
+    name: "a subskill of another skill is not the plan's business",
+    given: [started(), loaded(exam)],
+    when: requested('load_subskill', { skill: 'coach', subskill: 'drill' }),
+    verdict: { kind: 'allow' },
+  },
+  {
+    name: 'load_subskill without a plan',
+    given: [started()],
+    when: requested('load_subskill', { skill: 'exam', subskill: 'ask' }),
+    verdict: { kind: 'allow' },
+  },
+  {
+    name: 'load_subskill with a malformed input is left to the tool',
+    given: [started(), loaded(exam)],
+    when: requested('load_subskill', { skill: 'exam' }),
+    verdict: { kind: 'allow' },
+  },
   {
     name: 'a step past its run limit is refused',
     given: [...examUntilQuestions(), stepped('exam', 'grade'), stepped('exam', 'grade')],
     when: requested('load_subskill', { skill: 'exam', subskill: 'grade' }),
-    verdict: { kind: 'refuse', message: 'Step grade of exam has run its limit of 2 times in this plan. Allowed next: step report (load_subskill with skill "exam" and subskill "report").' },
+    verdict: {
+      kind: 'refuse',
+      message:
+        'Step grade of exam has run its limit of 2 times in this plan. Allowed next: step report (load_subskill with skill "exam" and subskill "report").',
+    },
   },
   {
     name: 'after the deadline the plan refuses the steps it jumped over',
     given: [...examUntilQuestions(), round(t0 + 31 * 60_000)],
     when: requested('load_subskill', { skill: 'exam', subskill: 'grade' }),
-    verdict: { kind: 'refuse', message: 'Not allowed now: step grade of exam. The time limit has passed, so the plan has moved on. Allowed next: step report (load_subskill with skill "exam" and subskill "report").' },
+    verdict: {
+      kind: 'refuse',
+      message:
+        'Not allowed now: step grade of exam. The time limit has passed, so the plan has moved on. Allowed next: step report (load_subskill with skill "exam" and subskill "report").',
+    },
   },
 
   // tool.requested: other tools
-  { name: 'an engine tool in scope is allowed', given: [started()], when: requested('read_file', { path: 'a.md' }), verdict: { kind: 'allow' } },
+  {
+    name: 'an engine tool in scope is allowed',
+    given: [started()],
+    when: requested('read_file', { path: 'a.md' }),
+    verdict: { kind: 'allow' },
+  },
   {
     name: 'a tool that does not exist is refused (not a violation), listing the tools',
     given: [started()],
     when: requested('web_search', { q: 'x' }),
-    verdict: { kind: 'refuse', message: 'There is no tool named "web_search". Available tools: load_skill, load_subskill, read_file, list_skills, invoke_skill, submit_output, request_human_approval.' },
+    verdict: {
+      kind: 'refuse',
+      message:
+        'There is no tool named "web_search". Available tools: load_skill, load_subskill, read_file, list_skills, invoke_skill, submit_output, request_human_approval.',
+    },
     state: { violations: 0 },
   },
 
@@ -421,7 +650,12 @@ const cases: Case[] = [
     given: [started()],
     when: loaded(exam, t0, 'toolu_exam'),
     verdict: { kind: 'allow', allowedNext: [{ kind: 'checkpoint', name: 'setup' }] },
-    state: { plan: { skill: 'exam', current: null }, active: { name: 'exam' }, clockSince: t0, instructions: { skill: 'toolu_exam' } },
+    state: {
+      plan: { skill: 'exam', current: null },
+      active: { name: 'exam' },
+      clockSince: t0,
+      instructions: { skill: 'toolu_exam' },
+    },
   },
   {
     name: 'reloading the skill in progress keeps its position',
@@ -430,12 +664,47 @@ const cases: Case[] = [
     verdict: { kind: 'allow', allowedNext: [{ kind: 'step', name: 'grade' }] },
     state: { plan: { current: 'ask' } },
   },
-  { name: 'a skill without a plan ends a finished plan and becomes active', given: [...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: '→ coach' })], when: loaded(writer), verdict: { kind: 'allow', allowedNext: [] }, state: { plan: null, route: null, active: { name: 'writer' } } },
-  { name: 'a step moves the plan', given: [...examUntilQuestions()], when: stepped('exam', 'grade'), verdict: { kind: 'allow', note: 'Step limit: grade may run at most 2 times in this plan; this is run 1, 1 left.' }, state: { plan: { current: 'grade', stepRuns: { ask: 1, grade: 1 } } } },
-  { name: 'a step without a limit has no note', given: [...examUntilQuestions(), stepped('exam', 'grade')], when: stepped('exam', 'report'), verdict: { kind: 'allow' }, without: ['note'] },
-  { name: 'a subskill of another skill leaves the plan alone', given: [...examUntilQuestions()], when: stepped('coach', 'drill'), verdict: { kind: 'allow' }, state: { plan: { current: 'ask' } } },
-  { name: 'a subskill without a plan is only remembered for compaction', given: [started()], when: stepped('writer', 'tips'), verdict: { kind: 'allow' }, state: { plan: null } },
-  { name: 'a plain tool changes nothing', given: [started()], when: { type: 'tool.finished', at: t0, call: call('read_file'), outcome: { kind: 'done' } }, verdict: { kind: 'allow' } },
+  {
+    name: 'a skill without a plan ends a finished plan and becomes active',
+    given: [...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: '→ coach' })],
+    when: loaded(writer),
+    verdict: { kind: 'allow', allowedNext: [] },
+    state: { plan: null, route: null, active: { name: 'writer' } },
+  },
+  {
+    name: 'a step moves the plan',
+    given: [...examUntilQuestions()],
+    when: stepped('exam', 'grade'),
+    verdict: { kind: 'allow', note: 'Step limit: grade may run at most 2 times in this plan; this is run 1, 1 left.' },
+    state: { plan: { current: 'grade', stepRuns: { ask: 1, grade: 1 } } },
+  },
+  {
+    name: 'a step without a limit has no note',
+    given: [...examUntilQuestions(), stepped('exam', 'grade')],
+    when: stepped('exam', 'report'),
+    verdict: { kind: 'allow' },
+    without: ['note'],
+  },
+  {
+    name: 'a subskill of another skill leaves the plan alone',
+    given: [...examUntilQuestions()],
+    when: stepped('coach', 'drill'),
+    verdict: { kind: 'allow' },
+    state: { plan: { current: 'ask' } },
+  },
+  {
+    name: 'a subskill without a plan is only remembered for compaction',
+    given: [started()],
+    when: stepped('writer', 'tips'),
+    verdict: { kind: 'allow' },
+    state: { plan: null },
+  },
+  {
+    name: 'a plain tool changes nothing',
+    given: [started()],
+    when: { type: 'tool.finished', at: t0, call: call('read_file'), outcome: { kind: 'done' } },
+    verdict: { kind: 'allow' },
+  },
 
   // final.proposed
   { name: 'a final answer without a plan is accepted', given: [started()], when: final, verdict: { kind: 'allow' } },
@@ -450,10 +719,21 @@ const cases: Case[] = [
     },
     state: { violations: 1 },
   },
-  { name: 'a final answer after the plan is complete is accepted', given: [...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: 'Stop here' })], when: final, verdict: { kind: 'allow' } },
+  {
+    name: 'a final answer after the plan is complete is accepted',
+    given: [...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: 'Stop here' })],
+    when: final,
+    verdict: { kind: 'allow' },
+  },
 
   // checkpoints: asking
-  { name: 'a request that is not a checkpoint request is refused, not counted', given: [started()], when: requested('request_human_approval', { checkpoint: 'Bad Name' }), verdict: { kind: 'refuse' }, state: { violations: 0, open: null } },
+  {
+    name: 'a request that is not a checkpoint request is refused, not counted',
+    given: [started()],
+    when: requested('request_human_approval', { checkpoint: 'Bad Name' }),
+    verdict: { kind: 'refuse' },
+    state: { violations: 0, open: null },
+  },
   {
     name: 'a free checkpoint without a skill waits as the configuration says',
     given: [started()],
@@ -476,7 +756,15 @@ const cases: Case[] = [
     name: 'a declared checkpoint: its params are checked and defaulted, its policy applies, the clock stops',
     given: [started(), loaded(exam, t0)],
     when: ask('setup', { params: { topics: ['trees'] } }, t0 + 500),
-    verdict: { kind: 'allow', ask: { params: { topics: ['trees'], count: 10, minutes: 30 }, paramsSchema: { required: ['topics'] }, ttlMs: 60_000, onTimeout: 'cancel' } },
+    verdict: {
+      kind: 'allow',
+      ask: {
+        params: { topics: ['trees'], count: 10, minutes: 30 },
+        paramsSchema: { required: ['topics'] },
+        ttlMs: 60_000,
+        onTimeout: 'cancel',
+      },
+    },
     state: { clockSince: null, usage: { exam: { activeMs: 500 } } },
   },
   {
@@ -494,12 +782,24 @@ const cases: Case[] = [
     },
     state: { violations: 0, open: null },
   },
-  { name: 'turns of older code do not check proposed params', given: [started({ rules: legacyRules }), loaded(exam)], when: ask('setup', { params: { count: 500 } }), verdict: { kind: 'allow', ask: { params: { count: 500 }, paramsSchema: { properties: { count: { type: 'number' } } } } } },
+  {
+    name: 'turns of older code do not check proposed params',
+    given: [started({ rules: legacyRules }), loaded(exam)],
+    when: ask('setup', { params: { count: 500 } }),
+    verdict: {
+      kind: 'allow',
+      ask: { params: { count: 500 }, paramsSchema: { properties: { count: { type: 'number' } } } },
+    },
+  },
   {
     name: 'a named checkpoint out of order is a violation',
     given: [started(), loaded(exam)],
     when: ask('route'),
-    verdict: { kind: 'refuse', message: 'Not allowed now: checkpoint route of exam. Allowed next: checkpoint setup (request_human_approval with checkpoint "setup").' },
+    verdict: {
+      kind: 'refuse',
+      message:
+        'Not allowed now: checkpoint route of exam. Allowed next: checkpoint setup (request_human_approval with checkpoint "setup").',
+    },
     state: { violations: 1 },
   },
   {
@@ -508,36 +808,99 @@ const cases: Case[] = [
     when: ask('route'),
     verdict: { kind: 'end', ending: { reason: 'plan_violations' } },
   },
-  { name: 'turns of older code count refused checkpoints without ending', given: [started({ rules: legacyRules }), loaded(exam), ask('route'), ask('route')], when: ask('route'), verdict: { kind: 'refuse' }, state: { violations: 3 } },
+  {
+    name: 'turns of older code count refused checkpoints without ending',
+    given: [started({ rules: legacyRules }), loaded(exam), ask('route'), ask('route')],
+    when: ask('route'),
+    verdict: { kind: 'refuse' },
+    state: { violations: 3 },
+  },
   {
     name: 'a routing checkpoint offers its declared routes, whatever the model offers',
     given: examUntilRoute().slice(0, -1),
     when: ask('route', { options: ['anything'] }),
-    verdict: { kind: 'allow', ask: { options: ['→ coach', 'Stop here'], actions: ['choose', 'cancel'], ttlMs: 3_600_000, onTimeout: 'skip' } },
+    verdict: {
+      kind: 'allow',
+      ask: { options: ['→ coach', 'Stop here'], actions: ['choose', 'cancel'], ttlMs: 3_600_000, onTimeout: 'skip' },
+    },
   },
-  { name: 'a free question within a plan takes the skill\'s free-checkpoint policy', given: [...examUntilQuestions()], when: question('q1'), verdict: { kind: 'allow', ask: { kind: 'question', ttlMs: 15 * 60_000, onTimeout: 'skip', actions: ['answer', 'cancel'] } } },
-  { name: 'a free question never waits past the plan deadline', given: [...examUntilQuestions(t0)], when: question('q1', t0 + 25 * 60_000), verdict: { kind: 'allow', ask: { ttlMs: 5 * 60_000, onTimeout: 'skip' } } },
+  {
+    name: "a free question within a plan takes the skill's free-checkpoint policy",
+    given: [...examUntilQuestions()],
+    when: question('q1'),
+    verdict: {
+      kind: 'allow',
+      ask: { kind: 'question', ttlMs: 15 * 60_000, onTimeout: 'skip', actions: ['answer', 'cancel'] },
+    },
+  },
+  {
+    name: 'a free question never waits past the plan deadline',
+    given: [...examUntilQuestions(t0)],
+    when: question('q1', t0 + 25 * 60_000),
+    verdict: { kind: 'allow', ask: { ttlMs: 5 * 60_000, onTimeout: 'skip' } },
+  },
   {
     name: 'after the deadline, free questions are refused',
     given: [...examUntilQuestions(), round(t0 + 31 * 60_000)],
     when: question('q9'),
-    verdict: { kind: 'refuse', message: 'The time limit of exam has passed: ask nothing more. Allowed next: step report (load_subskill with skill "exam" and subskill "report").' },
+    verdict: {
+      kind: 'refuse',
+      message:
+        'The time limit of exam has passed: ask nothing more. Allowed next: step report (load_subskill with skill "exam" and subskill "report").',
+    },
   },
   {
     name: 'a resumed plan whose skill was not pinned still has its declared checkpoints',
-    given: [started({ carry: { version: 2, plan: apply([started(), loaded(exam)]).state.plan, route: null, snapshots: [] } })],
+    given: [
+      started({ carry: { version: 2, plan: apply([started(), loaded(exam)]).state.plan, route: null, snapshots: [] } }),
+    ],
     when: ask('setup', { params: { topics: ['a'] } }),
     verdict: { kind: 'allow', ask: { ttlMs: 60_000, params: { count: 10 } } },
   },
-  { name: 'a skill without a plan declares its checkpoint policy', given: [started(), loaded(writer)], when: ask('draft_ok', { params: { tone: 'casual' } }), verdict: { kind: 'allow', ask: { ttlMs: 5_000, onTimeout: 'skip' } } },
-  { name: 'a skill that says nothing about free checkpoints leaves them to the configuration', given: [started({ settings: { ...settings, checkpointTtlMs: 9_000 } }), loaded(writer)], when: ask('other'), verdict: { kind: 'allow', ask: { ttlMs: 9_000, onTimeout: 'cancel', paramsSchema: null } } },
-  { name: 'turns of older code read a plan skill\'s silence as no deadline', given: [started({ rules: legacyRules, settings: { ...settings, checkpointTtlMs: 9_000 } }), loaded(coach)], when: ask('other'), verdict: { kind: 'allow', ask: { ttlMs: null } } },
-  { name: 'turns of older code use the configuration without a plan', given: [started({ rules: legacyRules, settings: { ...settings, checkpointTtlMs: 9_000 } }), loaded(writer)], when: ask('draft_ok'), verdict: { kind: 'allow', ask: { ttlMs: 9_000 } } },
+  {
+    name: 'a skill without a plan declares its checkpoint policy',
+    given: [started(), loaded(writer)],
+    when: ask('draft_ok', { params: { tone: 'casual' } }),
+    verdict: { kind: 'allow', ask: { ttlMs: 5_000, onTimeout: 'skip' } },
+  },
+  {
+    name: 'a skill that says nothing about free checkpoints leaves them to the configuration',
+    given: [started({ settings: { ...settings, checkpointTtlMs: 9_000 } }), loaded(writer)],
+    when: ask('other'),
+    verdict: { kind: 'allow', ask: { ttlMs: 9_000, onTimeout: 'cancel', paramsSchema: null } },
+  },
+  {
+    name: "turns of older code read a plan skill's silence as no deadline",
+    given: [started({ rules: legacyRules, settings: { ...settings, checkpointTtlMs: 9_000 } }), loaded(coach)],
+    when: ask('other'),
+    verdict: { kind: 'allow', ask: { ttlMs: null } },
+  },
+  {
+    name: 'turns of older code use the configuration without a plan',
+    given: [started({ rules: legacyRules, settings: { ...settings, checkpointTtlMs: 9_000 } }), loaded(writer)],
+    when: ask('draft_ok'),
+    verdict: { kind: 'allow', ask: { ttlMs: 9_000 } },
+  },
 
   // checkpoints: decisions
-  { name: 'a decision for a checkpoint id never given is not found', given: [started(), ask('a')], when: resolved('cp-7', { action: 'approve' }), verdict: { kind: 'refuse', code: 'not_found', message: 'This turn has no checkpoint "cp-7".' } },
-  { name: 'a decision without an id is not found', given: [started(), ask('a')], when: resolved(undefined as unknown as string, { action: 'approve' }), verdict: { kind: 'refuse', code: 'not_found' } },
-  { name: 'a decision for a settled checkpoint is not pending', given: [started(), ask('a'), resolved('cp-1', { action: 'approve' })], when: resolved('cp-1', { action: 'approve' }), verdict: { kind: 'refuse', code: 'not_pending', message: 'Checkpoint cp-1 is no longer pending.' } },
+  {
+    name: 'a decision for a checkpoint id never given is not found',
+    given: [started(), ask('a')],
+    when: resolved('cp-7', { action: 'approve' }),
+    verdict: { kind: 'refuse', code: 'not_found', message: 'This turn has no checkpoint "cp-7".' },
+  },
+  {
+    name: 'a decision without an id is not found',
+    given: [started(), ask('a')],
+    when: resolved(undefined as unknown as string, { action: 'approve' }),
+    verdict: { kind: 'refuse', code: 'not_found' },
+  },
+  {
+    name: 'a decision for a settled checkpoint is not pending',
+    given: [started(), ask('a'), resolved('cp-1', { action: 'approve' })],
+    when: resolved('cp-1', { action: 'approve' }),
+    verdict: { kind: 'refuse', code: 'not_pending', message: 'Checkpoint cp-1 is no longer pending.' },
+  },
   {
     name: 'a modify outside the declared params is an invalid decision naming param, rule and allowed values',
     given: [started(), loaded(exam), ask('setup', { params: { topics: ['a'] } })],
@@ -546,7 +909,14 @@ const cases: Case[] = [
       kind: 'refuse',
       code: 'invalid_decision',
       message: 'overrides.count is 500, above the maximum 50.',
-      problems: [{ path: 'overrides.count', rule: 'maximum', allowed: { minimum: 1, maximum: 50 }, message: 'overrides.count is 500, above the maximum 50' }],
+      problems: [
+        {
+          path: 'overrides.count',
+          rule: 'maximum',
+          allowed: { minimum: 1, maximum: 50 },
+          message: 'overrides.count is 500, above the maximum 50',
+        },
+      ],
     },
   },
   {
@@ -554,7 +924,11 @@ const cases: Case[] = [
     given: [started(), loaded(exam), ask('setup', { params: { topics: ['a'], minutes: 20 } })],
     when: resolved('cp-1', { action: 'approve' }, t0 + 100),
     verdict: { kind: 'allow', result: { approved: true } },
-    state: { open: null, plan: { current: 'checkpoint:setup', deadline: { atMs: t0 + 100 + 20 * 60_000, jumpTo: 'report' } }, roundsSinceHuman: 0 },
+    state: {
+      open: null,
+      plan: { current: 'checkpoint:setup', deadline: { atMs: t0 + 100 + 20 * 60_000, jumpTo: 'report' } },
+      roundsSinceHuman: 0,
+    },
   },
   {
     name: 'modify with overrides and a note: the overrides set the deadline, the model gets both',
@@ -563,8 +937,19 @@ const cases: Case[] = [
     verdict: { kind: 'allow', result: { approved: true, overrides: { minutes: 2 }, note: 'no essays please' } },
     state: { plan: { deadline: { atMs: t0 + 2 * 60_000 } } },
   },
-  { name: 'modify with overrides alone', given: [started(), ask('plain', { params: { n: 1 } })], when: resolved('cp-1', { action: 'modify', overrides: { n: 2 } }), verdict: { kind: 'allow', result: { approved: true, overrides: { n: 2 } } }, without: [] },
-  { name: 'modify with a note alone', given: [started(), ask('plain', { params: { n: 1 } })], when: resolved('cp-1', { action: 'modify', note: 'make it 15 questions, no essays' }), verdict: { kind: 'allow', result: { approved: true, note: 'make it 15 questions, no essays' } } },
+  {
+    name: 'modify with overrides alone',
+    given: [started(), ask('plain', { params: { n: 1 } })],
+    when: resolved('cp-1', { action: 'modify', overrides: { n: 2 } }),
+    verdict: { kind: 'allow', result: { approved: true, overrides: { n: 2 } } },
+    without: [],
+  },
+  {
+    name: 'modify with a note alone',
+    given: [started(), ask('plain', { params: { n: 1 } })],
+    when: resolved('cp-1', { action: 'modify', note: 'make it 15 questions, no essays' }),
+    verdict: { kind: 'allow', result: { approved: true, note: 'make it 15 questions, no essays' } },
+  },
   {
     name: 'choosing a route gates the next skill',
     given: examUntilRoute(),
@@ -572,17 +957,34 @@ const cases: Case[] = [
     verdict: { kind: 'allow', result: { choice: '→ coach' } },
     state: { route: { skill: 'coach', from: 'route' }, plan: { position: { complete: true } } },
   },
-  { name: 'a free question answered leaves the plan where it is', given: [...examUntilQuestions(), question('q1')], when: resolved('cp-2', { action: 'answer', answer: 'A' }), verdict: { kind: 'allow', result: { answer: 'A' } }, state: { plan: { current: 'ask' } } },
+  {
+    name: 'a free question answered leaves the plan where it is',
+    given: [...examUntilQuestions(), question('q1')],
+    when: resolved('cp-2', { action: 'answer', answer: 'A' }),
+    verdict: { kind: 'allow', result: { answer: 'A' } },
+    state: { plan: { current: 'ask' } },
+  },
   {
     name: 'cancel at a named checkpoint ends the plan and the turn, after a last word',
     given: [started(), loaded(exam), ask('setup', { params: { topics: ['a'] } })],
     when: resolved('cp-1', { action: 'cancel' }),
-    verdict: { kind: 'end', ending: { status: 'cancelled', reason: 'cancelled_by_user' }, lastWord: { purpose: 'explain the cancellation' }, result: { cancelled: true } },
+    verdict: {
+      kind: 'end',
+      ending: { status: 'cancelled', reason: 'cancelled_by_user' },
+      lastWord: { purpose: 'explain the cancellation' },
+      result: { cancelled: true },
+    },
     state: { plan: null, route: null },
   },
-  { name: 'cancel at a free question keeps the plan for the next turn', given: [...examUntilQuestions(), question('q1')], when: resolved('cp-2', { action: 'cancel' }), verdict: { kind: 'end', ending: { status: 'cancelled' } }, state: { plan: { current: 'ask' } } },
   {
-    name: 'a decision restarts the active skill\'s clock',
+    name: 'cancel at a free question keeps the plan for the next turn',
+    given: [...examUntilQuestions(), question('q1')],
+    when: resolved('cp-2', { action: 'cancel' }),
+    verdict: { kind: 'end', ending: { status: 'cancelled' } },
+    state: { plan: { current: 'ask' } },
+  },
+  {
+    name: "a decision restarts the active skill's clock",
     given: [started(), loaded(writer, t0), ask('draft_ok', { params: { tone: 'formal' } }, t0 + 300)],
     when: resolved('cp-1', { action: 'approve' }, t0 + 900_000),
     verdict: { kind: 'allow' },
@@ -593,58 +995,165 @@ const cases: Case[] = [
     name: 'violations at a step name the step',
     given: [...examUntilQuestions(), final, final],
     when: final,
-    verdict: { kind: 'end', ending: { error: { message: 'The model broke the plan of skill exam at step ask 3 times; the turn was stopped. Remaining: grade → report → checkpoint:route.' } } },
+    verdict: {
+      kind: 'end',
+      ending: {
+        error: {
+          message:
+            'The model broke the plan of skill exam at step ask 3 times; the turn was stopped. Remaining: grade → report → checkpoint:route.',
+        },
+      },
+    },
   },
   {
     name: 'violations after the plan is complete leave nothing remaining',
-    given: [...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: 'Stop here' }), requested('load_skill', { name: 'writer' }), requested('load_skill', { name: 'writer' })],
+    given: [
+      ...examUntilRoute(),
+      resolved('cp-2', { action: 'choose', choice: 'Stop here' }),
+      requested('load_skill', { name: 'writer' }),
+      requested('load_skill', { name: 'writer' }),
+    ],
     when: requested('load_skill', { name: 'writer' }),
-    verdict: { kind: 'end', ending: { error: { message: 'The model broke the plan of skill exam at step checkpoint:route 3 times; the turn was stopped. Remaining: none.' } } },
+    verdict: {
+      kind: 'end',
+      ending: {
+        error: {
+          message:
+            'The model broke the plan of skill exam at step checkpoint:route 3 times; the turn was stopped. Remaining: none.',
+        },
+      },
+    },
   },
   {
     name: 'a skill limit after its plan is complete has nothing left to carry',
     given: [started(), loaded(limited), stepped('limited', 'a'), stepped('limited', 'b'), round(), round()],
     when: round(),
-    verdict: { kind: 'end', ending: { error: { message: "Skill limited reached its limit of 2 model rounds (limits.max-iterations: 2); the turn was stopped. The plan is kept for the session's next turn. Remaining: nothing." } } },
+    verdict: {
+      kind: 'end',
+      ending: {
+        error: {
+          message:
+            "Skill limited reached its limit of 2 model rounds (limits.max-iterations: 2); the turn was stopped. The plan is kept for the session's next turn. Remaining: nothing.",
+        },
+      },
+    },
   },
-  { name: 'a limited step that has not run yet is allowed', given: [...examUntilQuestions()], when: requested('load_subskill', { skill: 'exam', subskill: 'grade' }), verdict: { kind: 'allow' } },
-  { name: 'a subskill loaded that the plan does not name moves nothing and says nothing', given: [...examUntilQuestions()], when: stepped('exam', 'notes'), verdict: { kind: 'allow' }, without: ['note'], state: { plan: { current: 'ask' } } },
-  { name: 'a named checkpoint the skill does not declare still moves the plan', given: [started(), loaded(gate), ask('go')], when: resolved('cp-1', { action: 'approve' }), verdict: { kind: 'allow' }, state: { plan: { current: 'checkpoint:go' }, route: null } },
-  { name: 'a decision whose action the checkpoint does not take', given: [started(), question('q')], when: resolved('cp-1', { action: 'approve' }), verdict: { kind: 'refuse', code: 'invalid_decision', message: 'A question checkpoint accepts answer, cancel; not "approve".' } },
+  {
+    name: 'a limited step that has not run yet is allowed',
+    given: [...examUntilQuestions()],
+    when: requested('load_subskill', { skill: 'exam', subskill: 'grade' }),
+    verdict: { kind: 'allow' },
+  },
+  {
+    name: 'a subskill loaded that the plan does not name moves nothing and says nothing',
+    given: [...examUntilQuestions()],
+    when: stepped('exam', 'notes'),
+    verdict: { kind: 'allow' },
+    without: ['note'],
+    state: { plan: { current: 'ask' } },
+  },
+  {
+    name: 'a named checkpoint the skill does not declare still moves the plan',
+    given: [started(), loaded(gate), ask('go')],
+    when: resolved('cp-1', { action: 'approve' }),
+    verdict: { kind: 'allow' },
+    state: { plan: { current: 'checkpoint:go' }, route: null },
+  },
+  {
+    name: 'a decision whose action the checkpoint does not take',
+    given: [started(), question('q')],
+    when: resolved('cp-1', { action: 'approve' }),
+    verdict: {
+      kind: 'refuse',
+      code: 'invalid_decision',
+      message: 'A question checkpoint accepts answer, cancel; not "approve".',
+    },
+  },
 
   // registered tools: scope, validation, approval
-  { name: 'a turn of older code ignores the tool catalog', given: [withTools({ rules: legacyRules })], when: requested('calc', { q: '1' }), verdict: { kind: 'refuse', message: /^There is no tool named "calc"/ }, state: { tools: [] } },
-  { name: 'a turn started without a tool catalog has no registered tools', given: [], when: started(), verdict: { kind: 'allow' }, state: { tools: [], rootGrants: [] } },
-  { name: 'the root turn may call a tool of the default set, its input validated with defaults', given: [withTools()], when: requested('calc', { q: '1+1' }), verdict: { kind: 'allow', input: { q: '1+1', n: 1 } }, without: ['ask'] },
+  {
+    name: 'a turn of older code ignores the tool catalog',
+    given: [withTools({ rules: legacyRules })],
+    when: requested('calc', { q: '1' }),
+    verdict: { kind: 'refuse', message: /^There is no tool named "calc"/ },
+    state: { tools: [] },
+  },
+  {
+    name: 'a turn started without a tool catalog has no registered tools',
+    given: [],
+    when: started(),
+    verdict: { kind: 'allow' },
+    state: { tools: [], rootGrants: [] },
+  },
+  {
+    name: 'the root turn may call a tool of the default set, its input validated with defaults',
+    given: [withTools()],
+    when: requested('calc', { q: '1+1' }),
+    verdict: { kind: 'allow', input: { q: '1+1', n: 1 } },
+    without: ['ask'],
+  },
   {
     name: 'a registered tool outside the default set is a violation at the root',
     given: [withTools()],
     when: requested('fetch', { q: 'x' }),
-    verdict: { kind: 'refuse', message: 'Tool fetch is not available before a skill is loaded: the tools granted now are calc. Use only the tools you were given.' },
+    verdict: {
+      kind: 'refuse',
+      message:
+        'Tool fetch is not available before a skill is loaded: the tools granted now are calc. Use only the tools you were given.',
+    },
     state: { violations: 1 },
   },
   {
     name: 'violations at the root without a plan or a route name the rules of the turn',
     given: [withTools({ settings: { ...settings, maxPlanViolations: 2 } }), requested('fetch', { q: 'x' })],
     when: requested('fetch', { q: 'x' }),
-    verdict: { kind: 'end', ending: { reason: 'plan_violations', error: { message: 'The model broke the rules of this turn 2 times; the turn was stopped. Remaining: none.' } } },
+    verdict: {
+      kind: 'end',
+      ending: {
+        reason: 'plan_violations',
+        error: { message: 'The model broke the rules of this turn 2 times; the turn was stopped. Remaining: none.' },
+      },
+    },
   },
   {
     name: 'a skill that grants nothing offers only the engine tools',
     given: [withTools(), loaded(writer)],
     when: requested('calc', { q: '1' }),
-    verdict: { kind: 'refuse', message: "Tool calc is not available while skill writer is active: no tools are granted now beyond the engine's own. Use only the tools you were given." },
+    verdict: {
+      kind: 'refuse',
+      message:
+        "Tool calc is not available while skill writer is active: no tools are granted now beyond the engine's own. Use only the tools you were given.",
+    },
     state: { violations: 1 },
   },
-  { name: 'a skill grants a tool by name in allowed-tools', given: [withTools(), loaded(researcher)], when: requested('fetch', { q: 'x', n: 2 }), verdict: { kind: 'allow', input: { q: 'x', n: 2 } } },
+  {
+    name: 'a skill grants a tool by name in allowed-tools',
+    given: [withTools(), loaded(researcher)],
+    when: requested('fetch', { q: 'x', n: 2 }),
+    verdict: { kind: 'allow', input: { q: 'x', n: 2 } },
+  },
   {
     name: 'input that does not validate is refused naming every field, and is no violation',
     given: [withTools()],
     when: requested('calc', { n: 'x', r: 1 }),
-    verdict: { kind: 'refuse', message: 'calc was not run: its input is not valid: n is a string, not an integer; r is not allowed here; the allowed names are q, n; q is required. Fix the input and call it again.', problems: [{ path: 'n', rule: 'type' }, { path: 'r' }, { path: 'q', rule: 'required' }] },
+    verdict: {
+      kind: 'refuse',
+      message:
+        'calc was not run: its input is not valid: n is a string, not an integer; r is not allowed here; the allowed names are q, n; q is required. Fix the input and call it again.',
+      problems: [{ path: 'n', rule: 'type' }, { path: 'r' }, { path: 'q', rule: 'required' }],
+    },
     state: { violations: 0 },
   },
-  { name: 'input that is not an object is refused', given: [withTools()], when: requested('calc', null), verdict: { kind: 'refuse', message: 'calc was not run: its input is not valid: the value is null, not an object. Fix the input and call it again.' } },
+  {
+    name: 'input that is not an object is refused',
+    given: [withTools()],
+    when: requested('calc', null),
+    verdict: {
+      kind: 'refuse',
+      message:
+        'calc was not run: its input is not valid: the value is null, not an object. Fix the input and call it again.',
+    },
+  },
   {
     name: 'a tool that needs approval opens a checkpoint with its input as params and its schema',
     given: [withTools(), loaded(researcher)],
@@ -662,7 +1171,8 @@ const cases: Case[] = [
         ttlMs: null,
         onTimeout: 'skip',
         tool: { name: 'deploy' },
-        summary: 'The assistant wants to run the tool deploy with the input in params. The deploy tool. Approve to run it as proposed, modify to change its input, or cancel to skip it.',
+        summary:
+          'The assistant wants to run the tool deploy with the input in params. The deploy tool. Approve to run it as proposed, modify to change its input, or cancel to skip it.',
       },
     },
     without: ['input'],
@@ -673,47 +1183,152 @@ const cases: Case[] = [
     given: [],
     when: byReference(),
     verdict: { kind: 'allow' },
-    state: { tools: [], headers: [{ name: 'calc', detail: expect.any(String) }, { name: 'fetch' }, { name: 'deploy' }, { name: 'gh__issue' }], rootGrants: ['calc'] },
+    state: {
+      tools: [],
+      headers: [
+        { name: 'calc', detail: expect.any(String) },
+        { name: 'fetch' },
+        { name: 'deploy' },
+        { name: 'gh__issue' },
+      ],
+      rootGrants: ['calc'],
+    },
   },
-  { name: 'by reference, a tool of no header is no tool', given: [byReference()], when: requested('nope', { q: '1' }), verdict: { kind: 'refuse', message: 'There is no tool named "nope". Available tools: load_skill, load_subskill, read_file, list_skills, invoke_skill, submit_output, request_human_approval, calc.' }, state: { violations: 0 } },
+  {
+    name: 'by reference, a tool of no header is no tool',
+    given: [byReference()],
+    when: requested('nope', { q: '1' }),
+    verdict: {
+      kind: 'refuse',
+      message:
+        'There is no tool named "nope". Available tools: load_skill, load_subskill, read_file, list_skills, invoke_skill, submit_output, request_human_approval, calc.',
+    },
+    state: { violations: 0 },
+  },
   {
     name: 'by reference, a tool outside the grants is a violation, its detail unread',
     given: [byReference()],
     when: requested('fetch', { q: 'x' }),
-    verdict: { kind: 'refuse', message: 'Tool fetch is not available before a skill is loaded: the tools granted now are calc. Use only the tools you were given.' },
+    verdict: {
+      kind: 'refuse',
+      message:
+        'Tool fetch is not available before a skill is loaded: the tools granted now are calc. Use only the tools you were given.',
+    },
     state: { violations: 1 },
   },
-  { name: 'by reference, a granted tool whose detail was not read is not run', given: [byReference()], when: requested('calc', { q: '1' }), verdict: { kind: 'refuse', message: 'calc was not run: its definition has not been read. Call it again.' }, state: { violations: 0 } },
-  { name: 'by reference, a granted tool whose detail was read is validated with it', given: [byReference(), detailed('calc')], when: requested('calc', { q: '1+1' }), verdict: { kind: 'allow', input: { q: '1+1', n: 1 } } },
-  { name: 'by reference, a detail read again is kept once', given: [byReference(), detailed('calc')], when: detailed('fetch', 'calc', 'fetch'), verdict: { kind: 'allow' }, state: { tools: [{ name: 'calc' }, { name: 'fetch' }] } },
-  { name: 'by reference, details all held already change nothing', given: [byReference(), detailed('calc')], when: detailed('calc'), verdict: { kind: 'allow' }, state: { tools: [{ name: 'calc' }] } },
-  { name: 'an MCP tool granted by server says where it comes from', given: [withTools(), loaded(researcher)], when: requested('gh__issue', { q: 'bug' }), verdict: { kind: 'allow', ask: { summary: /^The assistant wants to run the tool gh__issue \(from MCP server gh\)/ } } },
-  { name: 'an approved tool call runs with the proposed input', given: deployAsked(), when: resolved('cp-1', { action: 'approve' }), verdict: { kind: 'allow', input: { q: 'prod', n: 1 }, result: { approved: true } }, without: ['note'], state: { open: null, roundsSinceHuman: 0 } },
+  {
+    name: 'by reference, a granted tool whose detail was not read is not run',
+    given: [byReference()],
+    when: requested('calc', { q: '1' }),
+    verdict: { kind: 'refuse', message: 'calc was not run: its definition has not been read. Call it again.' },
+    state: { violations: 0 },
+  },
+  {
+    name: 'by reference, a granted tool whose detail was read is validated with it',
+    given: [byReference(), detailed('calc')],
+    when: requested('calc', { q: '1+1' }),
+    verdict: { kind: 'allow', input: { q: '1+1', n: 1 } },
+  },
+  {
+    name: 'by reference, a detail read again is kept once',
+    given: [byReference(), detailed('calc')],
+    when: detailed('fetch', 'calc', 'fetch'),
+    verdict: { kind: 'allow' },
+    state: { tools: [{ name: 'calc' }, { name: 'fetch' }] },
+  },
+  {
+    name: 'by reference, details all held already change nothing',
+    given: [byReference(), detailed('calc')],
+    when: detailed('calc'),
+    verdict: { kind: 'allow' },
+    state: { tools: [{ name: 'calc' }] },
+  },
+  {
+    name: 'an MCP tool granted by server says where it comes from',
+    given: [withTools(), loaded(researcher)],
+    when: requested('gh__issue', { q: 'bug' }),
+    verdict: {
+      kind: 'allow',
+      ask: { summary: /^The assistant wants to run the tool gh__issue \(from MCP server gh\)/ },
+    },
+  },
+  {
+    name: 'an approved tool call runs with the proposed input',
+    given: deployAsked(),
+    when: resolved('cp-1', { action: 'approve' }),
+    verdict: { kind: 'allow', input: { q: 'prod', n: 1 }, result: { approved: true } },
+    without: ['note'],
+    state: { open: null, roundsSinceHuman: 0 },
+  },
   {
     name: 'a modified tool call runs with the changed input, and the model is told',
     given: deployAsked(),
     when: resolved('cp-1', { action: 'modify', overrides: { q: 'staging' } }),
-    verdict: { kind: 'allow', input: { q: 'staging', n: 1 }, note: 'Before deploy ran, the human changed its input to {"q":"staging","n":1}' },
+    verdict: {
+      kind: 'allow',
+      input: { q: 'staging', n: 1 },
+      note: 'Before deploy ran, the human changed its input to {"q":"staging","n":1}',
+    },
   },
-  { name: 'a note alone goes to the model', given: deployAsked(), when: resolved('cp-1', { action: 'modify', note: 'careful' }), verdict: { kind: 'allow', input: { q: 'prod', n: 1 }, note: 'Before deploy ran, the human said: careful' } },
-  { name: 'changes and a note', given: deployAsked(), when: resolved('cp-1', { action: 'modify', overrides: { n: 3 }, note: 'careful' }), verdict: { kind: 'allow', note: 'Before deploy ran, the human changed its input to {"q":"prod","n":3} and said: careful' } },
+  {
+    name: 'a note alone goes to the model',
+    given: deployAsked(),
+    when: resolved('cp-1', { action: 'modify', note: 'careful' }),
+    verdict: { kind: 'allow', input: { q: 'prod', n: 1 }, note: 'Before deploy ran, the human said: careful' },
+  },
+  {
+    name: 'changes and a note',
+    given: deployAsked(),
+    when: resolved('cp-1', { action: 'modify', overrides: { n: 3 }, note: 'careful' }),
+    verdict: {
+      kind: 'allow',
+      note: 'Before deploy ran, the human changed its input to {"q":"prod","n":3} and said: careful',
+    },
+  },
   {
     name: 'a modified input is validated again',
     given: deployAsked(),
     when: resolved('cp-1', { action: 'modify', overrides: { q: 'much too long for it' } }),
-    verdict: { kind: 'refuse', code: 'invalid_decision', message: 'overrides.q is 20 characters long, longer than 10.' },
+    verdict: {
+      kind: 'refuse',
+      code: 'invalid_decision',
+      message: 'overrides.q is 20 characters long, longer than 10.',
+    },
     state: { open: { name: 'tool:deploy' } },
   },
-  { name: 'a cancelled tool call does not run and the turn goes on', given: deployAsked(), when: resolved('cp-1', { action: 'cancel' }), verdict: { kind: 'allow', result: { cancelled: true, ran: false } }, without: ['input'], state: { open: null, plan: { skill: 'researcher' } } },
-  { name: 'an expired tool approval does not run the tool and the turn goes on', given: deployAsked(), when: expired(), verdict: { kind: 'allow', result: { skipped: true, ran: false } }, without: ['input'], state: { open: null } },
+  {
+    name: 'a cancelled tool call does not run and the turn goes on',
+    given: deployAsked(),
+    when: resolved('cp-1', { action: 'cancel' }),
+    verdict: { kind: 'allow', result: { cancelled: true, ran: false } },
+    without: ['input'],
+    state: { open: null, plan: { skill: 'researcher' } },
+  },
+  {
+    name: 'an expired tool approval does not run the tool and the turn goes on',
+    given: deployAsked(),
+    when: expired(),
+    verdict: { kind: 'allow', result: { skipped: true, ran: false } },
+    without: ['input'],
+    state: { open: null },
+  },
 
   // checkpoints: expiry
-  { name: 'an expiry with nothing pending is refused', given: [started()], when: expired(), verdict: { kind: 'refuse', code: 'not_pending' } },
+  {
+    name: 'an expiry with nothing pending is refused',
+    given: [started()],
+    when: expired(),
+    verdict: { kind: 'refuse', code: 'not_pending' },
+  },
   {
     name: 'expiry with the cancel policy ends the turn at once, the plan kept',
     given: [started(), loaded(exam), ask('setup', { params: { topics: ['a'] } })],
     when: expired(),
-    verdict: { kind: 'end', ending: { status: 'cancelled', reason: 'expired', output: 'Checkpoint setup expired before anyone answered.' }, result: { expired: true } },
+    verdict: {
+      kind: 'end',
+      ending: { status: 'cancelled', reason: 'expired', output: 'Checkpoint setup expired before anyone answered.' },
+      result: { expired: true },
+    },
     without: ['lastWord'],
     state: { open: null, plan: { skill: 'exam' } },
   },
@@ -731,9 +1346,28 @@ const cases: Case[] = [
     verdict: { kind: 'allow', result: { approved: true, defaulted: true, params: { depth: 'deep' } } },
     state: { plan: { current: 'checkpoint:focus' } },
   },
-  { name: 'expiry with approve-defaults of a question is a skip (code before declared kinds)', given: [started({ rules: { ...currentRules, declaredCheckpointKind: false } }), loaded(coach), { ...question('focus') }], when: expired(), verdict: { kind: 'allow', result: { skipped: true } } },
-  { name: 'expiry with approve-defaults and no params proposed', given: [started(), loaded(coach), ask('focus')], when: expired(), verdict: { kind: 'allow', result: { params: { depth: 'deep' } } } },
-  { name: 'turns of older code approve no params as none', given: [started({ rules: legacyRules }), loaded(coach), ask('focus')], when: expired(), verdict: { kind: 'allow', result: { approved: true, params: {} } } },
+  {
+    name: 'expiry with approve-defaults of a question is a skip (code before declared kinds)',
+    given: [
+      started({ rules: { ...currentRules, declaredCheckpointKind: false } }),
+      loaded(coach),
+      { ...question('focus') },
+    ],
+    when: expired(),
+    verdict: { kind: 'allow', result: { skipped: true } },
+  },
+  {
+    name: 'expiry with approve-defaults and no params proposed',
+    given: [started(), loaded(coach), ask('focus')],
+    when: expired(),
+    verdict: { kind: 'allow', result: { params: { depth: 'deep' } } },
+  },
+  {
+    name: 'turns of older code approve no params as none',
+    given: [started({ rules: legacyRules }), loaded(coach), ask('focus')],
+    when: expired(),
+    verdict: { kind: 'allow', result: { approved: true, params: {} } },
+  },
 ];
 
 describe('the turn policy, event by event', () => {
@@ -751,7 +1385,10 @@ describe('turns that continue a plan', () => {
   /** The carry a turn hands on, as the next turn sees it once it has read the named skills back (unresolvedSkills). */
   const carried = (state: PolicyState, pinned: SkillSnapshot[] = [snapshotOf(exam)]) => {
     const carry = carryOf(state, Object.fromEntries(pinned.map((s) => [s.name, s])))!;
-    return withSnapshots(carry, pinned.filter((s) => unresolvedSkills(carry).some((ref) => ref.name === s.name && ref.hash === s.hash)));
+    return withSnapshots(
+      carry,
+      pinned.filter((s) => unresolvedSkills(carry).some((ref) => ref.name === s.name && ref.hash === s.hash)),
+    );
   };
 
   it.each([
@@ -769,10 +1406,16 @@ describe('turns that continue a plan', () => {
       note: 'You are in the middle of skill exam. Remaining: checkpoint:setup → ask → grade → report → checkpoint:route. Allowed next: checkpoint setup (request_human_approval with checkpoint "setup"). Load the skill again with load_skill to read its instructions, then continue from there.',
       state: { plan: { current: null } },
     },
-    { name: 'a plan without its pinned skill resumes without an active skill', carry: () => carried(unfinished(), []), rules: currentRules, state: { plan: { current: 'ask' }, active: null } },
+    {
+      name: 'a plan without its pinned skill resumes without an active skill',
+      carry: () => carried(unfinished(), []),
+      rules: currentRules,
+      state: { plan: { current: 'ask' }, active: null },
+    },
     {
       name: 'a chosen skill not loaded yet is passed on as a note, not a gate',
-      carry: () => carried(apply([...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: '→ coach' })]).state),
+      carry: () =>
+        carried(apply([...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: '→ coach' })]).state),
       rules: currentRules,
       note: "In the previous turn, at route, the human chose coach as the next skill and it was not loaded yet. If the user's message goes on from there, load it with load_skill; otherwise follow the new request.",
       state: { plan: null, route: null },
@@ -786,11 +1429,23 @@ describe('turns that continue a plan', () => {
     },
     {
       name: 'turns of older code keep a finished plan and a chosen skill as they were carried',
-      carry: () => ({ version: 2, plan: apply(examUntilRoute()).state.plan, route: { skill: 'coach', from: 'route' }, snapshots: [] }) as PlanCarry,
+      carry: () =>
+        ({
+          version: 2,
+          plan: apply(examUntilRoute()).state.plan,
+          route: { skill: 'coach', from: 'route' },
+          snapshots: [],
+        }) as PlanCarry,
       rules: legacyRules,
       state: { route: { skill: 'coach' }, plan: { skill: 'exam' } },
     },
-    { name: 'a carried "stop" is dropped: the new request is free', carry: () => ({ version: 2, plan: null, route: { skill: null, from: 'route' }, snapshots: [] }) as PlanCarry, rules: currentRules, note: null, state: { route: null } },
+    {
+      name: 'a carried "stop" is dropped: the new request is free',
+      carry: () => ({ version: 2, plan: null, route: { skill: null, from: 'route' }, snapshots: [] }) as PlanCarry,
+      rules: currentRules,
+      note: null,
+      state: { route: null },
+    },
   ])('$name', ({ carry, rules, note, state }) => {
     const { verdict, state: after } = reducePolicy(newPolicyState(), started({ carry: carry(), rules }));
     expect(verdict).toMatchObject({ kind: 'allow', ...(note ? { note } : {}) });
@@ -807,7 +1462,12 @@ describe('turns that continue a plan', () => {
 
   it('carries what the session needs, in both shapes, and only that: the pinned skill by name and hash, not whole', () => {
     const carry = carryOf(unfinished(), { exam: snapshotOf(exam), writer: snapshotOf(writer) })!;
-    expect(carry).toMatchObject({ version: 3, plan: { skill: 'exam' }, route: null, orchestrator: { plan: { skill: 'exam' }, route: null, violations: 0 } });
+    expect(carry).toMatchObject({
+      version: 3,
+      plan: { skill: 'exam' },
+      route: null,
+      orchestrator: { plan: { skill: 'exam' }, route: null, violations: 0 },
+    });
     expect(carry.skills).toEqual([{ name: 'exam', hash: snapshotOf(exam).hash }]);
     expect(carry.snapshots).toEqual([]);
     expect(unresolvedSkills(carry)).toEqual([{ name: 'exam', hash: snapshotOf(exam).hash }]);
@@ -815,15 +1475,24 @@ describe('turns that continue a plan', () => {
     expect(unresolvedSkills(undefined)).toEqual([]);
     expect(unresolvedSkills({ ...carry, skills: undefined })).toEqual([]);
     expect(carryOf(apply([started(), loaded(writer)]).state, { writer: snapshotOf(writer) })).toBeUndefined();
-    const routed = carryOf(apply([...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: '→ coach' })]).state, { exam: snapshotOf(exam) });
+    const routed = carryOf(
+      apply([...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: '→ coach' })]).state,
+      { exam: snapshotOf(exam) },
+    );
     expect(routed).toMatchObject({ plan: null, route: { skill: 'coach' }, skills: [], snapshots: [] });
   });
 
   it('turns of older code carry as that code did: the plan with any route, a "stop" too', () => {
     const legacy = (events: PolicyEvent[]) => apply([started({ rules: legacyRules }), ...events.slice(1)]).state;
-    expect(carryOf(legacy([...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: 'Stop here' })]), {})).toMatchObject({ plan: { skill: 'exam' }, route: { skill: null } });
+    expect(
+      carryOf(legacy([...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: 'Stop here' })]), {}),
+    ).toMatchObject({ plan: { skill: 'exam' }, route: { skill: null } });
     expect(carryOf(legacy([started()]), {})).toBeUndefined();
-    expect(carryOf(legacy(examUntilQuestions()), {})).toMatchObject({ plan: { current: 'ask' }, route: null, snapshots: [] });
+    expect(carryOf(legacy(examUntilQuestions()), {})).toMatchObject({
+      plan: { current: 'ask' },
+      route: null,
+      snapshots: [],
+    });
   });
 
   it('re-pins the carried skills for the turn that continues the plan', () => {
@@ -840,21 +1509,35 @@ describe('carries of the code before the policy core are migrated when read', ()
     return JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8'));
   }
 
-  it('a turn\'s resume: {orchestrator, snapshots} becomes the current shape, and the turn continues the plan', () => {
+  it("a turn's resume: {orchestrator, snapshots} becomes the current shape, and the turn continues the plan", () => {
     const old = fixtureInput('turn-resuming-carried-plan-waiting.json').resume as Record<string, unknown>;
     expect(Object.keys(old).sort()).toEqual(['orchestrator', 'snapshots']);
     const migrated = migratePlanCarry(old)!;
-    expect(migrated).toMatchObject({ version: 3, plan: { skill: 'exam-mode-tuner', current: 'question-generation' }, route: null, orchestrator: old.orchestrator });
+    expect(migrated).toMatchObject({
+      version: 3,
+      plan: { skill: 'exam-mode-tuner', current: 'question-generation' },
+      route: null,
+      orchestrator: old.orchestrator,
+    });
     // The whole snapshot it carried stays for this turn (nothing to read back); it is named for the carry handed on.
     expect(migrated.snapshots.map((s) => s.name)).toEqual(['exam-mode-tuner']);
     expect(migrated.skills).toEqual([{ name: 'exam-mode-tuner', hash: migrated.snapshots[0]!.hash }]);
     expect(unresolvedSkills(migrated)).toEqual([]);
     const { verdict, state } = reducePolicy(newPolicyState(), started({ carry: migrated }));
-    expect(verdict).toMatchObject({ kind: 'allow', note: expect.stringMatching(/^You are in the middle of skill exam-mode-tuner; the last step done was question-generation\./) });
-    expect(state.active).toMatchObject({ name: 'exam-mode-tuner', limits: { maxIterations: 200 }, freeCheckpoints: { ttlMs: 15 * 60_000 } });
+    expect(verdict).toMatchObject({
+      kind: 'allow',
+      note: expect.stringMatching(
+        /^You are in the middle of skill exam-mode-tuner; the last step done was question-generation\./,
+      ),
+    });
+    expect(state.active).toMatchObject({
+      name: 'exam-mode-tuner',
+      limits: { maxIterations: 200 },
+      freeCheckpoints: { ttlMs: 15 * 60_000 },
+    });
   });
 
-  it('a session continued as new: its input\'s plan is migrated the same way', () => {
+  it("a session continued as new: its input's plan is migrated the same way", () => {
     const old = fixtureInput('session-continued-with-plan.json').plan;
     expect(migratePlanCarry(old)).toMatchObject({ version: 3, plan: { skill: 'exam-mode-tuner' }, route: null });
   });
@@ -863,8 +1546,16 @@ describe('carries of the code before the policy core are migrated when read', ()
     ['nothing', undefined, undefined],
     ['not an object', 'plan', undefined],
     ['an unknown shape', { something: 1 }, undefined],
-    ['an old carry with nothing in it', { orchestrator: {} }, { version: 3, plan: null, route: null, skills: [], snapshots: [] }],
-    ['a carry of version 2 (whole snapshots)', { version: 2, plan: null, route: null, snapshots: [{ name: 'a', hash: 'h' }] }, { version: 3, skills: [{ name: 'a', hash: 'h' }], snapshots: [{ name: 'a', hash: 'h' }] }],
+    [
+      'an old carry with nothing in it',
+      { orchestrator: {} },
+      { version: 3, plan: null, route: null, skills: [], snapshots: [] },
+    ],
+    [
+      'a carry of version 2 (whole snapshots)',
+      { version: 2, plan: null, route: null, snapshots: [{ name: 'a', hash: 'h' }] },
+      { version: 3, skills: [{ name: 'a', hash: 'h' }], snapshots: [{ name: 'a', hash: 'h' }] },
+    ],
   ])('%s', (_name, value, expected) => {
     const migrated = migratePlanCarry(value);
     if (expected === undefined) expect(migrated).toBeUndefined();
@@ -888,7 +1579,9 @@ describe('plan helpers', () => {
 
   it('describes what is allowed, down to "nothing" when the plan is complete with no step left', () => {
     let p = takeStep(takeStep(plan(timed), 'intro'), 'work');
-    expect(describeAllowed(p)).toBe('step work (load_subskill with skill "timed" and subskill "work"); or step wrap (load_subskill with skill "timed" and subskill "wrap")');
+    expect(describeAllowed(p)).toBe(
+      'step work (load_subskill with skill "timed" and subskill "work"); or step wrap (load_subskill with skill "timed" and subskill "wrap")',
+    );
     p = takeStep(p, 'wrap');
     expect(describeAllowed(p)).toBe('the final answer (the plan is complete)');
     expect(remainingSteps(p)).toEqual([]);
@@ -913,7 +1606,9 @@ describe('plan helpers', () => {
   it('checkpoints: free ones before a deadline passes and after the plan is complete; named ones in order', () => {
     const p = plan(exam);
     expect(checkpointRefusal(p, 'free')).toBeNull();
-    expect(checkpointRefusal({ ...p, deadlinePassed: true, position: { ...p.position, complete: true } }, 'free')).toBeNull();
+    expect(
+      checkpointRefusal({ ...p, deadlinePassed: true, position: { ...p.position, complete: true } }, 'free'),
+    ).toBeNull();
     expect(checkpointRefusal(p, 'setup')).toBeNull();
   });
 
@@ -921,13 +1616,19 @@ describe('plan helpers', () => {
     const p = plan(exam);
     expect(passCheckpoint(p, 'route', 'expired', {}, t0)).toEqual({ plan: p });
     expect(passCheckpoint(p, 'setup', { action: 'approve' }, { minutes: 'ten' }, t0).plan.deadline).toBeNull();
-    const withFixed = { ...p, deadlines: [...p.deadlines, { source: { kind: 'fixed' as const, ms: 5 }, jumpTo: 'report' }] };
+    const withFixed = {
+      ...p,
+      deadlines: [...p.deadlines, { source: { kind: 'fixed' as const, ms: 5 }, jumpTo: 'report' }],
+    };
     expect(passCheckpoint(withFixed, 'setup', { action: 'approve' }, {}, t0).plan.deadline).toBeNull();
   });
 
   it('a route the human names but the skill does not declare means stop', () => {
     const atRoute = apply(examUntilRoute()).state.plan!;
-    expect(passCheckpoint(atRoute, 'route', { action: 'choose', choice: 'elsewhere' }, {}, t0).route).toEqual({ skill: null, from: 'route' });
+    expect(passCheckpoint(atRoute, 'route', { action: 'choose', choice: 'elsewhere' }, {}, t0).route).toEqual({
+      skill: null,
+      from: 'route',
+    });
   });
 
   it('a deadline passes once', () => {
@@ -943,8 +1644,20 @@ describe('plan helpers', () => {
 
 describe('pending checkpoints of turns of older code', () => {
   it('get the schema and actions that code applied', () => {
-    const old = { id: 'cp-1', name: 'exam_params', kind: 'approval', summary: 's', params: { n: 1 }, options: ['a'], requestedAt: 'x', expiresAt: null } as unknown as PendingCheckpoint;
-    expect(pendingCheckpointOf(old)).toMatchObject({ paramsSchema: { properties: { n: { type: 'number' } } }, actions: ['approve', 'modify', 'cancel', 'choose'] });
+    const old = {
+      id: 'cp-1',
+      name: 'exam_params',
+      kind: 'approval',
+      summary: 's',
+      params: { n: 1 },
+      options: ['a'],
+      requestedAt: 'x',
+      expiresAt: null,
+    } as unknown as PendingCheckpoint;
+    expect(pendingCheckpointOf(old)).toMatchObject({
+      paramsSchema: { properties: { n: { type: 'number' } } },
+      actions: ['approve', 'modify', 'cancel', 'choose'],
+    });
     expect(pendingCheckpointOf({ ...old, params: null })).toMatchObject({ paramsSchema: null });
     const current = { ...old, paramsSchema: null, actions: ['approve'] } as PendingCheckpoint;
     expect(pendingCheckpointOf(current)).toBe(current);
@@ -953,15 +1666,38 @@ describe('pending checkpoints of turns of older code', () => {
 
 describe('views for the workflow', () => {
   it('the position operators see, and the tool results compaction keeps', () => {
-    const { state } = apply([started(), loaded(exam, t0, 'toolu_load'), ask('setup', { params: { topics: ['a'] } }), resolved('cp-1', { action: 'approve' }), { type: 'tool.finished', at: t0, call: { id: 'toolu_step', name: 'load_subskill', input: {} }, outcome: { kind: 'subskill.loaded', skill: 'exam', subskill: 'ask' } }]);
-    expect(positionOf(state)).toEqual({ skill: 'exam', step: 'ask', remaining: ['grade', 'report', 'checkpoint:route'] });
+    const { state } = apply([
+      started(),
+      loaded(exam, t0, 'toolu_load'),
+      ask('setup', { params: { topics: ['a'] } }),
+      resolved('cp-1', { action: 'approve' }),
+      {
+        type: 'tool.finished',
+        at: t0,
+        call: { id: 'toolu_step', name: 'load_subskill', input: {} },
+        outcome: { kind: 'subskill.loaded', skill: 'exam', subskill: 'ask' },
+      },
+    ]);
+    expect(positionOf(state)).toEqual({
+      skill: 'exam',
+      step: 'ask',
+      remaining: ['grade', 'report', 'checkpoint:route'],
+    });
     expect([...protectedToolUseIds(state)]).toEqual(['toolu_load', 'toolu_step']);
     expect(positionOf(newPolicyState())).toEqual({ skill: null, step: null, remaining: [] });
     expect(toolsInScope(state)).toContain('request_human_approval');
   });
 
   it('the tool scope follows the active skill: the root default, then each skill its own grants', () => {
-    const engine = ['load_skill', 'load_subskill', 'read_file', 'list_skills', 'invoke_skill', 'submit_output', 'request_human_approval'];
+    const engine = [
+      'load_skill',
+      'load_subskill',
+      'read_file',
+      'list_skills',
+      'invoke_skill',
+      'submit_output',
+      'request_human_approval',
+    ];
     const root = apply([withTools()]).state;
     expect(toolsInScope(root)).toEqual([...engine, 'calc']);
     const researching = apply([withTools(), loaded(researcher)]).state;
@@ -970,7 +1706,15 @@ describe('views for the workflow', () => {
   });
 
   it('by reference, the scope is the same, and the run reads the detail of the tools granted now it lacks', () => {
-    const engine = ['load_skill', 'load_subskill', 'read_file', 'list_skills', 'invoke_skill', 'submit_output', 'request_human_approval'];
+    const engine = [
+      'load_skill',
+      'load_subskill',
+      'read_file',
+      'list_skills',
+      'invoke_skill',
+      'submit_output',
+      'request_human_approval',
+    ];
     const names = (tools: Array<{ name: string }>) => tools.map((tool) => tool.name);
     const root = apply([byReference()]).state;
     expect(toolsInScope(root)).toEqual([...engine, 'calc']);
@@ -1000,7 +1744,9 @@ describe('views for the workflow', () => {
 
 describe('the frozen bundle is the code the fixtures were recorded with', () => {
   it('is a readable webpack bundle', () => {
-    const code = gunzipSync(fs.readFileSync(path.join(__dirname, 'fixtures', 'bundles', 'workflows-ba8b671.js.gz'))).toString('utf8');
+    const code = gunzipSync(
+      fs.readFileSync(path.join(__dirname, 'fixtures', 'bundles', 'workflows-ba8b671.js.gz')),
+    ).toString('utf8');
     expect(code).toContain('turnWorkflow');
     expect(code).not.toContain('skill-limits');
   });
@@ -1012,72 +1758,179 @@ describe('checkpoint requests and decisions, rule by rule', () => {
 
   it.each([
     ['no input at all', null, 'request_human_approval needs an object input.'],
-    ['a bad name', { checkpoint: 'Bad' }, 'checkpoint must be a name of lowercase letters, digits, _ and - (at most 64 characters).'],
-    ['no summary', { checkpoint: 'c', summary: ' ' }, 'summary must be a non-empty string telling the human what to decide.'],
+    [
+      'a bad name',
+      { checkpoint: 'Bad' },
+      'checkpoint must be a name of lowercase letters, digits, _ and - (at most 64 characters).',
+    ],
+    [
+      'no summary',
+      { checkpoint: 'c', summary: ' ' },
+      'summary must be a non-empty string telling the human what to decide.',
+    ],
     ['an unknown kind', { checkpoint: 'c', summary: 's', kind: 'poll' }, 'kind must be "approval" or "question".'],
     ['params that are not an object', { checkpoint: 'c', summary: 's', params: [1] }, 'params must be an object.'],
-    ['empty options', { checkpoint: 'c', summary: 's', options: [] }, 'options must be a non-empty array of non-empty strings.'],
+    [
+      'empty options',
+      { checkpoint: 'c', summary: 's', options: [] },
+      'options must be a non-empty array of non-empty strings.',
+    ],
     ['repeated options', { checkpoint: 'c', summary: 's', options: ['a', 'a'] }, 'options must be distinct.'],
   ])('a request with %s is refused', (_name, input, message) => {
-    expect(reducePolicy(apply([started()]).state, requested('request_human_approval', input)).verdict).toEqual({ kind: 'refuse', message, code: 'refused' });
+    expect(reducePolicy(apply([started()]).state, requested('request_human_approval', input)).verdict).toEqual({
+      kind: 'refuse',
+      message,
+      code: 'refused',
+    });
   });
 
   it('kind defaults to approval; options the model offers stand when the skill declares none', () => {
-    const { verdict } = reducePolicy(apply([started()]).state, requested('request_human_approval', { checkpoint: 'c', summary: 's', options: ['x', 'y'] }));
-    expect(verdict).toMatchObject({ kind: 'allow', ask: { kind: 'approval', options: ['x', 'y'], actions: ['approve', 'modify', 'cancel', 'choose'], params: null, paramsSchema: null } });
+    const { verdict } = reducePolicy(
+      apply([started()]).state,
+      requested('request_human_approval', { checkpoint: 'c', summary: 's', options: ['x', 'y'] }),
+    );
+    expect(verdict).toMatchObject({
+      kind: 'allow',
+      ask: {
+        kind: 'approval',
+        options: ['x', 'y'],
+        actions: ['approve', 'modify', 'cancel', 'choose'],
+        params: null,
+        paramsSchema: null,
+      },
+    });
   });
 
   it.each([
-    ['a note with another action', { checkpointId: 'cp-1', action: 'approve', note: 'x' }, 'note goes with modify only.'],
-    ['an action the checkpoint does not take', { checkpointId: 'cp-1', action: 'answer', answer: 'x' }, 'An approval checkpoint with options accepts approve, modify, cancel, choose; not "answer".'],
-    ['a choice not offered', { checkpointId: 'cp-1', action: 'choose', choice: 'z' }, 'choice must be one of the options exactly as offered: ["x","y"].'],
-    ['an empty note', { checkpointId: 'cp-1', action: 'modify', note: ' ' }, 'note must be non-empty text of at most 4000 characters.'],
-    ['a note that is too long', { checkpointId: 'cp-1', action: 'modify', note: 'n'.repeat(4001) }, 'note must be non-empty text of at most 4000 characters.'],
-    ['overrides that are not an object', { checkpointId: 'cp-1', action: 'modify', overrides: [1] }, 'overrides must be an object of param names and values.'],
-    ['modify with nothing', { checkpointId: 'cp-1', action: 'modify', overrides: {} }, "modify needs overrides (an object with at least one of the checkpoint's params), a note in words, or both."],
-    ['overrides of a checkpoint without params', { checkpointId: 'cp-1', action: 'modify', overrides: { n: 1 } }, 'overrides.n is not allowed here; nothing may be set here.'],
+    [
+      'a note with another action',
+      { checkpointId: 'cp-1', action: 'approve', note: 'x' },
+      'note goes with modify only.',
+    ],
+    [
+      'an action the checkpoint does not take',
+      { checkpointId: 'cp-1', action: 'answer', answer: 'x' },
+      'An approval checkpoint with options accepts approve, modify, cancel, choose; not "answer".',
+    ],
+    [
+      'a choice not offered',
+      { checkpointId: 'cp-1', action: 'choose', choice: 'z' },
+      'choice must be one of the options exactly as offered: ["x","y"].',
+    ],
+    [
+      'an empty note',
+      { checkpointId: 'cp-1', action: 'modify', note: ' ' },
+      'note must be non-empty text of at most 4000 characters.',
+    ],
+    [
+      'a note that is too long',
+      { checkpointId: 'cp-1', action: 'modify', note: 'n'.repeat(4001) },
+      'note must be non-empty text of at most 4000 characters.',
+    ],
+    [
+      'overrides that are not an object',
+      { checkpointId: 'cp-1', action: 'modify', overrides: [1] },
+      'overrides must be an object of param names and values.',
+    ],
+    [
+      'modify with nothing',
+      { checkpointId: 'cp-1', action: 'modify', overrides: {} },
+      "modify needs overrides (an object with at least one of the checkpoint's params), a note in words, or both.",
+    ],
+    [
+      'overrides of a checkpoint without params',
+      { checkpointId: 'cp-1', action: 'modify', overrides: { n: 1 } },
+      'overrides.n is not allowed here; nothing may be set here.',
+    ],
   ])('refuses %s', (_name, decision, message) => {
     const state = open({ options: ['x', 'y'] });
-    const verdict = reducePolicy(state, { type: 'checkpoint.resolved', at: t0, decision: decision as CheckpointDecision }).verdict;
+    const verdict = reducePolicy(state, {
+      type: 'checkpoint.resolved',
+      at: t0,
+      decision: decision as CheckpointDecision,
+    }).verdict;
     expect(verdict).toMatchObject({ kind: 'refuse', message: expect.stringContaining(message.replace(/\.$/, '')) });
   });
 
   it('a decision that is not an object has no id: not found (and is no decision at all)', () => {
-    expect(reducePolicy(open(), { type: 'checkpoint.resolved', at: t0, decision: null as unknown as CheckpointDecision }).verdict).toMatchObject({ code: 'not_found' });
-    expect(decisionProblems(open().open!, null as unknown as CheckpointDecision)).toEqual([{ path: '', rule: 'type', message: 'The decision must be an object.' }]);
+    expect(
+      reducePolicy(open(), { type: 'checkpoint.resolved', at: t0, decision: null as unknown as CheckpointDecision })
+        .verdict,
+    ).toMatchObject({ code: 'not_found' });
+    expect(decisionProblems(open().open!, null as unknown as CheckpointDecision)).toEqual([
+      { path: '', rule: 'type', message: 'The decision must be an object.' },
+    ]);
   });
 
   it('a note with empty overrides is a note alone', () => {
-    expect(reducePolicy(open(), resolved('cp-1', { action: 'modify', overrides: {}, note: 'shorter, please' })).verdict).toEqual({ kind: 'allow', result: { approved: true, note: 'shorter, please' } });
+    expect(
+      reducePolicy(open(), resolved('cp-1', { action: 'modify', overrides: {}, note: 'shorter, please' })).verdict,
+    ).toEqual({ kind: 'allow', result: { approved: true, note: 'shorter, please' } });
   });
 
   it('answers: empty ones are refused, others reach the model', () => {
     const state = open({}, 'question');
-    expect(reducePolicy(state, resolved('cp-1', { action: 'answer', answer: '  ' })).verdict).toMatchObject({ kind: 'refuse', message: 'answer must be a non-empty string.' });
-    expect(reducePolicy(state, resolved('cp-1', { action: 'answer', answer: 'B' })).verdict).toMatchObject({ kind: 'allow', result: { answer: 'B' } });
+    expect(reducePolicy(state, resolved('cp-1', { action: 'answer', answer: '  ' })).verdict).toMatchObject({
+      kind: 'refuse',
+      message: 'answer must be a non-empty string.',
+    });
+    expect(reducePolicy(state, resolved('cp-1', { action: 'answer', answer: 'B' })).verdict).toMatchObject({
+      kind: 'allow',
+      result: { answer: 'B' },
+    });
   });
 
   it('a checkpoint the skill declares is asked with the declared kind, whatever kind the model gives', () => {
-    const { state, verdicts } = apply([started(), loaded(exam), ask('setup', { kind: 'question', params: { topics: ['a'] } })]);
-    expect(verdicts[2]).toMatchObject({ kind: 'allow', ask: { kind: 'approval', actions: ['approve', 'modify', 'cancel'] } });
-    expect(reducePolicy(state, resolved('cp-1', { action: 'answer', answer: 'ok' })).verdict).toMatchObject({ kind: 'refuse', code: 'invalid_decision' });
+    const { state, verdicts } = apply([
+      started(),
+      loaded(exam),
+      ask('setup', { kind: 'question', params: { topics: ['a'] } }),
+    ]);
+    expect(verdicts[2]).toMatchObject({
+      kind: 'allow',
+      ask: { kind: 'approval', actions: ['approve', 'modify', 'cancel'] },
+    });
+    expect(reducePolicy(state, resolved('cp-1', { action: 'answer', answer: 'ok' })).verdict).toMatchObject({
+      kind: 'refuse',
+      code: 'invalid_decision',
+    });
   });
 
   it('a declared approve-defaults checkpoint asked as a question still approves with the defaults when it expires', () => {
-    const state = apply([started(), loaded(coach), requested('request_human_approval', { checkpoint: 'focus', summary: 'Depth?', kind: 'question' })]).state;
-    expect(reducePolicy(state, expired()).verdict).toMatchObject({ kind: 'allow', result: { approved: true, defaulted: true, params: { depth: 'deep' } } });
+    const state = apply([
+      started(),
+      loaded(coach),
+      requested('request_human_approval', { checkpoint: 'focus', summary: 'Depth?', kind: 'question' }),
+    ]).state;
+    expect(reducePolicy(state, expired()).verdict).toMatchObject({
+      kind: 'allow',
+      result: { approved: true, defaulted: true, params: { depth: 'deep' } },
+    });
   });
 
   it('a routing checkpoint takes one of its routes or a cancel: an approval or an answer decides nothing', () => {
     const { state, verdicts } = apply(examUntilRoute());
-    expect(verdicts[verdicts.length - 1]).toMatchObject({ kind: 'allow', ask: { options: ['→ coach', 'Stop here'], actions: ['choose', 'cancel'] } });
-    expect(reducePolicy(state, resolved('cp-2', { action: 'approve' })).verdict).toMatchObject({ kind: 'refuse', problems: [{ path: 'action', rule: 'enum', allowed: ['choose', 'cancel'] }] });
-    expect(reducePolicy(state, resolved('cp-2', { action: 'choose', choice: '→ coach' })).verdict).toMatchObject({ kind: 'allow', result: { choice: '→ coach' } });
+    expect(verdicts[verdicts.length - 1]).toMatchObject({
+      kind: 'allow',
+      ask: { options: ['→ coach', 'Stop here'], actions: ['choose', 'cancel'] },
+    });
+    expect(reducePolicy(state, resolved('cp-2', { action: 'approve' })).verdict).toMatchObject({
+      kind: 'refuse',
+      problems: [{ path: 'action', rule: 'enum', allowed: ['choose', 'cancel'] }],
+    });
+    expect(reducePolicy(state, resolved('cp-2', { action: 'choose', choice: '→ coach' })).verdict).toMatchObject({
+      kind: 'allow',
+      result: { choice: '→ coach' },
+    });
   });
 
   it('turns of the code before declared kinds keep the kind the model gives and every action of it', () => {
     const rules: PolicyRules = { ...currentRules, declaredCheckpointKind: false };
-    const { verdicts } = apply([started({ rules }), loaded(exam), ask('setup', { kind: 'question', params: { topics: ['a'] } })]);
+    const { verdicts } = apply([
+      started({ rules }),
+      loaded(exam),
+      ask('setup', { kind: 'question', params: { topics: ['a'] } }),
+    ]);
     expect(verdicts[2]).toMatchObject({ kind: 'allow', ask: { kind: 'question', actions: ['answer', 'cancel'] } });
     const routed = apply([started({ rules }), ...examUntilRoute().slice(1)]).verdicts;
     expect(routed[routed.length - 1]).toMatchObject({ ask: { actions: ['approve', 'modify', 'cancel', 'choose'] } });
@@ -1087,7 +1940,13 @@ describe('checkpoint requests and decisions, rule by rule', () => {
     const state = apply([started(), loaded(exam), ask('setup', { params: { topics: ['a'] } })]).state;
     const broken = { ...state, open: { ...state.open!, params: { ...state.open!.params, count: 99 } } };
     const verdict = reducePolicy(broken, resolved('cp-1', { action: 'modify', overrides: { minutes: 0 } })).verdict;
-    expect(verdict).toMatchObject({ kind: 'refuse', problems: [{ path: 'params.count', rule: 'maximum' }, { path: 'overrides.minutes', rule: 'minimum' }] });
+    expect(verdict).toMatchObject({
+      kind: 'refuse',
+      problems: [
+        { path: 'params.count', rule: 'maximum' },
+        { path: 'overrides.minutes', rule: 'minimum' },
+      ],
+    });
   });
 });
 
@@ -1100,7 +1959,15 @@ describe('answers ahead of their checkpoint', () => {
   const approve = (id: string) => ({ checkpointId: id, action: 'approve' }) as CheckpointDecision;
   const mirrored = (id: string, count: number): PolicyEvent => ({
     type: 'checkpoint.delegated',
-    checkpoint: { id, name: 'q', kind: 'approval', params: null, paramsSchema: null, options: null, actions: ['approve', 'modify', 'cancel'] },
+    checkpoint: {
+      id,
+      name: 'q',
+      kind: 'approval',
+      params: null,
+      paramsSchema: null,
+      options: null,
+      actions: ['approve', 'modify', 'cancel'],
+    },
     checkpointCount: count,
   });
   /** Waiting for the model's first response; then the response opened cp-1; then cp-1 was answered and the model asked again. */
@@ -1109,29 +1976,102 @@ describe('answers ahead of their checkpoint', () => {
   const answeredThenWaiting = [...opened, resolved('cp-1', { action: 'approve' }), round()];
 
   it.each([
-    { name: 'the next id while the turn waits for the model', given: waiting, decision: approve('cp-1'), ahead: { checkpointId: 'cp-1', round: 1, activation: 7 } },
-    { name: 'the next id after an answered checkpoint', given: answeredThenWaiting, decision: approve('cp-2'), ahead: { checkpointId: 'cp-2', round: 1, activation: 7 } },
-    { name: 'an id the turn has numbered (checked as it is)', given: answeredThenWaiting, decision: approve('cp-1'), ahead: null },
+    {
+      name: 'the next id while the turn waits for the model',
+      given: waiting,
+      decision: approve('cp-1'),
+      ahead: { checkpointId: 'cp-1', round: 1, activation: 7 },
+    },
+    {
+      name: 'the next id after an answered checkpoint',
+      given: answeredThenWaiting,
+      decision: approve('cp-2'),
+      ahead: { checkpointId: 'cp-2', round: 1, activation: 7 },
+    },
+    {
+      name: 'an id the turn has numbered (checked as it is)',
+      given: answeredThenWaiting,
+      decision: approve('cp-1'),
+      ahead: null,
+    },
     { name: 'an id beyond the next', given: waiting, decision: approve('cp-2'), ahead: null },
     { name: 'the next id while a checkpoint is open', given: opened, decision: approve('cp-2'), ahead: null },
-    { name: 'the next id while a skill run below waits at one', given: [...waiting, mirrored('cp-1', 1)], decision: approve('cp-2'), ahead: null },
-    { name: 'an action no checkpoint takes', given: waiting, decision: { checkpointId: 'cp-1', action: 'accept' } as unknown as CheckpointDecision, ahead: null },
-    { name: 'a decision that is not an object', given: waiting, decision: null as unknown as CheckpointDecision, ahead: null },
+    {
+      name: 'the next id while a skill run below waits at one',
+      given: [...waiting, mirrored('cp-1', 1)],
+      decision: approve('cp-2'),
+      ahead: null,
+    },
+    {
+      name: 'an action no checkpoint takes',
+      given: waiting,
+      decision: { checkpointId: 'cp-1', action: 'accept' } as unknown as CheckpointDecision,
+      ahead: null,
+    },
+    {
+      name: 'a decision that is not an object',
+      given: waiting,
+      decision: null as unknown as CheckpointDecision,
+      ahead: null,
+    },
   ])('$name: $ahead', ({ given, decision, ahead }) => {
     expect(answerAheadOf(apply(given).state, decision, 7)).toEqual(ahead);
   });
 
   const ahead = answerAheadOf(apply(waiting).state, approve('cp-1'), 7)!;
-  const wentOn = { kind: 'refuse', message: 'Checkpoint cp-1 cannot be answered: the turn went on without opening it.' };
+  const wentOn = {
+    kind: 'refuse',
+    message: 'Checkpoint cp-1 cannot be answered: the turn went on without opening it.',
+  };
   it.each([
-    { name: 'nothing happened yet in its activation', given: waiting, now: { activation: 7, ended: false }, outcome: { kind: 'wait' } },
-    { name: 'the model response in its activation opened the checkpoint', given: opened, now: { activation: 7, ended: false }, outcome: { kind: 'decide' } },
-    { name: 'a skill run below opened it in its activation', given: [...waiting, mirrored('cp-1', 1)], now: { activation: 7, ended: false }, outcome: { kind: 'decide' } },
-    { name: 'a skill run below numbered it and more (the usual check then says it is not pending)', given: [...waiting, mirrored('cp-2', 2)], now: { activation: 7, ended: false }, outcome: { kind: 'decide' } },
-    { name: 'the turn ended without opening it', given: waiting, now: { activation: 7, ended: true }, outcome: { kind: 'refuse', message: 'Checkpoint cp-1 cannot be answered: the turn ended without opening it.' } },
-    { name: 'the turn asked the model again without opening it', given: [...waiting, round()], now: { activation: 7, ended: false }, outcome: wentOn },
-    { name: 'a later activation, with nothing opened', given: waiting, now: { activation: 9, ended: false }, outcome: wentOn },
-    { name: 'a later activation opened a checkpoint of that id: not the one the client was shown', given: opened, now: { activation: 9, ended: false }, outcome: wentOn },
+    {
+      name: 'nothing happened yet in its activation',
+      given: waiting,
+      now: { activation: 7, ended: false },
+      outcome: { kind: 'wait' },
+    },
+    {
+      name: 'the model response in its activation opened the checkpoint',
+      given: opened,
+      now: { activation: 7, ended: false },
+      outcome: { kind: 'decide' },
+    },
+    {
+      name: 'a skill run below opened it in its activation',
+      given: [...waiting, mirrored('cp-1', 1)],
+      now: { activation: 7, ended: false },
+      outcome: { kind: 'decide' },
+    },
+    {
+      name: 'a skill run below numbered it and more (the usual check then says it is not pending)',
+      given: [...waiting, mirrored('cp-2', 2)],
+      now: { activation: 7, ended: false },
+      outcome: { kind: 'decide' },
+    },
+    {
+      name: 'the turn ended without opening it',
+      given: waiting,
+      now: { activation: 7, ended: true },
+      outcome: { kind: 'refuse', message: 'Checkpoint cp-1 cannot be answered: the turn ended without opening it.' },
+    },
+    {
+      name: 'the turn asked the model again without opening it',
+      given: [...waiting, round()],
+      now: { activation: 7, ended: false },
+      outcome: wentOn,
+    },
+    {
+      name: 'a later activation, with nothing opened',
+      given: waiting,
+      now: { activation: 9, ended: false },
+      outcome: wentOn,
+    },
+    {
+      name: 'a later activation opened a checkpoint of that id: not the one the client was shown',
+      given: opened,
+      now: { activation: 9, ended: false },
+      outcome: wentOn,
+    },
   ])('$name: $outcome.kind', ({ given, now, outcome }) => {
     expect(answerAheadOutcome(apply(given).state, ahead, now)).toEqual(outcome);
   });
@@ -1139,8 +2079,14 @@ describe('answers ahead of their checkpoint', () => {
   it('once decided, the answer is checked like any other against the checkpoint that opened', () => {
     const state = apply([...waiting, ask('go', { kind: 'question' })]).state;
     expect(answerAheadOutcome(state, ahead, { activation: 7, ended: false })).toEqual({ kind: 'decide' });
-    expect(reducePolicy(state, resolved('cp-1', { action: 'approve' })).verdict).toMatchObject({ kind: 'refuse', code: 'invalid_decision' });
-    expect(reducePolicy(state, resolved('cp-1', { action: 'answer', answer: 'yes' })).verdict).toMatchObject({ kind: 'allow', result: { answer: 'yes' } });
+    expect(reducePolicy(state, resolved('cp-1', { action: 'approve' })).verdict).toMatchObject({
+      kind: 'refuse',
+      code: 'invalid_decision',
+    });
+    expect(reducePolicy(state, resolved('cp-1', { action: 'answer', answer: 'yes' })).verdict).toMatchObject({
+      kind: 'allow',
+      result: { answer: 'yes' },
+    });
   });
 });
 
@@ -1150,27 +2096,53 @@ describe('answers ahead of their checkpoint', () => {
  * of skill runs mirrored in the run that invoked them.
  */
 describe('skill runs and structured outputs, event by event', () => {
-  const helper = skill('helper', null, { output: [field('answer', { type: 'string' }), field('score', { type: 'integer', minimum: 0, maximum: 10, default: 5, required: false })] });
+  const helper = skill('helper', null, {
+    output: [
+      field('answer', { type: 'string' }),
+      field('score', { type: 'integer', minimum: 0, maximum: 10, default: 5, required: false }),
+    ],
+  });
   const boss = skill('boss', 'checkpoint:go work', {
     children: ['helper'],
     output: [field('result', { type: 'integer' })],
-    checkpoints: [checkpoint('go', { params: [field('topic', { type: 'string', required: false }), field('n', { type: 'integer', minimum: 1, required: false })] })],
+    checkpoints: [
+      checkpoint('go', {
+        params: [
+          field('topic', { type: 'string', required: false }),
+          field('n', { type: 'integer', minimum: 1, required: false }),
+        ],
+      }),
+    ],
   });
   const loner = skill('loner', null, { limits: { maxIterations: 1, timeoutMs: null } });
   const catalog = ['exam', 'coach', 'writer', 'timed', 'helper', 'boss', 'loner'];
   const turn = (extra: Partial<Extract<PolicyEvent, { type: 'turn.started' }>> = {}) => started({ catalog, ...extra });
   const runOf = (manifest: SkillManifest, depth = 1, params: Record<string, unknown> = {}) =>
     started({ catalog, invocation: { manifest, depth, checkpointBase: 3, params } });
-  const invoke = (name: unknown, input: Record<string, unknown> = { task: 't' }) => requested('invoke_skill', { skill: name, ...input });
+  const invoke = (name: unknown, input: Record<string, unknown> = { task: 't' }) =>
+    requested('invoke_skill', { skill: name, ...input });
   const submit = (input: unknown) => requested('submit_output', input);
   const answer = (text: string): PolicyEvent => ({ type: 'final.proposed', text });
   const bossDone = [turn(), loaded(boss), ask('go'), resolved('cp-1', { action: 'approve' }), stepped('boss', 'work')];
   const delegated = (id = 'cp-5', count = 5): PolicyEvent => ({
     type: 'checkpoint.delegated',
-    checkpoint: { id, name: 'q', kind: 'question', params: null, paramsSchema: null, options: ['a', 'b'], actions: ['answer', 'cancel', 'choose'] },
+    checkpoint: {
+      id,
+      name: 'q',
+      kind: 'question',
+      params: null,
+      paramsSchema: null,
+      options: ['a', 'b'],
+      actions: ['answer', 'cancel', 'choose'],
+    },
     checkpointCount: count,
   });
-  const invoked = (count: number): PolicyEvent => ({ type: 'tool.finished', at: t0, call: call('invoke_skill', { skill: 'helper' }), outcome: { kind: 'skill.invoked', checkpointCount: count } });
+  const invoked = (count: number): PolicyEvent => ({
+    type: 'tool.finished',
+    at: t0,
+    call: call('invoke_skill', { skill: 'helper' }),
+    outcome: { kind: 'skill.invoked', checkpointCount: count },
+  });
 
   const table: Case[] = [
     // A skill run starts with its skill active, its plan at the start, its children, its depth and its parameters.
@@ -1179,27 +2151,69 @@ describe('skill runs and structured outputs, event by event', () => {
       given: [],
       when: runOf(boss, 2, { topic: 'graphs' }),
       verdict: { kind: 'allow' },
-      state: { depth: 2, children: ['helper'], checkpointCount: 3, given: { skill: 'boss', params: { topic: 'graphs' } }, active: { name: 'boss', children: ['helper'] }, plan: { skill: 'boss' }, clockSince: t0 },
+      state: {
+        depth: 2,
+        children: ['helper'],
+        checkpointCount: 3,
+        given: { skill: 'boss', params: { topic: 'graphs' } },
+        active: { name: 'boss', children: ['helper'] },
+        plan: { skill: 'boss' },
+        clockSince: t0,
+      },
     },
-    { name: 'a turn started with parameters remembers them for its skill', given: [], when: turn({ given: { skill: 'boss', params: { n: 4 } } }), verdict: { kind: 'allow' }, state: { depth: 0, children: null, given: { skill: 'boss', params: { n: 4 } } } },
+    {
+      name: 'a turn started with parameters remembers them for its skill',
+      given: [],
+      when: turn({ given: { skill: 'boss', params: { n: 4 } } }),
+      verdict: { kind: 'allow' },
+      state: { depth: 0, children: null, given: { skill: 'boss', params: { n: 4 } } },
+    },
 
     // invoke_skill in a turn
-    { name: 'a turn may invoke any skill of the catalog', given: [turn()], when: invoke('helper'), verdict: { kind: 'allow' } },
-    { name: 'an invocation without a skill name is left to the tool to refuse', given: [turn()], when: invoke(7), verdict: { kind: 'allow' } },
+    {
+      name: 'a turn may invoke any skill of the catalog',
+      given: [turn()],
+      when: invoke('helper'),
+      verdict: { kind: 'allow' },
+    },
+    {
+      name: 'an invocation without a skill name is left to the tool to refuse',
+      given: [turn()],
+      when: invoke(7),
+      verdict: { kind: 'allow' },
+    },
     {
       name: 'an unknown skill is refused, not counted',
       given: [turn()],
       when: invoke('helpr'),
-      verdict: { kind: 'refuse', message: 'No skill named "helpr". Did you mean "helper"? Known skills: exam, coach, writer, timed, helper, boss, loner.' },
+      verdict: {
+        kind: 'refuse',
+        message:
+          'No skill named "helpr". Did you mean "helper"? Known skills: exam, coach, writer, timed, helper, boss, loner.',
+      },
       state: { violations: 0 },
     },
-    { name: 'an unknown skill in an empty catalog', given: [started({ catalog: [] })], when: invoke('x'), verdict: { kind: 'refuse', message: 'No skill named "x". Known skills: none.' } },
-    { name: 'while a plan is in progress, its skill\'s children may be invoked', given: [turn(), loaded(boss)], when: invoke('helper'), verdict: { kind: 'allow' } },
+    {
+      name: 'an unknown skill in an empty catalog',
+      given: [started({ catalog: [] })],
+      when: invoke('x'),
+      verdict: { kind: 'refuse', message: 'No skill named "x". Known skills: none.' },
+    },
+    {
+      name: "while a plan is in progress, its skill's children may be invoked",
+      given: [turn(), loaded(boss)],
+      when: invoke('helper'),
+      verdict: { kind: 'allow' },
+    },
     {
       name: 'while a plan is in progress, invoking another skill is a plan violation',
       given: [turn(), loaded(boss)],
       when: invoke('writer'),
-      verdict: { kind: 'refuse', message: 'Skill boss is in progress and its plan is not complete (allowed next: checkpoint go (request_human_approval with checkpoint "go")), so only its children (helper) may be invoked now.' },
+      verdict: {
+        kind: 'refuse',
+        message:
+          'Skill boss is in progress and its plan is not complete (allowed next: checkpoint go (request_human_approval with checkpoint "go")), so only its children (helper) may be invoked now.',
+      },
       state: { violations: 1 },
     },
     {
@@ -1208,9 +2222,14 @@ describe('skill runs and structured outputs, event by event', () => {
       when: invoke('helper'),
       verdict: { kind: 'refuse', message: expect.stringContaining('so no skill may be invoked now.') },
     },
-    { name: 'once the plan is complete any skill may be invoked again', given: bossDone, when: invoke('writer'), verdict: { kind: 'allow' } },
     {
-      name: 'after a routing choice only the routing skill\'s children may be invoked',
+      name: 'once the plan is complete any skill may be invoked again',
+      given: bossDone,
+      when: invoke('writer'),
+      verdict: { kind: 'allow' },
+    },
+    {
+      name: "after a routing choice only the routing skill's children may be invoked",
       given: [...examUntilRoute(), resolved('cp-2', { action: 'choose', choice: '→ coach' })],
       when: invoke('coach'),
       verdict: { kind: 'refuse', message: 'At route the human chose coach, so no skill may be invoked now.' },
@@ -1223,76 +2242,177 @@ describe('skill runs and structured outputs, event by event', () => {
     },
 
     // invoke_skill in a skill run: children only, within the depth cap
-    { name: 'a skill run may invoke its children', given: [runOf(boss)], when: invoke('helper'), verdict: { kind: 'allow' } },
+    {
+      name: 'a skill run may invoke its children',
+      given: [runOf(boss)],
+      when: invoke('helper'),
+      verdict: { kind: 'allow' },
+    },
     {
       name: 'a skill run invoking a skill that is not its child is a plan violation',
       given: [runOf(boss)],
       when: invoke('writer'),
-      verdict: { kind: 'refuse', message: 'Skill boss may invoke only its children (helper); writer is not one of them.' },
+      verdict: {
+        kind: 'refuse',
+        message: 'Skill boss may invoke only its children (helper); writer is not one of them.',
+      },
       state: { violations: 1 },
     },
-    { name: 'a skill run without children invokes nothing', given: [runOf(helper)], when: invoke('boss'), verdict: { kind: 'refuse', message: 'Skill helper invokes no other skills.' } },
+    {
+      name: 'a skill run without children invokes nothing',
+      given: [runOf(helper)],
+      when: invoke('boss'),
+      verdict: { kind: 'refuse', message: 'Skill helper invokes no other skills.' },
+    },
     {
       name: 'the depth cap: a skill run at the deepest level invokes nothing, and trying counts',
       given: [runOf(boss, 2)],
       when: invoke('helper'),
-      verdict: { kind: 'refuse', message: 'Skill runs nest at most 2 deep (SKILLFLOW_MAX_SKILL_DEPTH); invoking helper here would run it at depth 3.' },
+      verdict: {
+        kind: 'refuse',
+        message:
+          'Skill runs nest at most 2 deep (SKILLFLOW_MAX_SKILL_DEPTH); invoking helper here would run it at depth 3.',
+      },
       state: { violations: 1 },
     },
     {
       name: 'invocations outside the scope end a skill run at the violation limit',
       given: [runOf(boss), invoke('writer'), invoke('writer')],
       when: invoke('writer'),
-      verdict: { kind: 'end', ending: { status: 'failed', reason: 'plan_violations', error: { message: 'The model broke the plan of skill boss at its start 3 times; the skill run was stopped. Remaining: checkpoint:go → work.' } } },
+      verdict: {
+        kind: 'end',
+        ending: {
+          status: 'failed',
+          reason: 'plan_violations',
+          error: {
+            message:
+              'The model broke the plan of skill boss at its start 3 times; the skill run was stopped. Remaining: checkpoint:go → work.',
+          },
+        },
+      },
     },
     {
       name: 'violations in a skill run without a plan name the run',
       given: [runOf(helper), invoke('boss'), invoke('boss')],
       when: invoke('boss'),
-      verdict: { kind: 'end', ending: { status: 'failed', reason: 'plan_violations', error: { message: 'The model broke the rules of skill run helper 3 times; the skill run was stopped. Remaining: none.' } } },
+      verdict: {
+        kind: 'end',
+        ending: {
+          status: 'failed',
+          reason: 'plan_violations',
+          error: {
+            message:
+              'The model broke the rules of skill run helper 3 times; the skill run was stopped. Remaining: none.',
+          },
+        },
+      },
     },
     {
       name: 'a skill run loads no other skill: a plan violation',
       given: [runOf(boss)],
       when: requested('load_skill', { name: 'writer' }),
-      verdict: { kind: 'refuse', message: 'A skill run follows its own skill only and loads no other; invoke one of its children (helper) with invoke_skill.' },
+      verdict: {
+        kind: 'refuse',
+        message:
+          'A skill run follows its own skill only and loads no other; invoke one of its children (helper) with invoke_skill.',
+      },
       state: { violations: 1 },
     },
-    { name: 'a skill run without children is told it invokes none', given: [runOf(helper)], when: requested('load_skill', { name: 'writer' }), verdict: { kind: 'refuse', message: expect.stringContaining('it invokes no other skills.') } },
-    { name: 'a skill run has no list_skills', given: [runOf(boss)], when: requested('list_skills'), verdict: { kind: 'refuse', message: 'There is no tool named "list_skills". Available tools: load_subskill, read_file, invoke_skill, request_human_approval.' } },
-    { name: 'a skill run at the depth cap is not offered invoke_skill', given: [runOf(boss, 2)], when: requested('list_skills'), verdict: { kind: 'refuse', message: expect.stringContaining('Available tools: load_subskill, read_file, request_human_approval.') } },
+    {
+      name: 'a skill run without children is told it invokes none',
+      given: [runOf(helper)],
+      when: requested('load_skill', { name: 'writer' }),
+      verdict: { kind: 'refuse', message: expect.stringContaining('it invokes no other skills.') },
+    },
+    {
+      name: 'a skill run has no list_skills',
+      given: [runOf(boss)],
+      when: requested('list_skills'),
+      verdict: {
+        kind: 'refuse',
+        message:
+          'There is no tool named "list_skills". Available tools: load_subskill, read_file, invoke_skill, request_human_approval.',
+      },
+    },
+    {
+      name: 'a skill run at the depth cap is not offered invoke_skill',
+      given: [runOf(boss, 2)],
+      when: requested('list_skills'),
+      verdict: {
+        kind: 'refuse',
+        message: expect.stringContaining('Available tools: load_subskill, read_file, request_human_approval.'),
+      },
+    },
 
     // Limits and budgets end a skill run in its own words.
     {
       name: 'a skill run at its max-iterations ends as a skill run',
       given: [runOf(loner), round()],
       when: round(),
-      verdict: { kind: 'end', ending: { reason: 'skill_limit', error: { message: 'Skill loner reached its limit of 1 model rounds (limits.max-iterations: 1); the skill run was stopped.' } } },
+      verdict: {
+        kind: 'end',
+        ending: {
+          reason: 'skill_limit',
+          error: {
+            message:
+              'Skill loner reached its limit of 1 model rounds (limits.max-iterations: 1); the skill run was stopped.',
+          },
+        },
+      },
     },
     {
       name: 'a skill run out of rounds in its plan is stopped, its plan not kept',
       given: [runOf(boss), round(), round(), round(), round(), round()],
       when: round(),
-      verdict: { kind: 'end', ending: { reason: 'max_rounds', error: { message: 'The round budget ran out in skill boss; the skill run was stopped. Remaining: checkpoint:go → work.' } } },
+      verdict: {
+        kind: 'end',
+        ending: {
+          reason: 'max_rounds',
+          error: {
+            message:
+              'The round budget ran out in skill boss; the skill run was stopped. Remaining: checkpoint:go → work.',
+          },
+        },
+      },
     },
 
     // Parameters a caller gave are what the skill's checkpoints propose.
     {
-      name: 'a checkpoint proposes the parameters the caller gave over the model\'s, where it declares them',
+      name: "a checkpoint proposes the parameters the caller gave over the model's, where it declares them",
       given: [runOf(boss, 1, { topic: 'graphs', other: true })],
       when: ask('go', { params: { topic: 'trees', n: 2 } }),
       verdict: { kind: 'allow', ask: { id: 'cp-4', params: { topic: 'graphs', n: 2 }, skill: 'boss', depth: 1 } },
     },
-    { name: 'a given value the checkpoint would refuse is not proposed', given: [turn({ given: { skill: 'boss', params: { n: 0 } } }), loaded(boss)], when: ask('go', { params: { n: 2 } }), verdict: { kind: 'allow', ask: { params: { n: 2 }, skill: 'boss', depth: 0 } } },
-    { name: 'parameters given for another skill are not proposed', given: [turn({ given: { skill: 'exam', params: { n: 9 } } }), loaded(boss)], when: ask('go', { params: { n: 2 } }), verdict: { kind: 'allow', ask: { params: { n: 2 } } } },
-    { name: 'a free checkpoint asked with no skill active names no skill', given: [turn()], when: question('q'), verdict: { kind: 'allow', ask: { skill: null, depth: 0 } } },
+    {
+      name: 'a given value the checkpoint would refuse is not proposed',
+      given: [turn({ given: { skill: 'boss', params: { n: 0 } } }), loaded(boss)],
+      when: ask('go', { params: { n: 2 } }),
+      verdict: { kind: 'allow', ask: { params: { n: 2 }, skill: 'boss', depth: 0 } },
+    },
+    {
+      name: 'parameters given for another skill are not proposed',
+      given: [turn({ given: { skill: 'exam', params: { n: 9 } } }), loaded(boss)],
+      when: ask('go', { params: { n: 2 } }),
+      verdict: { kind: 'allow', ask: { params: { n: 2 } } },
+    },
+    {
+      name: 'a free checkpoint asked with no skill active names no skill',
+      given: [turn()],
+      when: question('q'),
+      verdict: { kind: 'allow', ask: { skill: null, depth: 0 } },
+    },
     {
       name: 'a tool approval names the skill that grants the tool, or none at the root',
       given: [withTools({ tools: { ...registry, rootGrants: ['deploy'] } })],
       when: requested('deploy', { q: 'prod' }),
       verdict: { kind: 'allow', ask: { name: 'tool:deploy', skill: null, depth: 0 } },
     },
-    { name: 'a tool approval in a skill names it', given: [withTools(), loaded(researcher)], when: requested('deploy', { q: 'prod' }), verdict: { kind: 'allow', ask: { skill: 'researcher', depth: 0 } } },
+    {
+      name: 'a tool approval in a skill names it',
+      given: [withTools(), loaded(researcher)],
+      when: requested('deploy', { q: 'prod' }),
+      verdict: { kind: 'allow', ask: { skill: 'researcher', depth: 0 } },
+    },
 
     // submit_output in a turn
     {
@@ -1306,70 +2426,205 @@ describe('skill runs and structured outputs, event by event', () => {
       name: 'submit_output of an invalid output: refused with every problem and the schema, once',
       given: [turn(), loaded(helper)],
       when: submit({ output: { score: 11 } }),
-      verdict: { kind: 'refuse', message: expect.stringMatching(/^The output of skill helper was not accepted: output.score is 11, above the maximum 10; output.answer is required\. Call submit_output again .*"required":\["answer"\]/) },
+      verdict: {
+        kind: 'refuse',
+        message: expect.stringMatching(
+          /^The output of skill helper was not accepted: output.score is 11, above the maximum 10; output.answer is required\. Call submit_output again .*"required":\["answer"\]/,
+        ),
+      },
       state: { outputs: { helper: { given: false, corrections: 1 } }, violations: 0 },
     },
     {
       name: 'a second invalid output ends the turn: invalid_output',
       given: [turn(), loaded(helper), submit({ output: {} })],
       when: submit({}),
-      verdict: { kind: 'end', ending: { status: 'failed', reason: 'invalid_output', error: { code: 'invalid_output', message: 'Skill helper declares a structured output, and its output was still invalid (output is required) after one correction; the turn was stopped.' } } },
+      verdict: {
+        kind: 'end',
+        ending: {
+          status: 'failed',
+          reason: 'invalid_output',
+          error: {
+            code: 'invalid_output',
+            message:
+              'Skill helper declares a structured output, and its output was still invalid (output is required) after one correction; the turn was stopped.',
+          },
+        },
+      },
     },
-    { name: 'turns of older code are only ever refused', given: [turn({ rules: legacyRules }), loaded(helper), submit({ output: {} })], when: submit({ output: {} }), verdict: { kind: 'refuse' } },
-    { name: 'submit_output with no skill loaded', given: [turn()], when: submit({ output: {} }), verdict: { kind: 'refuse', message: 'No skill is loaded: there is no output to submit.' } },
-    { name: 'submit_output for a skill without an output', given: [turn(), loaded(writer)], when: submit({ output: {} }), verdict: { kind: 'refuse', message: 'Skill writer declares no output: there is nothing to submit.' } },
-    { name: 'a skill run has no submit_output: its answer is its output', given: [runOf(helper)], when: submit({ output: {} }), verdict: { kind: 'refuse', message: expect.stringContaining('your final answer is the output') } },
+    {
+      name: 'turns of older code are only ever refused',
+      given: [turn({ rules: legacyRules }), loaded(helper), submit({ output: {} })],
+      when: submit({ output: {} }),
+      verdict: { kind: 'refuse' },
+    },
+    {
+      name: 'submit_output with no skill loaded',
+      given: [turn()],
+      when: submit({ output: {} }),
+      verdict: { kind: 'refuse', message: 'No skill is loaded: there is no output to submit.' },
+    },
+    {
+      name: 'submit_output for a skill without an output',
+      given: [turn(), loaded(writer)],
+      when: submit({ output: {} }),
+      verdict: { kind: 'refuse', message: 'Skill writer declares no output: there is nothing to submit.' },
+    },
+    {
+      name: 'a skill run has no submit_output: its answer is its output',
+      given: [runOf(helper)],
+      when: submit({ output: {} }),
+      verdict: { kind: 'refuse', message: expect.stringContaining('your final answer is the output') },
+    },
 
     // A plan's final answer in a turn needs the output its skill declares.
     {
       name: 'a complete plan whose skill declares an output: the final answer waits for submit_output, once',
       given: bossDone,
       when: answer('All done.'),
-      verdict: { kind: 'refuse', message: expect.stringMatching(/^Skill boss declares a structured output and it has not been handed in\. Call submit_output/) },
+      verdict: {
+        kind: 'refuse',
+        message: expect.stringMatching(
+          /^Skill boss declares a structured output and it has not been handed in\. Call submit_output/,
+        ),
+      },
       state: { outputs: { boss: { corrections: 1 } }, violations: 0 },
     },
     {
       name: 'a second final answer without it ends the turn: invalid_output',
       given: [...bossDone, answer('All done.')],
       when: answer('Really done.'),
-      verdict: { kind: 'end', ending: { reason: 'invalid_output', error: { message: 'Skill boss declares a structured output, and it was never handed in with submit_output after one correction; the turn was stopped.' } } },
+      verdict: {
+        kind: 'end',
+        ending: {
+          reason: 'invalid_output',
+          error: {
+            message:
+              'Skill boss declares a structured output, and it was never handed in with submit_output after one correction; the turn was stopped.',
+          },
+        },
+      },
     },
-    { name: 'with the output handed in, the final answer stands', given: [...bossDone, submit({ output: { result: 3 } })], when: answer('All done.'), verdict: { kind: 'allow' }, without: ['output'] },
-    { name: 'turns of older code answer without it', given: [turn({ rules: legacyRules }), ...bossDone.slice(1)], when: answer('All done.'), verdict: { kind: 'allow' } },
-    { name: 'a skill without a plan needs no output in a turn', given: [turn(), loaded(helper)], when: answer('Here.'), verdict: { kind: 'allow' } },
-    { name: 'a plan whose skill declares no output', given: [started(), loaded(timed), stepped('timed', 'intro'), stepped('timed', 'work'), stepped('timed', 'wrap')], when: answer('x'), verdict: { kind: 'allow' } },
+    {
+      name: 'with the output handed in, the final answer stands',
+      given: [...bossDone, submit({ output: { result: 3 } })],
+      when: answer('All done.'),
+      verdict: { kind: 'allow' },
+      without: ['output'],
+    },
+    {
+      name: 'turns of older code answer without it',
+      given: [turn({ rules: legacyRules }), ...bossDone.slice(1)],
+      when: answer('All done.'),
+      verdict: { kind: 'allow' },
+    },
+    {
+      name: 'a skill without a plan needs no output in a turn',
+      given: [turn(), loaded(helper)],
+      when: answer('Here.'),
+      verdict: { kind: 'allow' },
+    },
+    {
+      name: 'a plan whose skill declares no output',
+      given: [started(), loaded(timed), stepped('timed', 'intro'), stepped('timed', 'work'), stepped('timed', 'wrap')],
+      when: answer('x'),
+      verdict: { kind: 'allow' },
+    },
     { name: 'a final answer that carries no text', given: [turn()], when: final, verdict: { kind: 'allow' } },
 
     // A skill run's final answer is its output.
-    { name: 'a skill run\'s JSON answer is its output, validated and defaulted', given: [runOf(helper)], when: answer('{"answer": "42"}'), verdict: { kind: 'allow', output: { answer: '42', score: 5 } } },
-    { name: 'a fenced json block counts (the last one)', given: [runOf(helper)], when: answer('Here:\n```json\n{"answer": "no"}\n```\nand\n```json\n{"answer": "yes"}\n```'), verdict: { kind: 'allow', output: { answer: 'yes' } } },
+    {
+      name: "a skill run's JSON answer is its output, validated and defaulted",
+      given: [runOf(helper)],
+      when: answer('{"answer": "42"}'),
+      verdict: { kind: 'allow', output: { answer: '42', score: 5 } },
+    },
+    {
+      name: 'a fenced json block counts (the last one)',
+      given: [runOf(helper)],
+      when: answer('Here:\n```json\n{"answer": "no"}\n```\nand\n```json\n{"answer": "yes"}\n```'),
+      verdict: { kind: 'allow', output: { answer: 'yes' } },
+    },
     {
       name: 'an answer that is not JSON gets one correction',
       given: [runOf(helper)],
       when: answer('The answer is 42.'),
-      verdict: { kind: 'refuse', message: expect.stringMatching(/^Your final answer is the output of skill helper and it does not match its Output schema: the answer is not a JSON object\. Answer again/) },
+      verdict: {
+        kind: 'refuse',
+        message: expect.stringMatching(
+          /^Your final answer is the output of skill helper and it does not match its Output schema: the answer is not a JSON object\. Answer again/,
+        ),
+      },
     },
-    { name: 'a broken JSON object is not JSON', given: [runOf(helper)], when: answer('{"answer": '), verdict: { kind: 'refuse', message: expect.stringContaining('the answer is not a JSON object') } },
+    {
+      name: 'a broken JSON object is not JSON',
+      given: [runOf(helper)],
+      when: answer('{"answer": '),
+      verdict: { kind: 'refuse', message: expect.stringContaining('the answer is not a JSON object') },
+    },
     {
       name: 'a second invalid answer ends the skill run, keeping the answer',
       given: [runOf(helper), answer('nope')],
       when: answer('{"answer": 1}'),
-      verdict: { kind: 'end', ending: { status: 'failed', reason: 'invalid_output', output: '{"answer": 1}', error: { message: 'Skill helper declares a structured output, and its final answer was still not valid output (output.answer is a number, not a string) after one correction; the skill run was stopped.' } } },
+      verdict: {
+        kind: 'end',
+        ending: {
+          status: 'failed',
+          reason: 'invalid_output',
+          output: '{"answer": 1}',
+          error: {
+            message:
+              'Skill helper declares a structured output, and its final answer was still not valid output (output.answer is a number, not a string) after one correction; the skill run was stopped.',
+          },
+        },
+      },
     },
-    { name: 'a skill run without an output answers in text', given: [runOf(loner)], when: answer('plain'), verdict: { kind: 'allow' }, without: ['output'] },
+    {
+      name: 'a skill run without an output answers in text',
+      given: [runOf(loner)],
+      when: answer('plain'),
+      verdict: { kind: 'allow' },
+      without: ['output'],
+    },
 
     // Checkpoints of skill runs, mirrored here.
-    { name: 'a skill run\'s checkpoint is mirrored, and numbering goes on from it', given: [turn()], when: delegated(), verdict: { kind: 'allow' }, state: { delegated: { id: 'cp-5' }, checkpointCount: 5 } },
-    { name: 'numbering never goes back', given: [turn(), question('q1'), resolved('cp-1', { action: 'answer', answer: 'a' }), delegated('cp-5', 5)], when: delegated('cp-5', 0), verdict: { kind: 'allow' }, state: { checkpointCount: 5 } },
-    { name: 'an answer to the mirrored checkpoint is passed down, once', given: [turn(), delegated()], when: resolved('cp-5', { action: 'choose', choice: 'b' }), verdict: { kind: 'allow', forward: true }, state: { delegated: null } },
+    {
+      name: "a skill run's checkpoint is mirrored, and numbering goes on from it",
+      given: [turn()],
+      when: delegated(),
+      verdict: { kind: 'allow' },
+      state: { delegated: { id: 'cp-5' }, checkpointCount: 5 },
+    },
+    {
+      name: 'numbering never goes back',
+      given: [turn(), question('q1'), resolved('cp-1', { action: 'answer', answer: 'a' }), delegated('cp-5', 5)],
+      when: delegated('cp-5', 0),
+      verdict: { kind: 'allow' },
+      state: { checkpointCount: 5 },
+    },
+    {
+      name: 'an answer to the mirrored checkpoint is passed down, once',
+      given: [turn(), delegated()],
+      when: resolved('cp-5', { action: 'choose', choice: 'b' }),
+      verdict: { kind: 'allow', forward: true },
+      state: { delegated: null },
+    },
     {
       name: 'an answer the mirrored checkpoint does not take is refused here',
       given: [turn(), delegated()],
       when: resolved('cp-5', { action: 'approve' }),
-      verdict: { kind: 'refuse', code: 'invalid_decision', message: 'A question checkpoint with options accepts answer, cancel, choose; not "approve".' },
+      verdict: {
+        kind: 'refuse',
+        code: 'invalid_decision',
+        message: 'A question checkpoint with options accepts answer, cancel, choose; not "approve".',
+      },
       state: { delegated: { id: 'cp-5' } },
     },
-    { name: 'an answer to one of its earlier checkpoints: no longer pending', given: [turn(), delegated(), resolved('cp-5', { action: 'cancel' })], when: resolved('cp-5', { action: 'cancel' }), verdict: { kind: 'refuse', code: 'not_pending' } },
+    {
+      name: 'an answer to one of its earlier checkpoints: no longer pending',
+      given: [turn(), delegated(), resolved('cp-5', { action: 'cancel' })],
+      when: resolved('cp-5', { action: 'cancel' }),
+      verdict: { kind: 'refuse', code: 'not_pending' },
+    },
     {
       // A run asked to cancel keeps showing the checkpoint until it ends (cancel-keeps-mirrored-checkpoint): its policy does not.
       name: 'a mirrored checkpoint its skill run cleared (cancelled with the turn): an answer to it is no longer pending',
@@ -1377,8 +2632,19 @@ describe('skill runs and structured outputs, event by event', () => {
       when: resolved('cp-5', { action: 'choose', choice: 'b' }),
       verdict: { kind: 'refuse', code: 'not_pending' },
     },
-    { name: 'a finished skill run leaves its numbering behind', given: [turn(), delegated('cp-7', 7)], when: invoked(9), verdict: { kind: 'allow' }, state: { delegated: null, checkpointCount: 9 } },
-    { name: 'the next checkpoint of the turn is numbered after the skill run\'s', given: [turn(), invoked(9), round()], when: question('q'), verdict: { kind: 'allow', ask: { id: 'cp-10' } } },
+    {
+      name: 'a finished skill run leaves its numbering behind',
+      given: [turn(), delegated('cp-7', 7)],
+      when: invoked(9),
+      verdict: { kind: 'allow' },
+      state: { delegated: null, checkpointCount: 9 },
+    },
+    {
+      name: "the next checkpoint of the turn is numbered after the skill run's",
+      given: [turn(), invoked(9), round()],
+      when: question('q'),
+      verdict: { kind: 'allow', ask: { id: 'cp-10' } },
+    },
   ];
 
   it.each(table)('$name', ({ given, when, verdict, without, state }) => {
@@ -1394,13 +2660,33 @@ describe('skill runs and structured outputs, event by event', () => {
     expect(mayInvoke(apply([runOf(boss, 1)]).state)).toBe(true);
     expect(mayInvoke(apply([runOf(helper, 1)]).state)).toBe(false);
     expect(mayInvoke(apply([runOf(boss, 2)]).state)).toBe(false);
-    expect(toolsInScope(apply([turn()]).state)).toEqual(['load_skill', 'load_subskill', 'read_file', 'list_skills', 'invoke_skill', 'submit_output', 'request_human_approval']);
+    expect(toolsInScope(apply([turn()]).state)).toEqual([
+      'load_skill',
+      'load_subskill',
+      'read_file',
+      'list_skills',
+      'invoke_skill',
+      'submit_output',
+      'request_human_approval',
+    ]);
   });
 
   it('settings of sessions created before the depth cap existed get its default; manifests of older code activate without outputs or children', () => {
-    const { maxSkillDepth: _dropped, maxInvocationsPerResponse: _perResponse, maxInvocationsPerTurn: _perTurn, ...older } = settings;
-    expect(policySettingsOf(older as PolicySettings)).toMatchObject({ maxSkillDepth: 3, maxInvocationsPerResponse: 5, maxInvocationsPerTurn: 20 });
-    const old = { ...snapshotOf(boss), manifest: { ...boss, output: undefined, children: undefined } as unknown as SkillManifest };
+    const {
+      maxSkillDepth: _dropped,
+      maxInvocationsPerResponse: _perResponse,
+      maxInvocationsPerTurn: _perTurn,
+      ...older
+    } = settings;
+    expect(policySettingsOf(older as PolicySettings)).toMatchObject({
+      maxSkillDepth: 3,
+      maxInvocationsPerResponse: 5,
+      maxInvocationsPerTurn: 20,
+    });
+    const old = {
+      ...snapshotOf(boss),
+      manifest: { ...boss, output: undefined, children: undefined } as unknown as SkillManifest,
+    };
     const carry = { ...carryOf(apply([turn(), loaded(boss)]).state, {})!, snapshots: [old] };
     expect(apply([turn({ carry })]).state.active).toMatchObject({ name: 'boss', output: [], children: [] });
   });
@@ -1410,10 +2696,34 @@ describe('spending bounds: the token budget handed down and reserved, invoke_ski
   const boss = skill('boss', 'work', { children: ['helper'] });
   const catalog = ['helper', 'boss'];
   const turn = (extra: Partial<Extract<PolicyEvent, { type: 'turn.started' }>> = {}) => started({ catalog, ...extra });
-  const runOf = (manifest: SkillManifest, extra: Partial<Extract<PolicyEvent, { type: 'turn.started' }>> = {}, invocationsLeft?: number) =>
-    started({ catalog, invocation: { manifest, depth: 1, checkpointBase: 0, params: {}, ...(invocationsLeft !== undefined ? { invocationsLeft } : {}) }, ...extra });
-  const invoke = (tokens?: number): PolicyEvent => ({ type: 'tool.requested', at: t0, call: call('invoke_skill', { skill: 'helper', task: 't' }), ...(tokens !== undefined ? { tokens } : {}) });
-  const roundOf = (tokens: number, estimate?: number): PolicyEvent => ({ type: 'round.starting', at: t0, tokens, ...(estimate !== undefined ? { estimate } : {}) });
+  const runOf = (
+    manifest: SkillManifest,
+    extra: Partial<Extract<PolicyEvent, { type: 'turn.started' }>> = {},
+    invocationsLeft?: number,
+  ) =>
+    started({
+      catalog,
+      invocation: {
+        manifest,
+        depth: 1,
+        checkpointBase: 0,
+        params: {},
+        ...(invocationsLeft !== undefined ? { invocationsLeft } : {}),
+      },
+      ...extra,
+    });
+  const invoke = (tokens?: number): PolicyEvent => ({
+    type: 'tool.requested',
+    at: t0,
+    call: call('invoke_skill', { skill: 'helper', task: 't' }),
+    ...(tokens !== undefined ? { tokens } : {}),
+  });
+  const roundOf = (tokens: number, estimate?: number): PolicyEvent => ({
+    type: 'round.starting',
+    at: t0,
+    tokens,
+    ...(estimate !== undefined ? { estimate } : {}),
+  });
   const reserved = (reservation: Reservation): PolicyEvent => ({ type: 'tokens.reserved', reservation });
   const returned = (runs?: number): PolicyEvent => ({
     type: 'tool.finished',
@@ -1421,19 +2731,63 @@ describe('spending bounds: the token budget handed down and reserved, invoke_ski
     call: call('invoke_skill', { skill: 'helper' }),
     outcome: { kind: 'skill.invoked', checkpointCount: 0, ...(runs !== undefined ? { runs } : {}) },
   });
-  const unstarted = (input: unknown): PolicyEvent => ({ type: 'tool.finished', at: t0, call: call('invoke_skill', input), outcome: { kind: 'skill.unstarted' } });
-  const perResponse = 'At most 2 invoke_skill calls run per model response (SKILLFLOW_MAX_INVOCATIONS_PER_RESPONSE); helper was not invoked. Call it again in a later response if you still need it.';
-  const perTurn = "This turn has made its 3 invoke_skill calls, its skill runs' included (SKILLFLOW_MAX_INVOCATIONS_PER_TURN); helper was not invoked. Go on without it.";
+  const unstarted = (input: unknown): PolicyEvent => ({
+    type: 'tool.finished',
+    at: t0,
+    call: call('invoke_skill', input),
+    outcome: { kind: 'skill.unstarted' },
+  });
+  const perResponse =
+    'At most 2 invoke_skill calls run per model response (SKILLFLOW_MAX_INVOCATIONS_PER_RESPONSE); helper was not invoked. Call it again in a later response if you still need it.';
+  const perTurn =
+    "This turn has made its 3 invoke_skill calls, its skill runs' included (SKILLFLOW_MAX_INVOCATIONS_PER_TURN); helper was not invoked. Go on without it.";
 
   const table: Case[] = [
     // Reservations before each round of a run with a budget.
-    { name: 'a round reserves its estimate, within what the run has left', given: [turn({ tokenBudget: 1_000 })], when: roundOf(100, 300), verdict: { kind: 'allow', reserve: { tokens: 300, left: 900 } } },
-    { name: 'a round never reserves more than the run has left', given: [turn({ tokenBudget: 1_000 })], when: roundOf(400, 900), verdict: { kind: 'allow', reserve: { tokens: 600, left: 600 } } },
-    { name: 'a round without an estimate reserves a token', given: [turn({ tokenBudget: 1_000 })], when: roundOf(0), verdict: { kind: 'allow', reserve: { tokens: 1, left: 1_000 } } },
-    { name: 'a round inside a plan reserves too', given: [turn({ tokenBudget: 1_000 }), loaded(boss)], when: roundOf(0, 50), verdict: { kind: 'allow', reserve: { tokens: 50 } } },
-    { name: 'without a budget a round reserves nothing', given: [turn()], when: roundOf(100, 300), verdict: { kind: 'allow' }, without: ['reserve'] },
-    { name: 'a turn of older code reserves nothing', given: [turn({ rules: legacyRules, tokenBudget: 1_000 })], when: roundOf(100, 300), verdict: { kind: 'allow' }, without: ['reserve'] },
-    { name: 'a granted reservation lets the round go on', given: [turn({ tokenBudget: 1_000 }), roundOf(0, 10)], when: reserved({ granted: true, tokens: 10 }), verdict: { kind: 'allow' } },
+    {
+      name: 'a round reserves its estimate, within what the run has left',
+      given: [turn({ tokenBudget: 1_000 })],
+      when: roundOf(100, 300),
+      verdict: { kind: 'allow', reserve: { tokens: 300, left: 900 } },
+    },
+    {
+      name: 'a round never reserves more than the run has left',
+      given: [turn({ tokenBudget: 1_000 })],
+      when: roundOf(400, 900),
+      verdict: { kind: 'allow', reserve: { tokens: 600, left: 600 } },
+    },
+    {
+      name: 'a round without an estimate reserves a token',
+      given: [turn({ tokenBudget: 1_000 })],
+      when: roundOf(0),
+      verdict: { kind: 'allow', reserve: { tokens: 1, left: 1_000 } },
+    },
+    {
+      name: 'a round inside a plan reserves too',
+      given: [turn({ tokenBudget: 1_000 }), loaded(boss)],
+      when: roundOf(0, 50),
+      verdict: { kind: 'allow', reserve: { tokens: 50 } },
+    },
+    {
+      name: 'without a budget a round reserves nothing',
+      given: [turn()],
+      when: roundOf(100, 300),
+      verdict: { kind: 'allow' },
+      without: ['reserve'],
+    },
+    {
+      name: 'a turn of older code reserves nothing',
+      given: [turn({ rules: legacyRules, tokenBudget: 1_000 })],
+      when: roundOf(100, 300),
+      verdict: { kind: 'allow' },
+      without: ['reserve'],
+    },
+    {
+      name: 'a granted reservation lets the round go on',
+      given: [turn({ tokenBudget: 1_000 }), roundOf(0, 10)],
+      when: reserved({ granted: true, tokens: 10 }),
+      verdict: { kind: 'allow' },
+    },
     {
       name: "a refused reservation ends the turn before its model call: other turns used up the user's day",
       given: [turn({ tokenBudget: 1_000 }), roundOf(0, 10)],
@@ -1452,16 +2806,34 @@ describe('spending bounds: the token budget handed down and reserved, invoke_ski
       },
     },
     {
-      name: 'a refused reservation keeps a turn\'s unfinished plan for the next turn',
+      name: "a refused reservation keeps a turn's unfinished plan for the next turn",
       given: [turn({ tokenBudget: 1_000 }), loaded(boss), roundOf(0, 10)],
       when: reserved({ granted: false, available: -5 }),
-      verdict: { kind: 'end', ending: { reason: 'token_budget', error: { message: expect.stringMatching(/The plan is kept for the session's next turn\. Remaining: work\.$/) } } },
+      verdict: {
+        kind: 'end',
+        ending: {
+          reason: 'token_budget',
+          error: {
+            message: expect.stringMatching(/The plan is kept for the session's next turn\. Remaining: work\.$/),
+          },
+        },
+      },
     },
     {
       name: 'a refused reservation stops a skill run, whose plan is not carried',
       given: [runOf(boss, { tokenBudget: 500 }), roundOf(0, 10)],
       when: reserved({ granted: false, available: 0 }),
-      verdict: { kind: 'end', ending: { reason: 'token_budget', error: { message: expect.stringMatching(/by this skill run and .*; the skill run was stopped before its next model call\. The budget renews at 00:00 UTC\.$/) } } },
+      verdict: {
+        kind: 'end',
+        ending: {
+          reason: 'token_budget',
+          error: {
+            message: expect.stringMatching(
+              /by this skill run and .*; the skill run was stopped before its next model call\. The budget renews at 00:00 UTC\.$/,
+            ),
+          },
+        },
+      },
     },
     {
       name: 'a skill run stops before its next round once its tokens reach what its invoker had left',
@@ -1480,28 +2852,124 @@ describe('spending bounds: the token budget handed down and reserved, invoke_ski
     },
 
     // invoke_skill calls: counted per response and per turn, with what the skill run may spend handed down.
-    { name: 'an invocation within the caps is counted and hands down what is left', given: [turn(), roundOf(0)], when: invoke(), verdict: { kind: 'allow', handDown: { invocations: 2, tokens: null } }, state: { invocations: { left: 2, inResponse: 1 } } },
-    { name: 'with a budget, the skill run gets the tokens the run has left', given: [turn({ tokenBudget: 1_000 }), roundOf(0)], when: invoke(350), verdict: { kind: 'allow', handDown: { invocations: 2, tokens: 650 } } },
-    { name: 'an invocation past the per-response cap is refused, not counted as a violation', given: [turn(), roundOf(0), invoke(), invoke()], when: invoke(), verdict: { kind: 'refuse', message: perResponse }, state: { violations: 0, invocations: { left: 1, inResponse: 2 } } },
-    { name: 'the next response may invoke again', given: [turn(), roundOf(0), invoke(), invoke(), roundOf(0)], when: invoke(), verdict: { kind: 'allow' }, state: { invocations: { left: 0, inResponse: 1 } } },
-    { name: 'an invocation past the per-turn cap is refused', given: [turn(), roundOf(0), invoke(), invoke(), roundOf(0), invoke(), roundOf(0)], when: invoke(), verdict: { kind: 'refuse', message: perTurn } },
-    { name: 'the runs a skill run started count against the turn', given: [turn(), roundOf(0), invoke()], when: returned(1), verdict: { kind: 'allow' }, state: { invocations: { left: 1 } } },
-    { name: 'a skill run that reports no runs counts as none', given: [turn(), roundOf(0), invoke()], when: returned(), verdict: { kind: 'allow' }, state: { invocations: { left: 2 } } },
-    { name: 'the count never goes below zero', given: [turn(), roundOf(0), invoke(), returned(9), roundOf(0)], when: invoke(), verdict: { kind: 'refuse', message: perTurn }, state: { invocations: { left: 0 } } },
-    { name: 'a skill run makes only the calls its invoker left it', given: [runOf(boss, {}, 0), roundOf(0)], when: invoke(), verdict: { kind: 'refuse', message: perTurn } },
-    { name: 'a skill run an older invoker started gets the per-turn cap', given: [runOf(boss), roundOf(0)], when: invoke(), verdict: { kind: 'allow', handDown: { invocations: 2 } } },
+    {
+      name: 'an invocation within the caps is counted and hands down what is left',
+      given: [turn(), roundOf(0)],
+      when: invoke(),
+      verdict: { kind: 'allow', handDown: { invocations: 2, tokens: null } },
+      state: { invocations: { left: 2, inResponse: 1 } },
+    },
+    {
+      name: 'with a budget, the skill run gets the tokens the run has left',
+      given: [turn({ tokenBudget: 1_000 }), roundOf(0)],
+      when: invoke(350),
+      verdict: { kind: 'allow', handDown: { invocations: 2, tokens: 650 } },
+    },
+    {
+      name: 'an invocation past the per-response cap is refused, not counted as a violation',
+      given: [turn(), roundOf(0), invoke(), invoke()],
+      when: invoke(),
+      verdict: { kind: 'refuse', message: perResponse },
+      state: { violations: 0, invocations: { left: 1, inResponse: 2 } },
+    },
+    {
+      name: 'the next response may invoke again',
+      given: [turn(), roundOf(0), invoke(), invoke(), roundOf(0)],
+      when: invoke(),
+      verdict: { kind: 'allow' },
+      state: { invocations: { left: 0, inResponse: 1 } },
+    },
+    {
+      name: 'an invocation past the per-turn cap is refused',
+      given: [turn(), roundOf(0), invoke(), invoke(), roundOf(0), invoke(), roundOf(0)],
+      when: invoke(),
+      verdict: { kind: 'refuse', message: perTurn },
+    },
+    {
+      name: 'the runs a skill run started count against the turn',
+      given: [turn(), roundOf(0), invoke()],
+      when: returned(1),
+      verdict: { kind: 'allow' },
+      state: { invocations: { left: 1 } },
+    },
+    {
+      name: 'a skill run that reports no runs counts as none',
+      given: [turn(), roundOf(0), invoke()],
+      when: returned(),
+      verdict: { kind: 'allow' },
+      state: { invocations: { left: 2 } },
+    },
+    {
+      name: 'the count never goes below zero',
+      given: [turn(), roundOf(0), invoke(), returned(9), roundOf(0)],
+      when: invoke(),
+      verdict: { kind: 'refuse', message: perTurn },
+      state: { invocations: { left: 0 } },
+    },
+    {
+      name: 'a skill run makes only the calls its invoker left it',
+      given: [runOf(boss, {}, 0), roundOf(0)],
+      when: invoke(),
+      verdict: { kind: 'refuse', message: perTurn },
+    },
+    {
+      name: 'a skill run an older invoker started gets the per-turn cap',
+      given: [runOf(boss), roundOf(0)],
+      when: invoke(),
+      verdict: { kind: 'allow', handDown: { invocations: 2 } },
+    },
     {
       name: 'no skill run starts once the run has used its tokens',
       given: [turn({ tokenBudget: 1_000 }), roundOf(0)],
       when: invoke(1_000),
-      verdict: { kind: 'refuse', message: "The model tokens this turn was given of the user's daily budget are used up (SKILLFLOW_USER_DAILY_TOKENS); helper was not invoked." },
+      verdict: {
+        kind: 'refuse',
+        message:
+          "The model tokens this turn was given of the user's daily budget are used up (SKILLFLOW_USER_DAILY_TOKENS); helper was not invoked.",
+      },
     },
-    { name: 'nor in a skill run', given: [runOf(boss, { tokenBudget: 10 }), roundOf(0)], when: invoke(10), verdict: { kind: 'refuse', message: /^The model tokens this skill run was given/ } },
-    { name: 'an invocation whose input the tool refused started nothing: the call is given back', given: [turn(), roundOf(0), invoke(), invoke()], when: unstarted({ skill: 'helper', task: '' }), verdict: { kind: 'allow' }, state: { invocations: { left: 2, inResponse: 1 } } },
-    { name: 'an invocation without a skill name was never counted', given: [turn(), roundOf(0), invoke()], when: unstarted({ task: 't' }), verdict: { kind: 'allow' }, state: { invocations: { left: 2, inResponse: 1 } } },
-    { name: 'a turn of older code counts no invocations to give back', given: [turn({ rules: legacyRules }), invoke()], when: unstarted(null), verdict: { kind: 'allow' }, state: { invocations: null } },
-    { name: 'a turn of older code invokes without caps', given: [turn({ rules: legacyRules }), roundOf(0), invoke(), invoke()], when: invoke(), verdict: { kind: 'allow' }, without: ['handDown'], state: { invocations: null } },
-    { name: 'a skill run of older code counts nothing when its run returns', given: [turn({ rules: legacyRules }), invoke()], when: returned(2), verdict: { kind: 'allow' }, state: { invocations: null } },
+    {
+      name: 'nor in a skill run',
+      given: [runOf(boss, { tokenBudget: 10 }), roundOf(0)],
+      when: invoke(10),
+      verdict: { kind: 'refuse', message: /^The model tokens this skill run was given/ },
+    },
+    {
+      name: 'an invocation whose input the tool refused started nothing: the call is given back',
+      given: [turn(), roundOf(0), invoke(), invoke()],
+      when: unstarted({ skill: 'helper', task: '' }),
+      verdict: { kind: 'allow' },
+      state: { invocations: { left: 2, inResponse: 1 } },
+    },
+    {
+      name: 'an invocation without a skill name was never counted',
+      given: [turn(), roundOf(0), invoke()],
+      when: unstarted({ task: 't' }),
+      verdict: { kind: 'allow' },
+      state: { invocations: { left: 2, inResponse: 1 } },
+    },
+    {
+      name: 'a turn of older code counts no invocations to give back',
+      given: [turn({ rules: legacyRules }), invoke()],
+      when: unstarted(null),
+      verdict: { kind: 'allow' },
+      state: { invocations: null },
+    },
+    {
+      name: 'a turn of older code invokes without caps',
+      given: [turn({ rules: legacyRules }), roundOf(0), invoke(), invoke()],
+      when: invoke(),
+      verdict: { kind: 'allow' },
+      without: ['handDown'],
+      state: { invocations: null },
+    },
+    {
+      name: 'a skill run of older code counts nothing when its run returns',
+      given: [turn({ rules: legacyRules }), invoke()],
+      when: returned(2),
+      verdict: { kind: 'allow' },
+      state: { invocations: null },
+    },
   ];
 
   it.each(table)('$name', ({ given, when, verdict, without, state }) => {

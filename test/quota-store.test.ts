@@ -46,7 +46,10 @@ describe.each(stores)('the quota store in %s', (_name, make) => {
     expect([await store.recentSessions('ann'), await store.deletedSessions('ann')]).toEqual([['s2'], ['s1']]);
     expect(await store.deletedSessions('bea')).toEqual([]);
     await store.addRecentSession('ann', 's1');
-    expect([(await store.recentSessions('ann')).sort(), await store.deletedSessions('ann')]).toEqual([['s1', 's2'], []]);
+    expect([(await store.recentSessions('ann')).sort(), await store.deletedSessions('ann')]).toEqual([
+      ['s1', 's2'],
+      [],
+    ]);
   });
 });
 
@@ -86,7 +89,9 @@ describe('the per-user session lock on Redis', () => {
     try {
       const config = loadConfig({ SKILLFLOW_MAX_SESSIONS_PER_USER: '5' });
       const quotas = new Quotas(client, config, waiter);
-      const answer = await quotas.createSession('ann', 'new-session', async () => 'created').catch((err: unknown) => err);
+      const answer = await quotas
+        .createSession('ann', 'new-session', async () => 'created')
+        .catch((err: unknown) => err);
       expect(answer).toBeInstanceOf(HttpError);
       expect([(answer as HttpError).statusCode, (answer as HttpError).code]).toEqual([503, 'busy']);
       expect((answer as HttpError).retryAfterSeconds).toBeGreaterThan(0);

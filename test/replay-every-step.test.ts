@@ -22,7 +22,11 @@ describe('an exam on a worker without a workflow cache', () => {
     const handle = await startTurn(env.client, taskQueue, examMessage(questions));
     const asked = (await answerExam(handle)).map((checkpoint) => checkpoint.name);
     expect(await handle.result()).toMatchObject({ status: 'completed', output: 'Great work: the exam is done.' });
-    expect(asked).toEqual(['exam_params', ...Array.from({ length: questions }, (_, i) => `question_${i + 1}`), 'post_exam_routing']);
+    expect(asked).toEqual([
+      'exam_params',
+      ...Array.from({ length: questions }, (_, i) => `question_${i + 1}`),
+      'post_exam_routing',
+    ]);
     expect(asked).toHaveLength(examCheckpoints(questions));
     expect(fake.requests).toHaveLength(examModelCalls(questions));
 
@@ -32,9 +36,14 @@ describe('an exam on a worker without a workflow cache', () => {
 
     // No workflow task went to a sticky queue: each one ran on a worker that held nothing and replayed from event 1.
     const { events: history } = await handle.fetchHistory();
-    const scheduled = (history ?? []).filter((event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED);
+    const scheduled = (history ?? []).filter(
+      (event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+    );
     expect(scheduled.length).toBeGreaterThan(examModelCalls(questions) + examCheckpoints(questions));
-    expect(scheduled.filter((event) => event.workflowTaskScheduledEventAttributes?.taskQueue?.kind === TaskQueueKind.TASK_QUEUE_KIND_STICKY)).toEqual([]);
+    expect(
+      scheduled.filter(
+        (event) => event.workflowTaskScheduledEventAttributes?.taskQueue?.kind === TaskQueueKind.TASK_QUEUE_KIND_STICKY,
+      ),
+    ).toEqual([]);
   });
 });
-

@@ -6,7 +6,14 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import type { PendingCheckpoint } from '../core/checkpoints';
 import { defaultTurnSettings } from '../core/settings';
-import { answerCheckpointUpdate, checkpointDecisionSignal, sessionStateQuery, startTurnUpdate, turnEventsQuery, turnStateQuery } from '../workflows/definitions';
+import {
+  answerCheckpointUpdate,
+  checkpointDecisionSignal,
+  sessionStateQuery,
+  startTurnUpdate,
+  turnEventsQuery,
+  turnStateQuery,
+} from '../workflows/definitions';
 import type { sessionWorkflow } from '../workflows/session';
 import { examOutput } from './support/exam-script';
 import { text, toolUse, type FakeAnthropic, type ScriptedBlock } from './support/fake-anthropic';
@@ -48,7 +55,14 @@ const loadSkill = (name = exam) => toolUse('load_skill', { name });
 const subskill = (name: string, skill = exam) => toolUse('load_subskill', { skill, subskill: name });
 const examParams = (params: Record<string, unknown> = {}) =>
   ask('exam_params', 'approval', {
-    params: { question_count: 10, types: ['choice', 'fill_blank', 'short_answer'], difficulty: 'adaptive', time_limit_min: 35, concepts: ['arrays', 'trees'], ...params },
+    params: {
+      question_count: 10,
+      types: ['choice', 'fill_blank', 'short_answer'],
+      difficulty: 'adaptive',
+      time_limit_min: 35,
+      concepts: ['arrays', 'trees'],
+      ...params,
+    },
   });
 const routing = () => ask('post_exam_routing', 'approval', { options: ['whatever the model offers'] });
 const stopHere = 'Stop here';
@@ -76,7 +90,9 @@ const postNote = defineTool({
 });
 
 describe('replaying recorded histories', () => {
-  const harness = useWorkerHarness('replay', { deps: () => ({ tools: [postNote], rootGrants: ['calculator', 'post_note'] }) });
+  const harness = useWorkerHarness('replay', {
+    deps: () => ({ tools: [postNote], rootGrants: ['calculator', 'post_note'] }),
+  });
   let env: TemporalTestEnv;
   let fake: FakeAnthropic;
   let taskQueue: string;
@@ -100,14 +116,19 @@ describe('replaying recorded histories', () => {
   });
   afterAll(async () => {
     if (!recording) return;
-    if (replayedSets.length !== recordingTests) throw new Error(`Only ${replayedSets.length} of ${recordingTests} recording tests replayed cleanly: nothing written.`);
+    if (replayedSets.length !== recordingTests)
+      throw new Error(
+        `Only ${replayedSets.length} of ${recordingTests} recording tests replayed cleanly: nothing written.`,
+      );
     await writeFixtures(replayedSets.flat());
   });
 
   /** This test kept exactly the named histories (in order), and each replays against the current code. */
   async function replaysCleanly(names: string[]): Promise<void> {
     expect(recorded.map((entry) => entry.name)).toEqual(names);
-    expect(await replayFailures(recorded.map(({ name, history }) => ({ workflowId: `fresh:${name}`, history })))).toEqual([]);
+    expect(
+      await replayFailures(recorded.map(({ name, history }) => ({ workflowId: `fresh:${name}`, history }))),
+    ).toEqual([]);
     replayedSets.push(recorded);
   }
 
@@ -116,7 +137,17 @@ describe('replaying recorded histories', () => {
     const exact = runId ? client.workflow.getHandle(handle.workflowId, runId) : handle;
     const entry: Recorded = { name, workflowId: handle.workflowId, history: await exact.fetchHistory() };
     if (recording) {
-      const args = ['workflow', 'show', '--address', env.address, '--workflow-id', handle.workflowId, ...(runId ? ['--run-id', runId] : []), '--output', 'json'];
+      const args = [
+        'workflow',
+        'show',
+        '--address',
+        env.address,
+        '--workflow-id',
+        handle.workflowId,
+        ...(runId ? ['--run-id', runId] : []),
+        '--output',
+        'json',
+      ];
       entry.json = (await run(process.env.SKILLFLOW_TEST_TEMPORAL_CLI!, args, { maxBuffer: 64 * 1024 * 1024 })).stdout;
     }
     recorded.push(entry);
@@ -134,9 +165,11 @@ describe('replaying recorded histories', () => {
       const pending = state?.pendingCheckpoint;
       if (pending && pending.name === name && pending.id !== afterId) {
         const attributes = (await handle.describe()).searchAttributes;
-        if (attributes.SkillflowCheckpoint?.[0] === name && attributes.SkillflowStatus?.[0] === 'waiting') return pending;
+        if (attributes.SkillflowCheckpoint?.[0] === name && attributes.SkillflowStatus?.[0] === 'waiting')
+          return pending;
       }
-      if (state && ['completed', 'failed', 'cancelled'].includes(state.status)) throw new Error(`${handle.workflowId} ended (${state.status}) before ${name}`);
+      if (state && ['completed', 'failed', 'cancelled'].includes(state.status))
+        throw new Error(`${handle.workflowId} ended (${state.status}) before ${name}`);
       if (Date.now() > deadline) throw new Error(`${handle.workflowId} never waited at ${name}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -149,7 +182,14 @@ describe('replaying recorded histories', () => {
     return client.workflow.start<typeof sessionWorkflow>('sessionWorkflow', {
       workflowId: `session-${sessionId}`,
       taskQueue,
-      args: [{ sessionId, userId: 'tester', createdAt: new Date().toISOString(), settings: { ...defaultTurnSettings, modelRetryInitialMs: 100 } }],
+      args: [
+        {
+          sessionId,
+          userId: 'tester',
+          createdAt: new Date().toISOString(),
+          settings: { ...defaultTurnSettings, modelRetryInitialMs: 100 },
+        },
+      ],
     });
   }
   const send = async (session: WorkflowHandle, message: string) =>
@@ -171,10 +211,24 @@ describe('replaying recorded histories', () => {
 
     fake.enqueue(
       { content: [toolUse('load_skill', { name: 'exam-mode-tuner' })] },
-      { content: [toolUse('request_human_approval', { checkpoint: 'exam_params', summary: 's', kind: 'approval', params: { question_count: 1, time_limit_min: 5, concepts: ['arrays'] } })] },
+      {
+        content: [
+          toolUse('request_human_approval', {
+            checkpoint: 'exam_params',
+            summary: 's',
+            kind: 'approval',
+            params: { question_count: 1, time_limit_min: 5, concepts: ['arrays'] },
+          }),
+        ],
+      },
       { content: [toolUse('load_subskill', { skill: 'exam-mode-tuner', subskill: 'question-generation' })] },
       { content: [text('early answer')] },
-      { content: [toolUse('request_human_approval', { checkpoint: 'question_1', summary: 'q', kind: 'question' }), toolUse('no_such_tool', {})] },
+      {
+        content: [
+          toolUse('request_human_approval', { checkpoint: 'question_1', summary: 'q', kind: 'question' }),
+          toolUse('no_such_tool', {}),
+        ],
+      },
       { content: [text('stopping here')] },
     );
     const examTurn = await startTurn(client, taskQueue, 'exam');
@@ -182,7 +236,11 @@ describe('replaying recorded histories', () => {
     await answerNext(examTurn, { action: 'cancel' }, params.id);
     await keepFinished('exam-modified-then-cancelled', examTurn);
 
-    fake.enqueue({ error: { status: 529, type: 'overloaded_error', message: 'busy' } }, { content: [text('after a retry')], stopReason: 'max_tokens' }, { content: [text(' and more')] });
+    fake.enqueue(
+      { error: { status: 529, type: 'overloaded_error', message: 'busy' } },
+      { content: [text('after a retry')], stopReason: 'max_tokens' },
+      { content: [text(' and more')] },
+    );
     await keepFinished('retry-and-continuation', await startTurn(client, taskQueue, 'retry'));
 
     fake.enqueue({ content: [text('slow '.repeat(50))], delayMs: 300 });
@@ -278,7 +336,10 @@ describe('replaying recorded histories', () => {
     await decide(stopExam, stopRoute.id, { action: 'choose', choice: stopHere });
     await keepFinished('exam-routing-answered-stop', stopExam);
     await sessionRecorded(stopSession, stopExam.workflowId);
-    fake.enqueue(reply(loadSkill('simple-writing')), reply(text('Autumn leaves falling / quietly the pond listens / a frog breaks the calm')));
+    fake.enqueue(
+      reply(loadSkill('simple-writing')),
+      reply(text('Autumn leaves falling / quietly the pond listens / a frog breaks the calm')),
+    );
     await keepFinished('turn-after-stop-here', await send(stopSession, 'Write me a haiku about autumn.'));
     await stopSession.terminate('replay test done');
     await keep('session-exam-stopped-then-new-request', stopSession);
@@ -286,7 +347,12 @@ describe('replaying recorded histories', () => {
     // A session whose exam is cancelled mid-way: the plan is carried into the next turns and across continue-as-new.
     const carrySession = await newSession();
     const firstRunId = (await carrySession.describe()).runId;
-    fake.enqueue(reply(loadSkill()), reply(examParams({ question_count: 5 })), reply(subskill('question-generation')), reply(ask('question_1', 'question')));
+    fake.enqueue(
+      reply(loadSkill()),
+      reply(examParams({ question_count: 5 })),
+      reply(subskill('question-generation')),
+      reply(ask('question_1', 'question')),
+    );
     const interrupted = await send(carrySession, 'exam on graphs');
     const carryParams = await waitingAt(interrupted, 'exam_params');
     await decide(interrupted, carryParams.id, { action: 'approve' });
@@ -347,7 +413,12 @@ describe('replaying recorded histories', () => {
     );
     await keepFinished('tool-calculator-in-skill', await startTurn(client, taskQueue, 'How much is 250 EUR in USD?'));
 
-    fake.enqueue(reply(toolUse('post_note', { text: 'first' })), reply(toolUse('post_note', { text: 'second' })), reply(toolUse('post_note', { text: 'third' })), reply(text('Two posted.')));
+    fake.enqueue(
+      reply(toolUse('post_note', { text: 'first' })),
+      reply(toolUse('post_note', { text: 'second' })),
+      reply(toolUse('post_note', { text: 'third' })),
+      reply(text('Two posted.')),
+    );
     const approvals = await startTurn(client, taskQueue, 'post three notes');
     const first = await waitingAt(approvals, 'tool:post_note');
     await decide(approvals, first.id, { action: 'approve' });
@@ -362,18 +433,21 @@ describe('replaying recorded histories', () => {
     stillRunning.push(waiting);
     await waitingAt(waiting, 'tool:post_note');
     await keep('tool-approval-waiting', waiting);
-    await replaysCleanly([
-      'tool-calculator-in-skill',
-      'tool-approvals-answered',
-      'tool-approval-waiting',
-    ]);
+    await replaysCleanly(['tool-calculator-in-skill', 'tool-approvals-answered', 'tool-approval-waiting']);
   });
 
-  it('records turns with skill runs: nested runs that finished, and a turn waiting at its skill run\'s checkpoint', async () => {
+  it("records turns with skill runs: nested runs that finished, and a turn waiting at its skill run's checkpoint", async () => {
     const planning = 'task-planning';
-    const planOutput = { goal: 'Launch by June', milestones: ['beta'], steps: [{ id: 's1', title: 'Build' }], critical_path: ['s1'], risks: [] };
+    const planOutput = {
+      goal: 'Launch by June',
+      milestones: ['beta'],
+      steps: [{ id: 's1', title: 'Build' }],
+      critical_path: ['s1'],
+      risks: [],
+    };
     const writeUp = { title: 'The plan', content: 'We launch in June.', word_count: 4, placeholders: [] };
-    const invoke = (skill: string, task: string, params: Record<string, unknown>) => toolUse('invoke_skill', { skill, task, params });
+    const invoke = (skill: string, task: string, params: Record<string, unknown>) =>
+      toolUse('invoke_skill', { skill, task, params });
     const skillRuns = async (turn: WorkflowHandle) => (await turn.query(turnStateQuery)).skills ?? [];
 
     // A turn invokes task-planning, whose plan passes its review checkpoint and which invokes simple-writing (depth 2).
@@ -400,7 +474,10 @@ describe('replaying recorded histories', () => {
       reply(invoke(planning, 'Plan the move.', { goal: 'Move the office' })),
       reply(subskill('decompose', planning)),
       reply(subskill('estimate', planning)),
-      reply(text('Please review.'), ask('plan_review', 'approval', { params: { steps: 3, total_hours: 40, deadline_holds: false } })),
+      reply(
+        text('Please review.'),
+        ask('plan_review', 'approval', { params: { steps: 3, total_hours: 40, deadline_holds: false } }),
+      ),
     );
     const waiting = await startTurn(client, taskQueue, 'Plan the office move.');
     stillRunning.push(waiting);
@@ -419,10 +496,17 @@ describe('replaying recorded histories', () => {
 
   it('records turns ended by a timer, a signal, a superseding message and the plan policy', async () => {
     // A checkpoint whose deadline passes: its timer fires, nobody answered, the model is told so and goes on.
-    fake.enqueue(reply(text('Shall I go on?'), ask('go_on', 'approval')), reply(text('Nobody answered; I stopped there.')));
-    const expiring = await startTurn(client, taskQueue, 'ask me and wait', { settings: { checkpointTtlMs: 300, checkpointOnTimeout: 'skip' } });
+    fake.enqueue(
+      reply(text('Shall I go on?'), ask('go_on', 'approval')),
+      reply(text('Nobody answered; I stopped there.')),
+    );
+    const expiring = await startTurn(client, taskQueue, 'ask me and wait', {
+      settings: { checkpointTtlMs: 300, checkpointOnTimeout: 'skip' },
+    });
     await keepFinished('checkpoint-expired-skipped', expiring);
-    expect(((await expiring.query(turnEventsQuery, 0)) as Array<{ type: string }>).map((event) => event.type)).toContain('checkpoint.expired');
+    expect(
+      ((await expiring.query(turnEventsQuery, 0)) as Array<{ type: string }>).map((event) => event.type),
+    ).toContain('checkpoint.expired');
 
     // A decision sent as a signal (as operators do from the UI or CLI), not through the update.
     fake.enqueue(reply(ask('go_on', 'approval')), reply(text('Approved, going on.')));
@@ -437,23 +521,38 @@ describe('replaying recorded histories', () => {
     fake.enqueue(reply(ask('go_on', 'approval')), reply(text('The new request, answered.')));
     const superseded = await send(session, 'ask me');
     await waitingAt(superseded, 'go_on');
-    const superseding = client.workflow.getHandle((await session.executeUpdate(startTurnUpdate, { args: [{ message: 'never mind', supersede: true }] })).turnId);
+    const superseding = client.workflow.getHandle(
+      (await session.executeUpdate(startTurnUpdate, { args: [{ message: 'never mind', supersede: true }] })).turnId,
+    );
     await keepFinished('turn-superseded', superseded);
     await keepFinished('turn-superseding', superseding);
     await sessionRecorded(session, superseding.workflowId);
     await session.terminate('replay test done');
     await keep('session-with-superseded-turn', session);
-    expect((await session.query(sessionStateQuery)).turns.map((turn) => turn.status)).toEqual(['cancelled', 'completed']);
+    expect((await session.query(sessionStateQuery)).turns.map((turn) => turn.status)).toEqual([
+      'cancelled',
+      'completed',
+    ]);
 
     // A turn the plan policy stops: the model claims to be done twice before the exam's plan is complete.
     const failingSession = await newSession();
-    fake.enqueue(reply(loadSkill()), reply(text('Done!')), reply(text('Really done!')), reply(text('Still done!')), reply(text('Done again!')), reply(text('Done, truly!')));
+    fake.enqueue(
+      reply(loadSkill()),
+      reply(text('Done!')),
+      reply(text('Really done!')),
+      reply(text('Still done!')),
+      reply(text('Done again!')),
+      reply(text('Done, truly!')),
+    );
     const failing = await send(failingSession, 'exam');
     await keepFinished('turn-failed-plan-violations', failing);
     await sessionRecorded(failingSession, failing.workflowId);
     await failingSession.terminate('replay test done');
     await keep('session-with-failed-turn', failingSession);
-    expect((await failingSession.query(sessionStateQuery)).turns[0]).toMatchObject({ status: 'failed', reason: 'plan_violations' });
+    expect((await failingSession.query(sessionStateQuery)).turns[0]).toMatchObject({
+      status: 'failed',
+      reason: 'plan_violations',
+    });
     await replaysCleanly([
       'checkpoint-expired-skipped',
       'checkpoint-answered-by-signal',
@@ -466,7 +565,10 @@ describe('replaying recorded histories', () => {
   });
 
   it('replays every committed history without a determinism error, and they cover what can break', async () => {
-    const committed = listAllJson(fixturesDir).map((file) => ({ workflowId: path.relative(fixturesDir, file), history: JSON.parse(fs.readFileSync(file, 'utf8')) }));
+    const committed = listAllJson(fixturesDir).map((file) => ({
+      workflowId: path.relative(fixturesDir, file),
+      history: JSON.parse(fs.readFileSync(file, 'utf8')),
+    }));
     const scenarios = new Set(committed.map(({ workflowId }) => path.basename(workflowId, '.json')));
     expect([...gateScenarios].filter((name) => !scenarios.has(name))).toEqual([]);
     expect(await replayFailures(committed)).toEqual([]);
@@ -474,8 +576,12 @@ describe('replaying recorded histories', () => {
 
   it('refuses a history that the current code would not make (a model call renamed in it)', async () => {
     const file = path.join(fixturesDir, '346c5dc', 'plain-answer.json');
-    const history = JSON.parse(fs.readFileSync(file, 'utf8')) as { events: Array<Record<string, { activityType?: { name: string } }>> };
-    const scheduled = history.events.map((event) => event.activityTaskScheduledEventAttributes).filter((attributes) => attributes?.activityType?.name === 'callModel');
+    const history = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+      events: Array<Record<string, { activityType?: { name: string } }>>;
+    };
+    const scheduled = history.events
+      .map((event) => event.activityTaskScheduledEventAttributes)
+      .filter((attributes) => attributes?.activityType?.name === 'callModel');
     expect(scheduled.length).toBeGreaterThan(0);
     scheduled[0].activityType!.name = 'callSomethingElse';
     const failures = await replayFailures([{ workflowId: 'mutated:plain-answer', history }]);
@@ -503,7 +609,12 @@ const gateScenarios = [
 /** Replays the histories against the bundled workflow code: one line per history that fails, with the error's name. */
 async function replayFailures(histories: Array<{ workflowId: string; history: unknown }>): Promise<string[]> {
   const failures: string[] = [];
-  const sinks = { live: { logAppended: { fn: () => undefined, callDuringReplay: false }, eventLogged: { fn: () => undefined, callDuringReplay: false } } };
+  const sinks = {
+    live: {
+      logAppended: { fn: () => undefined, callDuringReplay: false },
+      eventLogged: { fn: () => undefined, callDuringReplay: false },
+    },
+  };
   const options = { workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! }, sinks };
   for await (const result of Worker.runReplayHistories(options, histories)) {
     if (result.error) failures.push(`${result.workflowId}: ${result.error.name}: ${result.error.message}`);

@@ -40,7 +40,9 @@ describe('a turn upserts its search attributes once per workflow task', () => {
     await startTurnAsSession(env.client, taskQueue, sessionId, examMessage(questions));
     for (let pending = await nextCheckpoint(handle); pending; pending = await nextCheckpoint(handle, pending.id)) {
       seen.push(await observe(handle, `checkpoint ${pending.name}`));
-      await handle.executeUpdate('answerCheckpoint', { args: [{ ...examDecision(pending), checkpointId: pending.id, by: 'tester' }] });
+      await handle.executeUpdate('answerCheckpoint', {
+        args: [{ ...examDecision(pending), checkpointId: pending.id, by: 'tester' }],
+      });
     }
     expect(await handle.result()).toMatchObject({ status: 'completed' });
     seen.push(await observe(handle, 'ended'));
@@ -54,12 +56,21 @@ describe('a turn upserts its search attributes once per workflow task', () => {
       SkillflowSkill: [examSkill],
       SkillflowStep: ['question-generation'],
     });
-    expect(seen.at(-1)?.attributes).toEqual({ SkillflowStatus: ['completed'], SkillflowSkill: [examSkill], SkillflowStep: ['checkpoint:post_exam_routing'] });
+    expect(seen.at(-1)?.attributes).toEqual({
+      SkillflowStatus: ['completed'],
+      SkillflowSkill: [examSkill],
+      SkillflowStep: ['checkpoint:post_exam_routing'],
+    });
 
     // Before batched-search-attributes and baseline-2026-11: 8 patch markers, each with its TemporalChangeVersion
     // upsert, and 23 upserts of Skillflow attributes, up to 3 in one workflow task.
     // Now the baseline, then spending-bounds, turn-start-in-one-activity and tool-catalog-by-reference (a turn's own markers).
-    expect(await upsertCounts(handle)).toEqual({ patchMarkers: 4, changeVersionUpserts: 4, attributeUpserts: 13, mostInOneTask: 1 });
+    expect(await upsertCounts(handle)).toEqual({
+      patchMarkers: 4,
+      changeVersionUpserts: 4,
+      attributeUpserts: 13,
+      mostInOneTask: 1,
+    });
   });
 
   it('a checkpoint inside a skill run: the run and its turn show it while it waits and not after; one upsert per workflow task each', async () => {
@@ -68,7 +79,16 @@ describe('a turn upserts its search attributes once per workflow task', () => {
     const handle = env.client.workflow.getHandle<typeof turnWorkflow>(`turn-${sessionId}-1`);
     const script: ScriptedMessage[] = [
       { content: [toolUse('invoke_skill', { skill: 'checker', task: 'Confirm the claim.', params: { claim: 'x' } })] },
-      { content: [toolUse('request_human_approval', { checkpoint: 'confirm', summary: 'Confirm x?', kind: 'approval', params: { claim: 'x' } })] },
+      {
+        content: [
+          toolUse('request_human_approval', {
+            checkpoint: 'confirm',
+            summary: 'Confirm x?',
+            kind: 'approval',
+            params: { claim: 'x' },
+          }),
+        ],
+      },
       { content: [text('The human confirmed x.')] },
       { content: [text('x is confirmed.')] },
     ];
@@ -86,73 +106,130 @@ describe('a turn upserts its search attributes once per workflow task', () => {
     const pending = await nextCheckpoint(handle);
     expect(pending).toMatchObject({ name: 'confirm', skill: 'checker', depth: 1 });
     await observeBoth('checkpoint confirm');
-    await handle.executeUpdate('answerCheckpoint', { args: [{ checkpointId: pending!.id, action: 'approve', by: 'tester' }] });
+    await handle.executeUpdate('answerCheckpoint', {
+      args: [{ checkpointId: pending!.id, action: 'approve', by: 'tester' }],
+    });
     expect(await handle.result()).toMatchObject({ status: 'completed', output: 'x is confirmed.' });
     await observeBoth('ended');
 
     expect(seen.map((o) => ({ at: o.at, ...o.attributes }))).toEqual(seen.map((o) => ({ at: o.at, ...o.expected })));
-    expect(seen.filter((o) => o.at === 'checkpoint confirm: turn' || o.at === 'checkpoint confirm: skill run').map((o) => o.attributes)).toEqual([
+    expect(
+      seen
+        .filter((o) => o.at === 'checkpoint confirm: turn' || o.at === 'checkpoint confirm: skill run')
+        .map((o) => o.attributes),
+    ).toEqual([
       { SkillflowStatus: ['waiting'], SkillflowCheckpoint: ['confirm'] },
       { SkillflowStatus: ['waiting'], SkillflowCheckpoint: ['confirm'], SkillflowSkill: ['checker'] },
     ]);
-    expect(seen.filter((o) => o.at.startsWith('ended')).map((o) => o.attributes.SkillflowStatus)).toEqual([['completed'], ['completed']]);
+    expect(seen.filter((o) => o.at.startsWith('ended')).map((o) => o.attributes.SkillflowStatus)).toEqual([
+      ['completed'],
+      ['completed'],
+    ]);
     const child = (await handle.query(turnStateQuery)).skills![0].workflowId;
     expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: 4, changeVersionUpserts: 4, mostInOneTask: 1 });
-    expect(await upsertCounts(env.client.workflow.getHandle(child))).toMatchObject({ patchMarkers: 2, changeVersionUpserts: 2, mostInOneTask: 1 });
+    expect(await upsertCounts(env.client.workflow.getHandle(child))).toMatchObject({
+      patchMarkers: 2,
+      changeVersionUpserts: 2,
+      mostInOneTask: 1,
+    });
   });
 
   it.each([
-    ['its own checkpoint', [{ content: [toolUse('request_human_approval', { checkpoint: 'confirm', summary: 'Confirm x?', kind: 'approval' })] }]],
+    [
+      'its own checkpoint',
+      [
+        {
+          content: [
+            toolUse('request_human_approval', { checkpoint: 'confirm', summary: 'Confirm x?', kind: 'approval' }),
+          ],
+        },
+      ],
+    ],
     [
       'a checkpoint of a skill run below',
       [
-        { content: [toolUse('invoke_skill', { skill: 'checker', task: 'Confirm the claim.', params: { claim: 'x' } })] },
-        { content: [toolUse('request_human_approval', { checkpoint: 'confirm', summary: 'Confirm x?', kind: 'approval', params: { claim: 'x' } })] },
+        {
+          content: [toolUse('invoke_skill', { skill: 'checker', task: 'Confirm the claim.', params: { claim: 'x' } })],
+        },
+        {
+          content: [
+            toolUse('request_human_approval', {
+              checkpoint: 'confirm',
+              summary: 'Confirm x?',
+              kind: 'approval',
+              params: { claim: 'x' },
+            }),
+          ],
+        },
       ],
     ],
-  ] as Array<[string, ScriptedMessage[]]>)('a turn cancelled while it waits at %s ends showing no checkpoint, in its state or its search attributes', async (_, script) => {
-    const { env, fake, taskQueue } = harness;
-    const sessionId = randomBytes(10).toString('hex');
-    const handle = env.client.workflow.getHandle<typeof turnWorkflow>(`turn-${sessionId}-1`);
-    fake.enqueue(...script);
-    await startTurnAsSession(env.client, taskQueue, sessionId, 'check x');
-    expect(await nextCheckpoint(handle)).toMatchObject({ name: 'confirm' });
-    expect((await observe(handle, 'waiting')).attributes).toMatchObject({ SkillflowStatus: ['waiting'], SkillflowCheckpoint: ['confirm'] });
-    await handle.cancel();
-    expect(await handle.result()).toMatchObject({ status: 'cancelled' });
-    const ended = await observe(handle, 'ended');
-    expect((await handle.query(turnStateQuery)).pendingCheckpoint).toBeNull();
-    expect(ended.attributes).not.toHaveProperty('SkillflowCheckpoint');
-    expect(ended.attributes).toMatchObject({ SkillflowStatus: ['cancelled'] });
-    // The run that waited records the patch (after the baseline and, for a turn, the turn-start one), and
-    // cancel-ends-tool-calls for the call the cancel cut; the skill run, cancelled with its turn, ends showing no
-    // checkpoint either. A turn that showed the skill run's checkpoint keeps showing it until it ends (it records
-    // cancel-ends-at-skill-return and cancel-keeps-mirrored-checkpoint when the skill run clears it).
-    const skillRuns = (await handle.query(turnStateQuery)).skills ?? [];
-    expect(skillRuns).toHaveLength(script.length - 1);
-    const { endingClearsCheckpoint, cancelEndsAtSkillReturn, cancelKeepsCheckpoint, cancelEndsToolCalls } = separatePatches;
-    const turnStart = [baselinePatch, separatePatches.spendingBounds, separatePatches.turnStartInOneActivity, separatePatches.toolCatalogByReference];
-    const ending = [cancelEndsToolCalls, endingClearsCheckpoint];
-    const turnPatches = skillRuns.length === 0 ? [...turnStart, ...ending] : [...turnStart, cancelEndsAtSkillReturn, cancelKeepsCheckpoint, ...ending];
-    expect(await patchesIn(handle)).toEqual(turnPatches);
-    expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: turnPatches.length, mostInOneTask: 1 });
-    for (const { workflowId } of skillRuns) {
-      const run = env.client.workflow.getHandle(workflowId);
-      await run.result().catch(() => undefined);
-      expect((await run.query(turnStateQuery)).pendingCheckpoint).toBeNull();
-      expect((await observe(run, 'skill run ended')).attributes).not.toHaveProperty('SkillflowCheckpoint');
-      expect(await patchesIn(run)).toEqual([baselinePatch, separatePatches.spendingBounds, ...ending]);
-      expect(await upsertCounts(run)).toMatchObject({ patchMarkers: 4, mostInOneTask: 1 });
-    }
-  });
+  ] as Array<[string, ScriptedMessage[]]>)(
+    'a turn cancelled while it waits at %s ends showing no checkpoint, in its state or its search attributes',
+    async (_, script) => {
+      const { env, fake, taskQueue } = harness;
+      const sessionId = randomBytes(10).toString('hex');
+      const handle = env.client.workflow.getHandle<typeof turnWorkflow>(`turn-${sessionId}-1`);
+      fake.enqueue(...script);
+      await startTurnAsSession(env.client, taskQueue, sessionId, 'check x');
+      expect(await nextCheckpoint(handle)).toMatchObject({ name: 'confirm' });
+      expect((await observe(handle, 'waiting')).attributes).toMatchObject({
+        SkillflowStatus: ['waiting'],
+        SkillflowCheckpoint: ['confirm'],
+      });
+      await handle.cancel();
+      expect(await handle.result()).toMatchObject({ status: 'cancelled' });
+      const ended = await observe(handle, 'ended');
+      expect((await handle.query(turnStateQuery)).pendingCheckpoint).toBeNull();
+      expect(ended.attributes).not.toHaveProperty('SkillflowCheckpoint');
+      expect(ended.attributes).toMatchObject({ SkillflowStatus: ['cancelled'] });
+      // The run that waited records the patch (after the baseline and, for a turn, the turn-start one), and
+      // cancel-ends-tool-calls for the call the cancel cut; the skill run, cancelled with its turn, ends showing no
+      // checkpoint either. A turn that showed the skill run's checkpoint keeps showing it until it ends (it records
+      // cancel-ends-at-skill-return and cancel-keeps-mirrored-checkpoint when the skill run clears it).
+      const skillRuns = (await handle.query(turnStateQuery)).skills ?? [];
+      expect(skillRuns).toHaveLength(script.length - 1);
+      const { endingClearsCheckpoint, cancelEndsAtSkillReturn, cancelKeepsCheckpoint, cancelEndsToolCalls } =
+        separatePatches;
+      const turnStart = [
+        baselinePatch,
+        separatePatches.spendingBounds,
+        separatePatches.turnStartInOneActivity,
+        separatePatches.toolCatalogByReference,
+      ];
+      const ending = [cancelEndsToolCalls, endingClearsCheckpoint];
+      const turnPatches =
+        skillRuns.length === 0
+          ? [...turnStart, ...ending]
+          : [...turnStart, cancelEndsAtSkillReturn, cancelKeepsCheckpoint, ...ending];
+      expect(await patchesIn(handle)).toEqual(turnPatches);
+      expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: turnPatches.length, mostInOneTask: 1 });
+      for (const { workflowId } of skillRuns) {
+        const run = env.client.workflow.getHandle(workflowId);
+        await run.result().catch(() => undefined);
+        expect((await run.query(turnStateQuery)).pendingCheckpoint).toBeNull();
+        expect((await observe(run, 'skill run ended')).attributes).not.toHaveProperty('SkillflowCheckpoint');
+        expect(await patchesIn(run)).toEqual([baselinePatch, separatePatches.spendingBounds, ...ending]);
+        expect(await upsertCounts(run)).toMatchObject({ patchMarkers: 4, mostInOneTask: 1 });
+      }
+    },
+  );
 
-  it('a turn cancelled while it shows a skill run\'s checkpoint goes from waiting to cancelled: no running between, no model call after the cancel', async () => {
+  it("a turn cancelled while it shows a skill run's checkpoint goes from waiting to cancelled: no running between, no model call after the cancel", async () => {
     const { env, fake, taskQueue } = harness;
     const sessionId = randomBytes(10).toString('hex');
     const handle = env.client.workflow.getHandle<typeof turnWorkflow>(`turn-${sessionId}-1`);
     fake.enqueue(
       { content: [toolUse('invoke_skill', { skill: 'checker', task: 'Confirm the claim.', params: { claim: 'x' } })] },
-      { content: [toolUse('request_human_approval', { checkpoint: 'confirm', summary: 'Confirm x?', kind: 'approval', params: { claim: 'x' } })] },
+      {
+        content: [
+          toolUse('request_human_approval', {
+            checkpoint: 'confirm',
+            summary: 'Confirm x?',
+            kind: 'approval',
+            params: { claim: 'x' },
+          }),
+        ],
+      },
     );
     await startTurnAsSession(env.client, taskQueue, sessionId, 'check x');
     expect(await nextCheckpoint(handle)).toMatchObject({ name: 'confirm', skill: 'checker', depth: 1 });
@@ -162,19 +239,26 @@ describe('a turn upserts its search attributes once per workflow task', () => {
     const { events: historyBefore } = await handle.fetchHistory();
     const cancelledFrom = historyBefore?.length ?? 0;
     await handle.cancel();
-    expect(await handle.result()).toMatchObject({ status: 'cancelled', reason: 'cancelled', skills: [{ skill: 'checker', status: 'cancelled' }] });
+    expect(await handle.result()).toMatchObject({
+      status: 'cancelled',
+      reason: 'cancelled',
+      skills: [{ skill: 'checker', status: 'cancelled' }],
+    });
 
     // No model round after the cancel: the fake saw no request, the turn counted no call.
     expect(fake.requests.length).toBe(requestsBefore);
     const after = await handle.query(turnStateQuery);
     expect(after).toMatchObject({ status: 'cancelled', pendingCheckpoint: null, modelCalls: before.modelCalls });
     // Its stream: waiting, then cancelled; never running again once it waited.
-    const statuses = (await handle.query(turnEventsQuery, 0)).filter((e) => e.type === 'status').map((e) => (e as { status: string }).status);
+    const statuses = (await handle.query(turnEventsQuery, 0))
+      .filter((e) => e.type === 'status')
+      .map((e) => (e as { status: string }).status);
     expect(statuses.slice(statuses.indexOf('waiting'))).toEqual(['waiting', 'cancelled']);
     // Its search attributes: every SkillflowStatus upsert after the cancel request says cancelled.
     const { events } = await handle.fetchHistory();
     const statusUpserts = (events ?? []).slice(cancelledFrom).flatMap((event) => {
-      const field = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.SkillflowStatus;
+      const field =
+        event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.SkillflowStatus;
       return field?.data ? [JSON.parse(Buffer.from(field.data).toString())] : [];
     });
     expect(statusUpserts).toEqual(['cancelled']);
@@ -202,7 +286,12 @@ async function observe(handle: WorkflowHandle, at: string, startedAs?: string): 
     const values = (described[searchAttributeNameOf[role]] ?? []).filter((value) => value !== null);
     if (values.length > 0) attributes[searchAttributeNameOf[role]] = values;
   }
-  const values = { status: state.status, checkpoint: state.pendingCheckpoint?.name ?? null, skill: state.skill ?? startedAs, step: state.step };
+  const values = {
+    status: state.status,
+    checkpoint: state.pendingCheckpoint?.name ?? null,
+    skill: state.skill ?? startedAs,
+    step: state.step,
+  };
   const expected: Record<string, unknown> = {};
   for (const role of shown) if (values[role]) expected[searchAttributeNameOf[role]] = [values[role]];
   return { at, attributes, expected };
@@ -217,7 +306,9 @@ async function upsertCounts(handle: WorkflowHandle) {
     if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) inTask = 0;
     if (event.eventType === EventType.EVENT_TYPE_MARKER_RECORDED) counts.patchMarkers++;
     if (event.eventType !== EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES) continue;
-    const keys = Object.keys(event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {});
+    const keys = Object.keys(
+      event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {},
+    );
     if (keys.includes('TemporalChangeVersion')) counts.changeVersionUpserts++;
     if (keys.some((key) => key.startsWith('Skillflow'))) {
       counts.attributeUpserts++;
@@ -229,7 +320,15 @@ async function upsertCounts(handle: WorkflowHandle) {
 
 /** Starts a turn as its session does: with the session's, the user's and the running status's search attributes. */
 async function startTurnAsSession(client: Client, taskQueue: string, sessionId: string, message: string) {
-  const input: TurnInput = { turnId: `turn-${sessionId}-1`, sessionId, userId: 'tester', message, history: [], createdAt: new Date().toISOString(), settings: fastSettings };
+  const input: TurnInput = {
+    turnId: `turn-${sessionId}-1`,
+    sessionId,
+    userId: 'tester',
+    message,
+    history: [],
+    createdAt: new Date().toISOString(),
+    settings: fastSettings,
+  };
   return client.workflow.start<typeof turnWorkflow>('turnWorkflow', {
     workflowId: input.turnId,
     taskQueue,

@@ -24,7 +24,9 @@ describe('secrets', () => {
 
   it('SKILLFLOW_STREAM_TOKEN_SECRET must have at least 32 bytes', () => {
     expect(() => loadConfig({ SKILLFLOW_STREAM_TOKEN_SECRET: 'x' })).toThrow(ConfigError);
-    expect(() => loadConfig({ SKILLFLOW_STREAM_TOKEN_SECRET: 'x'.repeat(31) })).toThrow(/SKILLFLOW_STREAM_TOKEN_SECRET is 31 bytes; it must be at least 32/);
+    expect(() => loadConfig({ SKILLFLOW_STREAM_TOKEN_SECRET: 'x'.repeat(31) })).toThrow(
+      /SKILLFLOW_STREAM_TOKEN_SECRET is 31 bytes; it must be at least 32/,
+    );
     expect(loadConfig({ SKILLFLOW_STREAM_TOKEN_SECRET: 'x'.repeat(32) }).streamTokenSecret).toBe('x'.repeat(32));
   });
 
@@ -58,20 +60,27 @@ describe('secrets', () => {
   });
 
   // Only root can give a file to another user; CI and the development machines run as root. Reported as skipped elsewhere.
-  (process.getuid?.() === 0 ? it : it.skip)('a secret file another user owns is refused (it may have been planted; needs root)', () => {
-    fs.writeFileSync(secretFile(), `${Buffer.alloc(32, 7).toString('base64url')}\n`, { mode: 0o600 });
-    fs.chownSync(secretFile(), 65534, 65534);
-    expect(resolveSecret).toThrow(/belongs to another user \(uid 65534\)/);
-  });
+  (process.getuid?.() === 0 ? it : it.skip)(
+    'a secret file another user owns is refused (it may have been planted; needs root)',
+    () => {
+      fs.writeFileSync(secretFile(), `${Buffer.alloc(32, 7).toString('base64url')}\n`, { mode: 0o600 });
+      fs.chownSync(secretFile(), 65534, 65534);
+      expect(resolveSecret).toThrow(/belongs to another user \(uid 65534\)/);
+    },
+  );
 
   it('an API key file with a short key is refused', () => {
     fs.writeFileSync(keyFile(), 'short-key\n', { mode: 0o600 });
-    expect(() => resolveApiKeys(loadConfig({ SKILLFLOW_DATA_DIR: dataDir }), () => undefined)).toThrow(/holds a key of 9 characters; it must have at least 32/);
+    expect(() => resolveApiKeys(loadConfig({ SKILLFLOW_DATA_DIR: dataDir }), () => undefined)).toThrow(
+      /holds a key of 9 characters; it must have at least 32/,
+    );
   });
 
   it('processes starting together agree on one secret: the file is created exclusively, never half-written', async () => {
     const script = `const { resolveStreamTokenSecret } = require('./api/stream-tokens'); process.stdout.write(resolveStreamTokenSecret({ secretsDir: ${JSON.stringify(dataDir)} }).toString('hex'));`;
-    const runs = await Promise.all(Array.from({ length: 4 }, () => run(process.execPath, ['--import', 'tsx', '-e', script], { cwd: root })));
+    const runs = await Promise.all(
+      Array.from({ length: 4 }, () => run(process.execPath, ['--import', 'tsx', '-e', script], { cwd: root })),
+    );
     const secrets = new Set(runs.map((result) => result.stdout));
     expect(secrets.size).toBe(1);
     expect([...secrets][0]).toMatch(/^[0-9a-f]{64}$/);

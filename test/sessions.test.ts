@@ -21,15 +21,26 @@ describe('sessions across turns', () => {
     return env.client.workflow.start<typeof sessionWorkflow>('sessionWorkflow', {
       workflowId: `session-${sessionId}`,
       taskQueue,
-      args: [{ sessionId, userId: 'tester', createdAt: new Date().toISOString(), settings: { ...defaultTurnSettings, historyWindow, modelRetryInitialMs: 100 } }],
+      args: [
+        {
+          sessionId,
+          userId: 'tester',
+          createdAt: new Date().toISOString(),
+          settings: { ...defaultTurnSettings, historyWindow, modelRetryInitialMs: 100 },
+        },
+      ],
     });
   }
-  const send = (session: WorkflowHandle, message: string, supersede = false) => session.executeUpdate(startTurnUpdate, { args: [{ message, supersede }] });
+  const send = (session: WorkflowHandle, message: string, supersede = false) =>
+    session.executeUpdate(startTurnUpdate, { args: [{ message, supersede }] });
   const result = (turnId: string) => env.client.workflow.getHandle(turnId).result();
 
   it('turn 3 sees the text of turns 1 and 2, but not their tool traces', async () => {
     const session = await newSession();
-    fake.enqueue({ content: [text('Looking it up.'), toolUse('list_skills', {})] }, { content: [text('We have six skills.')] });
+    fake.enqueue(
+      { content: [text('Looking it up.'), toolUse('list_skills', {})] },
+      { content: [text('We have six skills.')] },
+    );
     await result((await send(session, 'What skills are there?')).turnId);
     fake.enqueue({ content: [text('Arrays are contiguous.')] });
     await result((await send(session, 'What is an array?')).turnId);
@@ -42,7 +53,10 @@ describe('sessions across turns', () => {
       { role: 'assistant', content: 'We have six skills.' },
       { role: 'user', content: 'What is an array?' },
       { role: 'assistant', content: 'Arrays are contiguous.' },
-      { role: 'user', content: [{ type: 'text', text: 'Did I ask about arrays?', cache_control: { type: 'ephemeral' } }] },
+      {
+        role: 'user',
+        content: [{ type: 'text', text: 'Did I ask about arrays?', cache_control: { type: 'ephemeral' } }],
+      },
     ]);
     const state = await session.query(sessionStateQuery);
     expect(state.turns.map((turn) => [turn.number, turn.status, turn.output])).toEqual([
@@ -67,7 +81,9 @@ describe('sessions across turns', () => {
 
   it('one turn at a time: a new message while a turn waits is refused, naming the turn; supersede cancels it first', async () => {
     const session = await newSession();
-    fake.enqueue({ content: [toolUse('request_human_approval', { checkpoint: 'hold', summary: 'wait', kind: 'approval' })] });
+    fake.enqueue({
+      content: [toolUse('request_human_approval', { checkpoint: 'hold', summary: 'wait', kind: 'approval' })],
+    });
     const first = await send(session, 'wait for me');
     const firstHandle = env.client.workflow.getHandle(first.turnId);
     for (;;) {
@@ -77,7 +93,9 @@ describe('sessions across turns', () => {
     }
     const refused = send(session, 'another');
     await expect(refused).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
-    await expect(refused).rejects.toMatchObject({ cause: { type: 'TurnInProgress', message: expect.stringContaining(first.turnId) } });
+    await expect(refused).rejects.toMatchObject({
+      cause: { type: 'TurnInProgress', message: expect.stringContaining(first.turnId) },
+    });
 
     fake.enqueue({ content: [text('New turn.')] });
     const second = await send(session, 'never mind', true);
@@ -89,7 +107,10 @@ describe('sessions across turns', () => {
 
   it('a turn waiting at a checkpoint is answered and recorded', async () => {
     const session = await newSession();
-    fake.enqueue({ content: [toolUse('request_human_approval', { checkpoint: 'ok', summary: 'ok?', kind: 'question' })] }, { content: [text('Thanks.')] });
+    fake.enqueue(
+      { content: [toolUse('request_human_approval', { checkpoint: 'ok', summary: 'ok?', kind: 'question' })] },
+      { content: [text('Thanks.')] },
+    );
     const turn = await send(session, 'ask me');
     await answerNext(env.client.workflow.getHandle(turn.turnId), { action: 'answer', answer: 'fine' });
     expect(await result(turn.turnId)).toMatchObject({ status: 'completed', output: 'Thanks.' });
@@ -105,7 +126,14 @@ describe('long sessions', () => {
     const session = await env.client.workflow.start<typeof sessionWorkflow>('sessionWorkflow', {
       workflowId: `session-${sessionId}`,
       taskQueue,
-      args: [{ sessionId, userId: 'tester', createdAt: new Date().toISOString(), settings: { ...defaultTurnSettings, historyWindow: 2 } }],
+      args: [
+        {
+          sessionId,
+          userId: 'tester',
+          createdAt: new Date().toISOString(),
+          settings: { ...defaultTurnSettings, historyWindow: 2 },
+        },
+      ],
     });
     const firstRun = (await session.describe()).runId;
     for (let n = 1; n <= 12; n++) {

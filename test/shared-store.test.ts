@@ -9,7 +9,14 @@ import type { ChatMessage } from '../core/messages';
 import type { ModelResponse } from '../core/model';
 import { digestOf, replyMessageOf, transcriptMissType } from '../core/transcript';
 import { loadConfig } from '../lib/config';
-import { createSharedStore, FileStore, PostgresStore, RedisStore, SharedStoreError, type SharedStore } from '../lib/store';
+import {
+  createSharedStore,
+  FileStore,
+  PostgresStore,
+  RedisStore,
+  SharedStoreError,
+  type SharedStore,
+} from '../lib/store';
 import { readConversation, TurnEntryError, turnScope, type ConversationRecord } from '../lib/store/turn-entries';
 import { eventually } from './support/api';
 import { startFakeAnthropic, text, type FakeAnthropic } from './support/fake-anthropic';
@@ -31,7 +38,10 @@ afterAll(async () => {
 const backends: Array<[string, (retentionMs: number) => SharedStore]> = [
   ['files', (retentionMs) => new FileStore(tempDir(), retentionMs)],
   ['Redis', (retentionMs) => new RedisStore(testRedisUrl(), uniqueRedisPrefix('store'), retentionMs)],
-  ['PostgreSQL', (retentionMs) => new PostgresStore(database.url, `ns-${Math.random().toString(36).slice(2)}`, retentionMs)],
+  [
+    'PostgreSQL',
+    (retentionMs) => new PostgresStore(database.url, `ns-${Math.random().toString(36).slice(2)}`, retentionMs),
+  ],
 ];
 
 describe.each(backends)('the shared store on %s', (_name, make) => {
@@ -69,7 +79,7 @@ describe.each(backends)('the shared store on %s', (_name, make) => {
     expect(await store.get('transcript.turn-e-1', '2-e')).toBe('later record');
   });
 
-  it('is shared: what one worker\'s store writes, another worker\'s store reads', async () => {
+  it("is shared: what one worker's store writes, another worker's store reads", async () => {
     const a = open();
     const b = a instanceof FileStore ? new FileStore(a.dir, hour) : a;
     await a.put('transcript.turn-c-1', '1-x', 'from a');
@@ -105,7 +115,8 @@ describe('the file store keeps conversations private', () => {
     }
     const folders = fs.readdirSync(store.dir).map((name) => path.join(store.dir, name));
     const files = folders.flatMap((folder) => fs.readdirSync(folder).map((name) => path.join(folder, name)));
-    for (const entry of [store.dir, ...folders, ...files]) expect({ entry, mode: fs.statSync(entry).mode & 0o077 }).toEqual({ entry, mode: 0 });
+    for (const entry of [store.dir, ...folders, ...files])
+      expect({ entry, mode: fs.statSync(entry).mode & 0o077 }).toEqual({ entry, mode: 0 });
     expect(files).toHaveLength(1);
   });
 });
@@ -116,7 +127,7 @@ describe('the file store writes one file a put, aliases included', () => {
     return fs.readdirSync(folder).map((name) => ({ name, ino: fs.statSync(path.join(folder, name)).ino }));
   };
 
-  it('links the aliases to the entry\'s file: one file, three names, no temporary left', async () => {
+  it("links the aliases to the entry's file: one file, three names, no temporary left", async () => {
     const store = new FileStore(tempDir(), hour);
     await store.put('transcript.turn-f-1', '5-c', 'v', ['3-a', '4-b']);
     const entries = entriesOf(store);
@@ -126,7 +137,9 @@ describe('the file store writes one file a put, aliases included', () => {
 
   it('writes an alias as a file of its own where the file system refuses hard links', async () => {
     const store = new FileStore(tempDir(), hour);
-    const refused = jest.spyOn(fsPromises, 'link').mockRejectedValue(Object.assign(new Error('operation not permitted'), { code: 'EPERM' }));
+    const refused = jest
+      .spyOn(fsPromises, 'link')
+      .mockRejectedValue(Object.assign(new Error('operation not permitted'), { code: 'EPERM' }));
     try {
       await store.put('transcript.turn-f-2', '5-c', 'v', ['3-a']);
       expect(refused).toHaveBeenCalledTimes(1);
@@ -177,8 +190,12 @@ describe('choosing the store from the configuration', () => {
       await Promise.all(stores.map((store) => store.close()));
     }
     expect(loadConfig({}).storeRetentionHours).toBe(168);
-    expect(() => loadConfig({ SKILLFLOW_STORE_URL: 'mysql://db/x' })).toThrow(/SKILLFLOW_STORE_URL="mysql:\/\/db\/x" must be a redis:\/\/, postgres:\/\/ or file/);
-    expect(() => loadConfig({ SKILLFLOW_STORE_URL: 'postgres://u:hunter2@db/x', SKILLFLOW_STORE_RETENTION_HOURS: '0' })).toThrow(/SKILLFLOW_STORE_RETENTION_HOURS/);
+    expect(() => loadConfig({ SKILLFLOW_STORE_URL: 'mysql://db/x' })).toThrow(
+      /SKILLFLOW_STORE_URL="mysql:\/\/db\/x" must be a redis:\/\/, postgres:\/\/ or file/,
+    );
+    expect(() =>
+      loadConfig({ SKILLFLOW_STORE_URL: 'postgres://u:hunter2@db/x', SKILLFLOW_STORE_RETENTION_HOURS: '0' }),
+    ).toThrow(/SKILLFLOW_STORE_RETENTION_HOURS/);
   });
 });
 
@@ -191,7 +208,8 @@ describe('model calls share conversations through the store', () => {
 
   const quiet = () => new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
   const worker = (store?: SharedStore) =>
-    createModelActivities({ apiKey: 'k', baseURL: fake.url, model: 'm', maxTokens: 100, timeoutMs: 5_000, store }).callModel;
+    createModelActivities({ apiKey: 'k', baseURL: fake.url, model: 'm', maxTokens: 100, timeoutMs: 5_000, store })
+      .callModel;
 
   it('a call that carries only what is new runs on a worker that never saw the turn, for as many rounds as it takes', async () => {
     const store = new FileStore(tempDir(), hour);
@@ -200,7 +218,10 @@ describe('model calls share conversations through the store', () => {
     fake.enqueue(...Array.from({ length: 6 }, (_, i) => ({ content: [text(`answer ${i}`)] })));
     await quiet().run(workers[0], { turnId: 'turn-shared-1', system: [], messages: conversation });
     for (let round = 1; round < 6; round++) {
-      const append: ChatMessage[] = [{ role: 'assistant', content: `answer ${round - 1}` }, { role: 'user', content: `round ${round}` }];
+      const append: ChatMessage[] = [
+        { role: 'assistant', content: `answer ${round - 1}` },
+        { role: 'user', content: `round ${round}` },
+      ];
       const delta = { baseCount: conversation.length, baseDigest: digestOf(conversation), append };
       // Rounds 1-5 go to workers 1, 2, 0, 1, 2: each holds an older conversation or none.
       await quiet().run(workers[round % 3], { turnId: 'turn-shared-1', system: [], delta });
@@ -237,10 +258,17 @@ describe('model calls share conversations through the store', () => {
       const sent = delta ? [...conversation, ...delta.append] : conversation;
       // The loop appends the response as it came (JSON, as it crossed Temporal), then the next question.
       conversation = [...sent, replyMessageOf(JSON.parse(JSON.stringify(response.content)))];
-      delta = { baseCount: conversation.length, baseDigest: digestOf(conversation), append: [{ role: 'user', content: [{ type: 'text', text: `round ${round + 1}` }] }] };
+      delta = {
+        baseCount: conversation.length,
+        baseDigest: digestOf(conversation),
+        append: [{ role: 'user', content: [{ type: 'text', text: `round ${round + 1}` }] }],
+      };
     }
     // The prompt parts the first call sent whole, then one write a call.
-    expect(puts.filter((key) => key.startsWith('prompt-'))).toEqual([`prompt-${promptRefs.system}`, `prompt-${promptRefs.tools}`]);
+    expect(puts.filter((key) => key.startsWith('prompt-'))).toEqual([
+      `prompt-${promptRefs.system}`,
+      `prompt-${promptRefs.tools}`,
+    ]);
     expect(puts.filter((key) => !key.startsWith('prompt-'))).toHaveLength(4);
     const folder = path.join(files.dir, turnScope(turnId));
     const conversationFiles = fs.readdirSync(folder).filter((name) => !name.startsWith('prompt-'));
@@ -252,8 +280,14 @@ describe('model calls share conversations through the store', () => {
     const withoutReply = conversation.slice(0, -1);
     const continued: ChatMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'continue' }] }];
     await quiet().run(worker(counting), { turnId, promptRefs, delta });
-    await quiet().run(worker(counting), { turnId, promptRefs, delta: { baseCount: withoutReply.length, baseDigest: digestOf(withoutReply), append: continued } });
-    const [afterReply, afterTruncation] = fake.requests.slice(-2).map((request) => withoutCacheControl(request.body.messages));
+    await quiet().run(worker(counting), {
+      turnId,
+      promptRefs,
+      delta: { baseCount: withoutReply.length, baseDigest: digestOf(withoutReply), append: continued },
+    });
+    const [afterReply, afterTruncation] = fake.requests
+      .slice(-2)
+      .map((request) => withoutCacheControl(request.body.messages));
     expect(afterReply).toEqual(JSON.parse(JSON.stringify([...conversation, ...delta!.append])));
     expect(afterTruncation).toEqual(JSON.parse(JSON.stringify([...withoutReply, ...continued])));
     expect(fake.requests).toHaveLength(6);
@@ -262,15 +296,29 @@ describe('model calls share conversations through the store', () => {
   it('without a store, or when the store lost the conversation, the call is a TranscriptMiss and the turn sends it whole', async () => {
     fake.requests.length = 0;
     const first: ChatMessage[] = [{ role: 'user', content: 'one' }];
-    const delta = { baseCount: 1, baseDigest: digestOf(first), append: [{ role: 'assistant', content: 'a' }, { role: 'user', content: 'two' }] as ChatMessage[] };
+    const delta = {
+      baseCount: 1,
+      baseDigest: digestOf(first),
+      append: [
+        { role: 'assistant', content: 'a' },
+        { role: 'user', content: 'two' },
+      ] as ChatMessage[],
+    };
     fake.enqueue({ content: [text('a')] });
     const store = new FileStore(tempDir(), hour);
     await quiet().run(worker(store), { turnId: 'turn-lost-1', system: [], messages: first });
-    await expect(quiet().run(worker(), { turnId: 'turn-lost-1', system: [], delta })).rejects.toMatchObject({ type: transcriptMissType, nonRetryable: true });
+    await expect(quiet().run(worker(), { turnId: 'turn-lost-1', system: [], delta })).rejects.toMatchObject({
+      type: transcriptMissType,
+      nonRetryable: true,
+    });
     fs.rmSync(store.dir, { recursive: true });
-    await expect(quiet().run(worker(store), { turnId: 'turn-lost-1', system: [], delta })).rejects.toMatchObject({ type: transcriptMissType });
+    await expect(quiet().run(worker(store), { turnId: 'turn-lost-1', system: [], delta })).rejects.toMatchObject({
+      type: transcriptMissType,
+    });
     const down = new RedisStore('redis://127.0.0.1:1', 'x:', hour);
-    await expect(quiet().run(worker(down), { turnId: 'turn-lost-1', system: [], delta })).rejects.toThrow(/shared store cannot be read/);
+    await expect(quiet().run(worker(down), { turnId: 'turn-lost-1', system: [], delta })).rejects.toThrow(
+      /shared store cannot be read/,
+    );
     await down.close();
     expect(fake.requests).toHaveLength(1);
   });
@@ -279,15 +327,21 @@ describe('model calls share conversations through the store', () => {
 /** The messages as the test wrote them: without the cache breakpoints the worker adds to the request. */
 function withoutCacheControl(messages: unknown): unknown {
   const copy = JSON.parse(JSON.stringify(messages)) as Array<{ content: unknown }>;
-  for (const message of copy) if (Array.isArray(message.content)) for (const block of message.content) delete block.cache_control;
+  for (const message of copy)
+    if (Array.isArray(message.content)) for (const block of message.content) delete block.cache_control;
   return copy;
 }
 
 describe('conversation records in the store', () => {
   const key = (messages: ChatMessage[]) => ({ count: messages.length, digest: digestOf(messages) });
   const entry = (messages: ChatMessage[]) => `${messages.length}-${digestOf(messages)}`;
-  const put = (store: SharedStore, turnId: string, messages: ChatMessage[], record: ConversationRecord, aliases: ChatMessage[][] = []) =>
-    store.put(turnScope(turnId), entry(messages), JSON.stringify(record), aliases.map(entry));
+  const put = (
+    store: SharedStore,
+    turnId: string,
+    messages: ChatMessage[],
+    record: ConversationRecord,
+    aliases: ChatMessage[][] = [],
+  ) => store.put(turnScope(turnId), entry(messages), JSON.stringify(record), aliases.map(entry));
   const m: ChatMessage[] = [
     { role: 'user', content: 'one' },
     { role: 'assistant', content: 'a' },
@@ -299,16 +353,18 @@ describe('conversation records in the store', () => {
     const store = new FileStore(tempDir(), hour);
     await put(store, 'turn-r-1', m.slice(0, 2), { base: null, append: m.slice(0, 2) }, [m.slice(0, 1)]);
     await put(store, 'turn-r-1', m, { base: key(m.slice(0, 2)), append: m.slice(2) }, [m.slice(0, 3)]);
-    for (const count of [1, 2, 3, 4]) expect(await readConversation(store, 'turn-r-1', key(m.slice(0, count)))).toEqual(m.slice(0, count));
+    for (const count of [1, 2, 3, 4])
+      expect(await readConversation(store, 'turn-r-1', key(m.slice(0, count)))).toEqual(m.slice(0, count));
   });
 
-  it('reads the two records a call that workers of earlier code wrote (the call\'s, then its response\'s)', async () => {
+  it("reads the two records a call that workers of earlier code wrote (the call's, then its response's)", async () => {
     const store = new FileStore(tempDir(), hour);
     await put(store, 'turn-r-2', m.slice(0, 1), { base: null, append: m.slice(0, 1) });
     await put(store, 'turn-r-2', m.slice(0, 2), { base: key(m.slice(0, 1)), append: m.slice(1, 2) });
     await put(store, 'turn-r-2', m.slice(0, 3), { base: key(m.slice(0, 2)), append: m.slice(2, 3) });
     await put(store, 'turn-r-2', m, { base: key(m.slice(0, 3)), append: m.slice(3) });
-    for (const count of [1, 2, 3, 4]) expect(await readConversation(store, 'turn-r-2', key(m.slice(0, count)))).toEqual(m.slice(0, count));
+    for (const count of [1, 2, 3, 4])
+      expect(await readConversation(store, 'turn-r-2', key(m.slice(0, count)))).toEqual(m.slice(0, count));
   });
 
   it('refuses a record shorter than the conversation it is stored for, or one that does not lead back', async () => {

@@ -12,7 +12,14 @@ describe('stream caps across API processes sharing Redis', () => {
   let clock = 1_000_000;
   const counts: SharedStreamCounts[] = [];
   const processWith = (perUser: number) => {
-    const shared = new SharedStreamCounts(guarded, prefix, (err) => { throw err; }, () => clock);
+    const shared = new SharedStreamCounts(
+      guarded,
+      prefix,
+      (err) => {
+        throw err;
+      },
+      () => clock,
+    );
     counts.push(shared);
     return { streams: new OpenStreams({ perUser, total: 100 }, shared), shared };
   };
@@ -35,7 +42,10 @@ describe('stream caps across API processes sharing Redis', () => {
     const [one, two] = [processWith(2), processWith(2)];
     const first = await one.streams.lease('alice');
     const second = await two.streams.lease('alice');
-    await expect(one.streams.lease('alice')).rejects.toMatchObject({ ...refused, message: expect.stringContaining('across the API processes') });
+    await expect(one.streams.lease('alice')).rejects.toMatchObject({
+      ...refused,
+      message: expect.stringContaining('across the API processes'),
+    });
     await expect(two.streams.lease('alice')).rejects.toMatchObject(refused);
     (await two.streams.lease('bob')).release();
     first.release();

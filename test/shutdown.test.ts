@@ -37,7 +37,10 @@ describe('shutdown', () => {
   });
 
   /** worker/main.ts as deployed (scripts/worker.sh, which execs node: signals reach the worker), with the given grace. */
-  async function startWorkerProcess(taskQueue: string, graceMs: number): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
+  async function startWorkerProcess(
+    taskQueue: string,
+    graceMs: number,
+  ): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
     const child = spawn('sh', ['scripts/worker.sh'], {
       cwd: root,
       env: {
@@ -68,7 +71,9 @@ describe('shutdown', () => {
   /** `promise`, or an error naming `what` after 20 s. */
   async function step<T>(promise: Promise<T>, what: string): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not settle within 20 s`)), 20_000)));
+    const late = new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not settle within 20 s`)), 20_000)),
+    );
     try {
       return await Promise.race([promise, late]);
     } finally {
@@ -84,39 +89,50 @@ describe('shutdown', () => {
     }
   }
 
-  it('a worker given SIGTERM finishes the model call it is running within its grace, then exits', async () => {
-    const taskQueue = env.newTaskQueue('shutdown-finish');
-    const worker = await startWorkerProcess(taskQueue, 10_000);
-    // About 2 s of streaming: well within the grace.
-    fake.enqueue({ content: [text('Finished before the worker left.')], delayMs: 200 });
-    const turn = await startTurn(env.client, taskQueue, 'hello');
-    await firstRequest();
-    worker.child.kill('SIGTERM');
-    expect(await fake.requests[0].finished).toBe('completed');
-    expect(await worker.exited).toBe(0);
-    expect(worker.output()).toMatch(/SIGTERM: no new tasks; running activities get 10 s to finish/);
-    // No worker polls the queue any more: the turn moves on once one does.
-    await env.startWorker(taskQueue, testDeps(fake.url));
-    expect(await turn.result()).toMatchObject({ status: 'completed', output: 'Finished before the worker left.' });
-    expect(fake.requests).toHaveLength(1);
-  }, withWorkerProcess);
+  it(
+    'a worker given SIGTERM finishes the model call it is running within its grace, then exits',
+    async () => {
+      const taskQueue = env.newTaskQueue('shutdown-finish');
+      const worker = await startWorkerProcess(taskQueue, 10_000);
+      // About 2 s of streaming: well within the grace.
+      fake.enqueue({ content: [text('Finished before the worker left.')], delayMs: 200 });
+      const turn = await startTurn(env.client, taskQueue, 'hello');
+      await firstRequest();
+      worker.child.kill('SIGTERM');
+      expect(await fake.requests[0].finished).toBe('completed');
+      expect(await worker.exited).toBe(0);
+      expect(worker.output()).toMatch(/SIGTERM: no new tasks; running activities get 10 s to finish/);
+      // No worker polls the queue any more: the turn moves on once one does.
+      await env.startWorker(taskQueue, testDeps(fake.url));
+      expect(await turn.result()).toMatchObject({ status: 'completed', output: 'Finished before the worker left.' });
+      expect(fake.requests).toHaveLength(1);
+    },
+    withWorkerProcess,
+  );
 
-  it('a model call longer than the grace goes back to Temporal at once and another worker runs it, not after the heartbeat timeout', async () => {
-    const taskQueue = env.newTaskQueue('shutdown-handback');
-    const worker = await startWorkerProcess(taskQueue, 1_000);
-    fake.enqueue({ content: [text('This answer takes far too long to stream.')], delayMs: 3_000 }, { content: [text('Answered by the other worker.')] });
-    const turn = await startTurn(env.client, taskQueue, 'hello');
-    await firstRequest();
-    await env.startWorker(taskQueue, testDeps(fake.url));
-    const stopped = Date.now();
-    worker.child.kill('SIGTERM');
-    expect(await worker.exited).toBe(0);
-    expect(await turn.result()).toMatchObject({ status: 'completed', output: 'Answered by the other worker.' });
-    // The call's heartbeat timeout is 60 s; handing it back gets it retried within seconds.
-    expect(Date.now() - stopped).toBeLessThan(15_000);
-    expect(fake.requests).toHaveLength(2);
-    expect(await fake.requests[0].finished).toBe('aborted');
-  }, withWorkerProcess);
+  it(
+    'a model call longer than the grace goes back to Temporal at once and another worker runs it, not after the heartbeat timeout',
+    async () => {
+      const taskQueue = env.newTaskQueue('shutdown-handback');
+      const worker = await startWorkerProcess(taskQueue, 1_000);
+      fake.enqueue(
+        { content: [text('This answer takes far too long to stream.')], delayMs: 3_000 },
+        { content: [text('Answered by the other worker.')] },
+      );
+      const turn = await startTurn(env.client, taskQueue, 'hello');
+      await firstRequest();
+      await env.startWorker(taskQueue, testDeps(fake.url));
+      const stopped = Date.now();
+      worker.child.kill('SIGTERM');
+      expect(await worker.exited).toBe(0);
+      expect(await turn.result()).toMatchObject({ status: 'completed', output: 'Answered by the other worker.' });
+      // The call's heartbeat timeout is 60 s; handing it back gets it retried within seconds.
+      expect(Date.now() - stopped).toBeLessThan(15_000);
+      expect(fake.requests).toHaveLength(2);
+      expect(await fake.requests[0].finished).toBe('aborted');
+    },
+    withWorkerProcess,
+  );
 
   describe('the API', () => {
     let app: FastifyInstance;
@@ -130,7 +146,12 @@ describe('shutdown', () => {
     });
 
     beforeEach(async () => {
-      ({ app } = await buildTestApp(env.client, taskQueue(), { SKILLFLOW_WAIT_TIMEOUT_MS: '30000' }, { live: new InProcessChannel() }));
+      ({ app } = await buildTestApp(
+        env.client,
+        taskQueue(),
+        { SKILLFLOW_WAIT_TIMEOUT_MS: '30000' },
+        { live: new InProcessChannel() },
+      ));
       await app.listen({ port: 0, host: '127.0.0.1' });
       base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     });
@@ -187,10 +208,19 @@ describe('shutdown', () => {
       const agent = new http.Agent({ keepAlive: true });
       try {
         const response = new Promise<http.IncomingMessage>((resolve, reject) => {
-          const request = http.get({ host: '127.0.0.1', port: (late.app.server.address() as AddressInfo).port, path: '/test/answer-late', agent, headers: authHeaders() }, (res) => {
-            res.resume();
-            res.on('end', () => resolve(res));
-          });
+          const request = http.get(
+            {
+              host: '127.0.0.1',
+              port: (late.app.server.address() as AddressInfo).port,
+              path: '/test/answer-late',
+              agent,
+              headers: authHeaders(),
+            },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve(res));
+            },
+          );
           request.on('error', reject);
         });
         await step(inHandler, 'the request reaching its handler');

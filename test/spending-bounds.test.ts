@@ -4,7 +4,14 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { MemoryTokenLedger } from '../lib/budget';
 import { testDeps } from './support/deps';
-import { startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequestBody, type ScriptedMessage } from './support/fake-anthropic';
+import {
+  startFakeAnthropic,
+  text,
+  toolUse,
+  type FakeAnthropic,
+  type MessagesRequestBody,
+  type ScriptedMessage,
+} from './support/fake-anthropic';
 import { TemporalTestEnv } from './support/temporal';
 import { runTurn, type TurnOverrides } from './support/turns';
 
@@ -16,7 +23,10 @@ import { runTurn, type TurnOverrides } from './support/turns';
 
 const writeSkill = (dir: string, name: string, description: string, sidecar: string) => {
   fs.mkdirSync(path.join(dir, name), { recursive: true });
-  fs.writeFileSync(path.join(dir, name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${description}\n---\n\n# ${name}\n\nDo the task.\n`);
+  fs.writeFileSync(
+    path.join(dir, name, 'SKILL.md'),
+    `---\nname: ${name}\ndescription: ${description}\n---\n\n# ${name}\n\nDo the task.\n`,
+  );
   fs.writeFileSync(path.join(dir, name, 'skillflow.yaml'), sidecar);
 };
 
@@ -30,7 +40,10 @@ function library(): string {
 }
 
 const invoke = (skill: string, task = 'part') => toolUse('invoke_skill', { skill, task });
-const reply = (content: ScriptedMessage['content'], tokens?: number): ScriptedMessage => ({ content, ...(tokens ? { usage: { input_tokens: tokens, output_tokens: 0 } } : {}) });
+const reply = (content: ScriptedMessage['content'], tokens?: number): ScriptedMessage => ({
+  content,
+  ...(tokens ? { usage: { input_tokens: tokens, output_tokens: 0 } } : {}),
+});
 
 /** The tool results a request carries in its last message: [content, isError]. */
 function resultsIn(body: MessagesRequestBody): Array<[string, boolean]> {
@@ -39,8 +52,10 @@ function resultsIn(body: MessagesRequestBody): Array<[string, boolean]> {
   return last.content.filter((b) => b.type === 'tool_result').map((b) => [String(b.content), b.is_error === true]);
 }
 
-const perResponse = (n: number) => `At most ${n} invoke_skill calls run per model response (SKILLFLOW_MAX_INVOCATIONS_PER_RESPONSE); leaf was not invoked. Call it again in a later response if you still need it.`;
-const perTurn = (n: number) => `This turn has made its ${n} invoke_skill calls, its skill runs' included (SKILLFLOW_MAX_INVOCATIONS_PER_TURN); leaf was not invoked. Go on without it.`;
+const perResponse = (n: number) =>
+  `At most ${n} invoke_skill calls run per model response (SKILLFLOW_MAX_INVOCATIONS_PER_RESPONSE); leaf was not invoked. Call it again in a later response if you still need it.`;
+const perTurn = (n: number) =>
+  `This turn has made its ${n} invoke_skill calls, its skill runs' included (SKILLFLOW_MAX_INVOCATIONS_PER_TURN); leaf was not invoked. Go on without it.`;
 
 describe('spending bounds: the token budget at every depth, invoke_skill caps', () => {
   let env: TemporalTestEnv;
@@ -100,12 +115,25 @@ describe('spending bounds: the token budget at every depth, invoke_skill caps', 
       // The leaf was handed 1,000 - 300 - 300 = 400 tokens; this round takes 450.
       reply([toolUse('read_file', { skill: 'leaf', path: 'missing.md' })], 450),
     );
-    const { result } = await turn('fan out', { tokenBudget: 1_000, userId: 'fan-budget', createdAt: '2026-11-28T12:00:00.000Z' });
+    const { result } = await turn('fan out', {
+      tokenBudget: 1_000,
+      userId: 'fan-budget',
+      createdAt: '2026-11-28T12:00:00.000Z',
+    });
     expect(fake.requests).toHaveLength(3);
     expect(result).toMatchObject({ status: 'failed', reason: 'token_budget', usage: { inputTokens: 1_050 } });
-    expect(result.error?.message).toMatch(/^The turn used 1,050 model tokens, reaching the 1,000 left of the user's daily budget/);
-    expect(result.skills?.map((run) => [run.skill, run.status, run.error?.code, run.error?.message.split(' of ')[0]])).toEqual([
-      ['fanner', 'failed', 'token_budget', 'The skill run used 750 model tokens, reaching the 700 its invoker had left'],
+    expect(result.error?.message).toMatch(
+      /^The turn used 1,050 model tokens, reaching the 1,000 left of the user's daily budget/,
+    );
+    expect(
+      result.skills?.map((run) => [run.skill, run.status, run.error?.code, run.error?.message.split(' of ')[0]]),
+    ).toEqual([
+      [
+        'fanner',
+        'failed',
+        'token_budget',
+        'The skill run used 750 model tokens, reaching the 700 its invoker had left',
+      ],
       ['leaf', 'failed', 'token_budget', 'The skill run used 450 model tokens, reaching the 400 its invoker had left'],
     ]);
   });
@@ -116,11 +144,16 @@ describe('spending bounds: the token budget at every depth, invoke_skill caps', 
     const createdAt = `${day}T12:00:00.000Z`;
     // Another turn of the user, given the same 1,000 left, holds all of it for a round under way.
     const other = { user, day, turn: 'other-turn' };
-    expect(await ledger.reserve({ scope: other, left: 1_000, tokens: 1_000 })).toEqual({ granted: true, tokens: 1_000 });
+    expect(await ledger.reserve({ scope: other, left: 1_000, tokens: 1_000 })).toEqual({
+      granted: true,
+      tokens: 1_000,
+    });
     const blocked = await turn('hello', { tokenBudget: 1_000, userId: user, createdAt });
     expect(fake.requests).toHaveLength(0);
     expect(blocked.result).toMatchObject({ status: 'failed', reason: 'token_budget', usage: { inputTokens: 0 } });
-    expect(blocked.result.error?.message).toMatch(/^The user's daily token budget \(SKILLFLOW_USER_DAILY_TOKENS\) is used up, by this turn and the user's other turns running at the same time/);
+    expect(blocked.result.error?.message).toMatch(
+      /^The user's daily token budget \(SKILLFLOW_USER_DAILY_TOKENS\) is used up, by this turn and the user's other turns running at the same time/,
+    );
 
     // Its round used 600: a turn the API then gives the 400 left may spend them.
     await ledger.settle({ scope: other, reserved: 1_000, used: 600 });
@@ -157,7 +190,15 @@ describe('spending bounds: the token budget at every depth, invoke_skill caps', 
       ['tool.start', true, 2],
       ['tool.end', true, 2],
     ]);
-    expect(resultsIn(fake.requests[4].body)).toEqual([['Skill runs nest at most 2 deep (SKILLFLOW_MAX_SKILL_DEPTH); invoking loner here would run it at depth 3.', true]]);
-    expect(resultsIn(fake.requests[5].body)[1]).toEqual(['Skill fanner may invoke only its children (leaf); loner is not one of them.', true]);
+    expect(resultsIn(fake.requests[4].body)).toEqual([
+      [
+        'Skill runs nest at most 2 deep (SKILLFLOW_MAX_SKILL_DEPTH); invoking loner here would run it at depth 3.',
+        true,
+      ],
+    ]);
+    expect(resultsIn(fake.requests[5].body)[1]).toEqual([
+      'Skill fanner may invoke only its children (leaf); loner is not one of them.',
+      true,
+    ]);
   });
 });

@@ -22,7 +22,10 @@ describe('finding the Temporal CLI', () => {
     const cacheDir = path.join(dir, 'cache');
     const cached = executable(cachedCliPath(cacheDir));
 
-    expect(findTemporalCli(cacheDir, { TEMPORAL_CLI: configured, PATH: path.dirname(onPath) })).toEqual({ path: configured, source: 'TEMPORAL_CLI' });
+    expect(findTemporalCli(cacheDir, { TEMPORAL_CLI: configured, PATH: path.dirname(onPath) })).toEqual({
+      path: configured,
+      source: 'TEMPORAL_CLI',
+    });
     expect(findTemporalCli(cacheDir, { PATH: path.dirname(onPath) })).toEqual({ path: onPath, source: 'PATH' });
     expect(findTemporalCli(cacheDir, { PATH: path.join(dir, 'empty') })).toEqual({ path: cached, source: 'cache' });
     fs.rmSync(cached);
@@ -31,11 +34,15 @@ describe('finding the Temporal CLI', () => {
 
   it('rejects a TEMPORAL_CLI that is not an executable file, saying what to do', () => {
     expect(() => findTemporalCli(dir, { TEMPORAL_CLI: path.join(dir, 'missing') })).toThrow(TemporalCliError);
-    expect(() => findTemporalCli(dir, { TEMPORAL_CLI: path.join(dir, 'missing') })).toThrow(/Point it at a temporal binary or unset it/);
+    expect(() => findTemporalCli(dir, { TEMPORAL_CLI: path.join(dir, 'missing') })).toThrow(
+      /Point it at a temporal binary or unset it/,
+    );
   });
 
-  it('caches builds per user: SKILLFLOW_CACHE_DIR, else XDG_CACHE_HOME, else the platform\'s cache folder', () => {
-    expect(userCacheDir({ SKILLFLOW_CACHE_DIR: '/srv/cache', XDG_CACHE_HOME: '/x' }, 'linux', '/home/u')).toBe('/srv/cache');
+  it("caches builds per user: SKILLFLOW_CACHE_DIR, else XDG_CACHE_HOME, else the platform's cache folder", () => {
+    expect(userCacheDir({ SKILLFLOW_CACHE_DIR: '/srv/cache', XDG_CACHE_HOME: '/x' }, 'linux', '/home/u')).toBe(
+      '/srv/cache',
+    );
     expect(userCacheDir({ XDG_CACHE_HOME: '/x/cache' }, 'linux', '/home/u')).toBe('/x/cache/skillflow');
     expect(userCacheDir({ XDG_CACHE_HOME: 'relative' }, 'linux', '/home/u')).toBe('/home/u/.cache/skillflow');
     expect(userCacheDir({}, 'linux', '/home/u')).toBe('/home/u/.cache/skillflow');
@@ -65,7 +72,9 @@ describe('finding the Temporal CLI', () => {
     });
     expect(built).toEqual({ path: cachedCliPath(cacheDir), source: 'built' });
     expect(lines[0]).toContain(`into ${cacheDir} (once per user`);
-    expect(lines.some((line) => /building Temporal CLI: [1-3] of 4 packages compiled \(\d+%\), \d+s$/.test(line))).toBe(true);
+    expect(lines.some((line) => /building Temporal CLI: [1-3] of 4 packages compiled \(\d+%\), \d+s$/.test(line))).toBe(
+      true,
+    );
     expect(lines.at(-1)).toMatch(/^Built the Temporal CLI in \d+s; cached at /);
   });
 });

@@ -11,7 +11,8 @@ let dir: string;
 
 beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-temporal-profile-'));
-  for (const name of ['ca.pem', 'client.pem', 'client.key']) fs.writeFileSync(path.join(dir, name), `-----BEGIN ${name}-----\n`);
+  for (const name of ['ca.pem', 'client.pem', 'client.key'])
+    fs.writeFileSync(path.join(dir, name), `-----BEGIN ${name}-----\n`);
   fs.writeFileSync(
     path.join(dir, 'temporal.toml'),
     [
@@ -67,10 +68,13 @@ describe('Temporal connection settings', () => {
     expect(config.temporal.source).toContain('profile "cloud"');
   });
 
-  it('uses the file\'s default profile without TEMPORAL_PROFILE, and variables override the profile', () => {
+  it("uses the file's default profile without TEMPORAL_PROFILE, and variables override the profile", () => {
     const file = path.join(dir, 'temporal.toml');
     expect(loadConfig({ TEMPORAL_CONFIG_FILE: file }).temporalAddress).toBe('default.example:7233');
-    expect(loadConfig({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud', TEMPORAL_NAMESPACE: 'other' }).temporalNamespace).toBe('other');
+    expect(
+      loadConfig({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud', TEMPORAL_NAMESPACE: 'other' })
+        .temporalNamespace,
+    ).toBe('other');
   });
 
   it('finds the default file under XDG_CONFIG_HOME', () => {
@@ -81,8 +85,16 @@ describe('Temporal connection settings', () => {
   });
 
   it('sends an API key over TLS (Temporal Cloud)', () => {
-    const config = loadConfig({ TEMPORAL_ADDRESS: 'us-east-1.aws.api.temporal.io:7233', TEMPORAL_NAMESPACE: 'my-ns.a1b2c', TEMPORAL_API_KEY: 'secret-key' });
-    expect(config.temporal.connection).toEqual({ address: 'us-east-1.aws.api.temporal.io:7233', apiKey: 'secret-key', tls: true });
+    const config = loadConfig({
+      TEMPORAL_ADDRESS: 'us-east-1.aws.api.temporal.io:7233',
+      TEMPORAL_NAMESPACE: 'my-ns.a1b2c',
+      TEMPORAL_API_KEY: 'secret-key',
+    });
+    expect(config.temporal.connection).toEqual({
+      address: 'us-east-1.aws.api.temporal.io:7233',
+      apiKey: 'secret-key',
+      tls: true,
+    });
   });
 
   it('takes TLS files from TEMPORAL_TLS_* variables, and gRPC metadata from TEMPORAL_GRPC_META_*', () => {
@@ -104,7 +116,10 @@ describe('Temporal connection settings', () => {
 
   it('names the variable and the path of a TLS file it cannot read', () => {
     const missing = path.join(dir, 'nope.pem');
-    const message = configError({ TEMPORAL_TLS_CLIENT_CERT_PATH: missing, TEMPORAL_TLS_CLIENT_KEY_PATH: path.join(dir, 'client.key') });
+    const message = configError({
+      TEMPORAL_TLS_CLIENT_CERT_PATH: missing,
+      TEMPORAL_TLS_CLIENT_KEY_PATH: path.join(dir, 'client.key'),
+    });
     expect(message).toContain(`TEMPORAL_TLS_CLIENT_CERT_PATH=${JSON.stringify(missing)}: cannot read the file`);
   });
 
@@ -113,7 +128,9 @@ describe('Temporal connection settings', () => {
     expect(configError({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'broken' })).toContain(
       `tls.server_ca_cert_path of profile "broken" in ${file}=${JSON.stringify(path.join(dir, 'missing-ca.pem'))}`,
     );
-    expect(configError({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'staging' })).toContain(`Profile 'staging' not found`);
+    expect(configError({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'staging' })).toContain(
+      `Profile 'staging' not found`,
+    );
     expect(configError({ TEMPORAL_CONFIG_FILE: path.join(dir, 'none.toml') })).toContain('TEMPORAL_CONFIG_FILE=');
   });
 
@@ -139,7 +156,12 @@ describe('npm start and the configured Temporal server', () => {
   it('stops with the reason, and starts no dev server, when a TLS/API-key profile does not answer', async () => {
     const port = await freePort();
     const data = fs.mkdtempSync(path.join(dir, 'data-'));
-    const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: dir, SKILLFLOW_DATA_DIR: data, SKILLFLOW_CACHE_DIR: path.join(data, 'cache') };
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      HOME: dir,
+      SKILLFLOW_DATA_DIR: data,
+      SKILLFLOW_CACHE_DIR: path.join(data, 'cache'),
+    };
     const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
       cwd: repoRoot,
       env: { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${port}`, TEMPORAL_API_KEY: 'secret-key' },
@@ -164,7 +186,10 @@ describe('npm start and the configured Temporal server', () => {
       });
     });
     if (child.exitCode === null && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-    expect({ outcome, output }).toEqual({ outcome: 'exit 1', output: expect.stringContaining(`Cannot reach the configured Temporal server at 127.0.0.1:${port}`) });
+    expect({ outcome, output }).toEqual({
+      outcome: 'exit 1',
+      output: expect.stringContaining(`Cannot reach the configured Temporal server at 127.0.0.1:${port}`),
+    });
     expect(output).not.toContain('dev server (');
   }, 30_000);
 });

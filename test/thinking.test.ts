@@ -18,11 +18,23 @@ describe('thinking and effort', () => {
   it('asks the default model for adaptive thinking (its refused budget form never), and keeps each thinking block with its tool call across rounds and a checkpoint wait', async () => {
     const { env, fake, taskQueue } = harness;
     fake.enqueue(
-      { content: [{ type: 'thinking', thinking: 'The user wants a check first.', signature: 'sig-one' }, toolUse('request_human_approval', { checkpoint: 'plan', summary: 'ok?', kind: 'approval' }, 'toolu_cp')] },
-      { content: [{ type: 'thinking', thinking: 'Approved; answer now.', signature: 'sig-two' }, text('Done, as approved.')] },
+      {
+        content: [
+          { type: 'thinking', thinking: 'The user wants a check first.', signature: 'sig-one' },
+          toolUse('request_human_approval', { checkpoint: 'plan', summary: 'ok?', kind: 'approval' }, 'toolu_cp'),
+        ],
+      },
+      {
+        content: [
+          { type: 'thinking', thinking: 'Approved; answer now.', signature: 'sig-two' },
+          text('Done, as approved.'),
+        ],
+      },
     );
     // The settings of a session created with only SKILLFLOW_THINKING_BUDGET_TOKENS set.
-    const handle = await startTurn(env.client, taskQueue, 'think about it', { settings: { model: 'claude-sonnet-5-5', thinkingBudgetTokens: 2048, maxTokens: 4096 } });
+    const handle = await startTurn(env.client, taskQueue, 'think about it', {
+      settings: { model: 'claude-sonnet-5-5', thinkingBudgetTokens: 2048, maxTokens: 4096 },
+    });
     await answerNext(handle, { action: 'approve' });
     expect(await handle.result()).toMatchObject({ status: 'completed', output: 'Done, as approved.' });
 
@@ -33,7 +45,12 @@ describe('thinking and effort', () => {
       role: 'assistant',
       content: [
         { type: 'thinking', thinking: 'The user wants a check first.', signature: 'sig-one' },
-        { type: 'tool_use', id: 'toolu_cp', name: 'request_human_approval', input: { checkpoint: 'plan', summary: 'ok?', kind: 'approval' } },
+        {
+          type: 'tool_use',
+          id: 'toolu_cp',
+          name: 'request_human_approval',
+          input: { checkpoint: 'plan', summary: 'ok?', kind: 'approval' },
+        },
       ],
     });
   });
@@ -42,7 +59,9 @@ describe('thinking and effort', () => {
     const { env, fake, taskQueue } = harness;
     const before = fake.requests.length;
     fake.enqueue({ content: [toolUse('load_skill', { name: 'quick-lookup' })] }, { content: [text('Paris.')] });
-    const handle = await startTurn(env.client, taskQueue, 'capital of France?', { settings: { model: 'claude-opus-4-7', thinking: true, effort: 'high' } });
+    const handle = await startTurn(env.client, taskQueue, 'capital of France?', {
+      settings: { model: 'claude-opus-4-7', thinking: true, effort: 'high' },
+    });
     // Its own deadline: a turn that went another way (a refused request, a leftover script) may wait at a checkpoint.
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {

@@ -27,30 +27,57 @@ describe.each(ledgers)('the token ledger in %s', (_name, make) => {
 
   it('two turns given the same remainder share it: what one holds or used, the other cannot have', async () => {
     // Both started with 1,000 left of the day (the API counted neither's usage yet).
-    expect(await ledger.reserve({ scope: scope('A'), left: 1_000, tokens: 600 })).toEqual({ granted: true, tokens: 600 });
-    expect(await ledger.reserve({ scope: scope('B'), left: 1_000, tokens: 600 })).toEqual({ granted: true, tokens: 400 });
-    expect(await ledger.reserve({ scope: scope('B'), left: 1_000, tokens: 1 })).toEqual({ granted: false, available: 0 });
+    expect(await ledger.reserve({ scope: scope('A'), left: 1_000, tokens: 600 })).toEqual({
+      granted: true,
+      tokens: 600,
+    });
+    expect(await ledger.reserve({ scope: scope('B'), left: 1_000, tokens: 600 })).toEqual({
+      granted: true,
+      tokens: 400,
+    });
+    expect(await ledger.reserve({ scope: scope('B'), left: 1_000, tokens: 1 })).toEqual({
+      granted: false,
+      available: 0,
+    });
     await ledger.settle({ scope: scope('A'), reserved: 600, used: 550 });
     // A's round used less than it held: the rest is free again, for either turn.
-    expect(await ledger.reserve({ scope: scope('B'), left: 1_000, tokens: 100 })).toEqual({ granted: true, tokens: 50 });
+    expect(await ledger.reserve({ scope: scope('B'), left: 1_000, tokens: 100 })).toEqual({
+      granted: true,
+      tokens: 50,
+    });
     await ledger.settle({ scope: scope('B'), reserved: 400, used: 500 });
-    expect(await ledger.reserve({ scope: scope('A'), left: 450, tokens: 10 })).toEqual({ granted: false, available: -100 });
+    expect(await ledger.reserve({ scope: scope('A'), left: 450, tokens: 10 })).toEqual({
+      granted: false,
+      available: -100,
+    });
   });
 
   it('a turn started later counts from the tokens settled when it first reserved (the API had counted them), not from those held', async () => {
     await ledger.reserve({ scope: scope('A'), left: 1_000, tokens: 300 });
     await ledger.settle({ scope: scope('A'), reserved: 300, used: 300 });
     // The API gave C what was left after A's 300: 700. Its ceiling starts from the ledger's 300.
-    expect(await ledger.reserve({ scope: scope('C'), left: 700, tokens: 5_000 })).toEqual({ granted: true, tokens: 700 });
+    expect(await ledger.reserve({ scope: scope('C'), left: 700, tokens: 5_000 })).toEqual({
+      granted: true,
+      tokens: 700,
+    });
     expect(await ledger.reserve({ scope: scope('A'), left: 700, tokens: 1 })).toEqual({ granted: false, available: 0 });
   });
 
-  it('skill runs reserve under their turn\'s ceiling; other users and days have ledgers of their own', async () => {
+  it("skill runs reserve under their turn's ceiling; other users and days have ledgers of their own", async () => {
     await ledger.reserve({ scope: scope('A'), left: 100, tokens: 100 });
     // A skill run of turn A hands its own count; the turn's ceiling is already set.
-    expect(await ledger.reserve({ scope: scope('A'), left: 5_000, tokens: 1 })).toEqual({ granted: false, available: 0 });
-    expect(await ledger.reserve({ scope: scope('D', '2026-11-28', 'olga'), left: 100, tokens: 100 })).toEqual({ granted: true, tokens: 100 });
-    expect(await ledger.reserve({ scope: scope('E', '2026-11-29'), left: 100, tokens: 100 })).toEqual({ granted: true, tokens: 100 });
+    expect(await ledger.reserve({ scope: scope('A'), left: 5_000, tokens: 1 })).toEqual({
+      granted: false,
+      available: 0,
+    });
+    expect(await ledger.reserve({ scope: scope('D', '2026-11-28', 'olga'), left: 100, tokens: 100 })).toEqual({
+      granted: true,
+      tokens: 100,
+    });
+    expect(await ledger.reserve({ scope: scope('E', '2026-11-29'), left: 100, tokens: 100 })).toEqual({
+      granted: true,
+      tokens: 100,
+    });
   });
 });
 

@@ -28,12 +28,14 @@ async function lineMatching(lines: string[], pattern: RegExp, ms: number): Promi
   for (;;) {
     const found = lines.find((line) => pattern.test(line));
     if (found) return found;
-    if (Date.now() > deadline) throw new Error(`no line matched ${pattern} within ${ms} ms; lines: ${lines.join(' | ')}`);
+    if (Date.now() > deadline)
+      throw new Error(`no line matched ${pattern} within ${ms} ms; lines: ${lines.join(' | ')}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
-const boundLine = /^MCP server huge: 80 tools of 2\.5\d MiB \(the JSON of their specs\) would make the tool catalog 2\.5\d MiB with the [\d.]+ KiB registered before, over its bound of 512\.0 KiB \(SKILLFLOW_TOOL_CATALOG_MAX_BYTES\); none of them is registered\. Offer fewer tools or shorter descriptions and input schemas, or raise SKILLFLOW_TOOL_CATALOG_MAX_BYTES \(at most 1\.50 MiB\)\.$/;
+const boundLine =
+  /^MCP server huge: 80 tools of 2\.5\d MiB \(the JSON of their specs\) would make the tool catalog 2\.5\d MiB with the [\d.]+ KiB registered before, over its bound of 512\.0 KiB \(SKILLFLOW_TOOL_CATALOG_MAX_BYTES\); none of them is registered\. Offer fewer tools or shorter descriptions and input schemas, or raise SKILLFLOW_TOOL_CATALOG_MAX_BYTES \(at most 1\.50 MiB\)\.$/;
 
 describe('the tool catalog has a bound', () => {
   it('an MCP server that was down at start-up and whose tools would take the catalog past it is refused when it answers at a rediscovery, and not tried again', async () => {
@@ -41,7 +43,12 @@ describe('the tool catalog has a bound', () => {
     const registry = new ToolRegistry(builtinTools());
     const before = registry.specs.length;
     const lines: string[] = [];
-    const close = await attachMcpServers(writeConfig('rediscovery', { huge: manyToolsServer(80, 4096, 29_000, readyFile) }), registry, (line) => lines.push(line), 100);
+    const close = await attachMcpServers(
+      writeConfig('rediscovery', { huge: manyToolsServer(80, 4096, 29_000, readyFile) }),
+      registry,
+      (line) => lines.push(line),
+      100,
+    );
     try {
       await lineMatching(lines, /^MCP server huge is down \(.*\); trying again every 0\.1 s$/, 1000);
       fs.writeFileSync(readyFile, '');
@@ -57,9 +64,18 @@ describe('the tool catalog has a bound', () => {
   }, 30_000);
 
   it('the built-in tools and modules past it stop the worker at start-up with the same words', () => {
-    const big = defineTool({ name: 'big', description: 'x'.repeat(20_000), category: 'data', input: Type.Object({}), idempotent: true, run: () => 'ok' });
+    const big = defineTool({
+      name: 'big',
+      description: 'x'.repeat(20_000),
+      category: 'data',
+      input: Type.Object({}),
+      idempotent: true,
+      run: () => 'ok',
+    });
     expect(() => new ToolRegistry([...builtinTools(), big], [], 16 * 1024)).toThrow(ToolCatalogBoundError);
-    expect(() => new ToolRegistry([...builtinTools(), big], [], 16 * 1024)).toThrow(/^The built-in tools and the tools folder's modules: \d+ tools of [\d.]+ KiB .* over its bound of 16\.0 KiB/);
+    expect(() => new ToolRegistry([...builtinTools(), big], [], 16 * 1024)).toThrow(
+      /^The built-in tools and the tools folder's modules: \d+ tools of [\d.]+ KiB .* over its bound of 16\.0 KiB/,
+    );
   });
 
   it('a run reads the catalog as headers, and each detail back by its digest', () => {
@@ -70,8 +86,17 @@ describe('the tool catalog has a bound', () => {
     const header = reference.headers.find((candidate) => candidate.name === 'calculator')!;
     expect(header).not.toHaveProperty('description');
     expect(header).not.toHaveProperty('inputSchema');
-    expect(header).toMatchObject({ category: calculator.category, source: 'builtin', idempotent: calculator.idempotent, needsApproval: false, detail: detailDigestOf(calculator) });
-    expect(registry.detail('calculator', header.detail)).toEqual({ description: calculator.description, inputSchema: calculator.inputSchema });
+    expect(header).toMatchObject({
+      category: calculator.category,
+      source: 'builtin',
+      idempotent: calculator.idempotent,
+      needsApproval: false,
+      detail: detailDigestOf(calculator),
+    });
+    expect(registry.detail('calculator', header.detail)).toEqual({
+      description: calculator.description,
+      inputSchema: calculator.inputSchema,
+    });
     expect(registry.detail('calculator', 'another-digest')).toBeUndefined();
     expect(registry.detail('no_such_tool', header.detail)).toBeUndefined();
   });

@@ -33,9 +33,20 @@ let built: BuiltRegistry;
 
 beforeAll(async () => {
   const file = path.join(dir, 'mcp.json');
-  fs.writeFileSync(file, JSON.stringify({ servers: { huge: manyToolsServer(80, 4096, 29_000), wide: manyToolsServer(80, 2000, 14_000) } }));
+  fs.writeFileSync(
+    file,
+    JSON.stringify({ servers: { huge: manyToolsServer(80, 4096, 29_000), wide: manyToolsServer(80, 2000, 14_000) } }),
+  );
   built = await buildToolRegistry(
-    { defaultTools: ['wide__tool_05'], toolsDir: path.join(dir, 'no-tools'), mcpConfigPath: file, httpFetchHosts: [], httpFetchMaxBytes: 1024, httpFetchTimeoutMs: 1000, toolCatalogMaxBytes: 1536 * 1024 },
+    {
+      defaultTools: ['wide__tool_05'],
+      toolsDir: path.join(dir, 'no-tools'),
+      mcpConfigPath: file,
+      httpFetchHosts: [],
+      httpFetchMaxBytes: 1024,
+      httpFetchTimeoutMs: 1000,
+      toolCatalogMaxBytes: 1536 * 1024,
+    },
     (line) => lines.push(line),
   );
 }, 60_000);
@@ -43,9 +54,12 @@ afterAll(async () => {
   await built?.close();
 });
 
-const registeredNames = (body: MessagesRequestBody) => (body.tools as Array<{ name: string }>).map((tool) => tool.name).filter((name) => name.includes('__'));
+const registeredNames = (body: MessagesRequestBody) =>
+  (body.tools as Array<{ name: string }>).map((tool) => tool.name).filter((name) => name.includes('__'));
 const toolResults = (body: MessagesRequestBody) =>
-  (body.messages.at(-1) as { content: Array<{ type: string; content?: string; is_error?: boolean }> }).content.filter((block) => block.type === 'tool_result');
+  (body.messages.at(-1) as { content: Array<{ type: string; content?: string; is_error?: boolean }> }).content.filter(
+    (block) => block.type === 'tool_result',
+  );
 
 /** Every payload of a workflow's history, as text. */
 async function payloadsOf(client: Client, workflowId: string): Promise<string[]> {
@@ -54,19 +68,32 @@ async function payloadsOf(client: Client, workflowId: string): Promise<string[]>
 }
 
 describe('the tool catalog stays out of workflow history', () => {
-  const harness = useWorkerHarness('catalog', { skillsDir: () => skillsDir, deps: () => ({ registry: built.registry }) });
+  const harness = useWorkerHarness('catalog', {
+    skillsDir: () => skillsDir,
+    deps: () => ({ registry: built.registry }),
+  });
   let env: TemporalTestEnv;
   let fake: FakeAnthropic;
   let taskQueue: string;
   beforeAll(() => ({ env, fake, taskQueue } = harness));
 
   it('a turn and a skill run start with 80-tool MCP servers configured; history holds the granted detail only, and the model gets only the granted tools', async () => {
-    expect(lines).toContainEqual(expect.stringMatching(/^MCP server huge: 80 tools of 2\.5\d MiB .* over its bound of 1\.50 MiB \(SKILLFLOW_TOOL_CATALOG_MAX_BYTES\); none of them is registered\./));
-    expect(lines).toContainEqual(expect.stringMatching(/^MCP server wide: 80 tools \(wide__tool_00, .*, wide__tool_79\); the tool catalog now 1\.\d\d MiB of 1\.50 MiB$/));
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^MCP server huge: 80 tools of 2\.5\d MiB .* over its bound of 1\.50 MiB \(SKILLFLOW_TOOL_CATALOG_MAX_BYTES\); none of them is registered\./,
+      ),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^MCP server wide: 80 tools \(wide__tool_00, .*, wide__tool_79\); the tool catalog now 1\.\d\d MiB of 1\.50 MiB$/,
+      ),
+    );
     expect(built.registry.specs.filter((spec) => spec.server === 'huge')).toEqual([]);
     expect(built.registry.specs.filter((spec) => spec.server === 'wide')).toHaveLength(80);
     expect(built.registry.catalogBytes).toBeGreaterThan(1024 * 1024);
-    expect(built.registry.catalogBytes).toBe(built.registry.specs.reduce((sum, spec) => sum + Buffer.byteLength(JSON.stringify(spec)), 0));
+    expect(built.registry.catalogBytes).toBe(
+      built.registry.specs.reduce((sum, spec) => sum + Buffer.byteLength(JSON.stringify(spec)), 0),
+    );
 
     fake.enqueue(
       { content: [toolUse('invoke_skill', { skill: 'wide-user', task: 'Echo hi.' })] },
@@ -86,7 +113,10 @@ describe('the tool catalog stays out of workflow history', () => {
     const skillRun = result.skills?.find((record) => record.skill === 'wide-user');
     expect(skillRun).toMatchObject({ status: 'completed', output: 'Echoed hi.' });
     expect(await patchesIn(handle)).toContain(separatePatches.toolCatalogByReference);
-    const histories = { turn: await payloadsOf(env.client, handle.workflowId), skill: await payloadsOf(env.client, skillRun!.workflowId) };
+    const histories = {
+      turn: await payloadsOf(env.client, handle.workflowId),
+      skill: await payloadsOf(env.client, skillRun!.workflowId),
+    };
     for (const [run, payloads] of Object.entries(histories)) {
       const mine = run === 'turn' ? granted.root : granted.skill;
       for (let index = 0; index < 80; index++) {

@@ -63,15 +63,23 @@ const longWait = defineTool({
 
 const skillsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-tool-timeout-skills-'));
 fs.mkdirSync(path.join(skillsDir, 'slow-helper'));
-fs.writeFileSync(path.join(skillsDir, 'slow-helper', 'SKILL.md'), '---\nname: slow-helper\ndescription: Runs slow tools, for tests.\n---\n\n# Slow helper\n\nRun the tools.\n');
+fs.writeFileSync(
+  path.join(skillsDir, 'slow-helper', 'SKILL.md'),
+  '---\nname: slow-helper\ndescription: Runs slow tools, for tests.\n---\n\n# Slow helper\n\nRun the tools.\n',
+);
 fs.writeFileSync(path.join(skillsDir, 'slow-helper', 'skillflow.yaml'), 'tools: [category:slow]\n');
 
 const toolsOf = (body: MessagesRequestBody) => body.tools;
 const resultsOf = (body: MessagesRequestBody) =>
-  (body.messages.at(-1) as { content: Array<{ type: string; content?: string; is_error?: boolean }> }).content.filter((block) => block.type === 'tool_result');
+  (body.messages.at(-1) as { content: Array<{ type: string; content?: string; is_error?: boolean }> }).content.filter(
+    (block) => block.type === 'tool_result',
+  );
 
 describe("a registered tool's time limits", () => {
-  const harness = useWorkerHarness('tool-timeouts', { skillsDir: () => skillsDir, deps: () => ({ tools: [slowLookup, longJob, longWait], rootGrants: [] }) });
+  const harness = useWorkerHarness('tool-timeouts', {
+    skillsDir: () => skillsDir,
+    deps: () => ({ tools: [slowLookup, longJob, longWait], rootGrants: [] }),
+  });
   let env: TemporalTestEnv;
   let fake: FakeAnthropic;
   let taskQueue: string;
@@ -89,8 +97,15 @@ describe("a registered tool's time limits", () => {
     );
     const { result } = await runTurn(env.client, taskQueue, 'look it up');
     expect(result).toMatchObject({ status: 'completed', output: 'Done.' });
-    expect(resultsOf(fake.requests[2].body)).toEqual([expect.objectContaining({ is_error: true, content: expect.stringMatching(/^slow_lookup failed: .*timed? ?out/i) })]);
-    expect(resultsOf(fake.requests[3].body)).toEqual([expect.objectContaining({ content: 'long_job finished after 2500 ms' })]);
+    expect(resultsOf(fake.requests[2].body)).toEqual([
+      expect.objectContaining({
+        is_error: true,
+        content: expect.stringMatching(/^slow_lookup failed: .*timed? ?out/i),
+      }),
+    ]);
+    expect(resultsOf(fake.requests[3].body)).toEqual([
+      expect.objectContaining({ content: 'long_job finished after 2500 ms' }),
+    ]);
     expect(resultsOf(fake.requests[3].body)[0].is_error).toBeUndefined();
     expect(aborted).toEqual(['slow_lookup']);
     // While slow-helper is active, every request offers the same tools, definitions included.
@@ -100,12 +115,16 @@ describe("a registered tool's time limits", () => {
 
   it("a heartbeating tool's signal aborts when the turn is cancelled", async () => {
     const running = new Promise<void>((resolve) => (started = resolve));
-    fake.enqueue({ content: [toolUse('load_skill', { name: 'slow-helper' })] }, { content: [toolUse('long_wait', {})] });
+    fake.enqueue(
+      { content: [toolUse('load_skill', { name: 'slow-helper' })] },
+      { content: [toolUse('long_wait', {})] },
+    );
     const handle = await startTurn(env.client, taskQueue, 'wait');
     await running;
     await handle.cancel();
     const deadline = Date.now() + 15_000;
-    while (!aborted.includes('long_wait') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (!aborted.includes('long_wait') && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect(aborted).toEqual(['long_wait']);
     expect(await handle.result()).toMatchObject({ status: 'cancelled' });
   });

@@ -2,7 +2,11 @@ import type { ToolDefinition } from '../core/messages';
 import { digestOf } from '../core/transcript';
 import { toolsDigest } from '../workflows/model-call';
 
-const tool = (name: string): ToolDefinition => ({ name, description: `the ${name} tool`, input_schema: { type: 'object', properties: {} } });
+const tool = (name: string): ToolDefinition => ({
+  name,
+  description: `the ${name} tool`,
+  input_schema: { type: 'object', properties: {} },
+});
 
 describe('toolsDigest (the digest of the last tool definitions seen, kept while their JSON text stays the same)', () => {
   it.each([

@@ -38,8 +38,20 @@ describe("docs/tools.md's worked example", () => {
         const run = await registry.run({ name: 'word_count', input: { text: 'One two three. Four five!', perSentence: true }, callId: 'c' }, context);
         process.stdout.write(JSON.stringify({ spec, input, bad, run }));
       })().catch((err) => { console.error(err); process.exit(1); });`;
-    const out = JSON.parse(execFileSync(process.execPath, ['--import', pathToFileURL(require.resolve('tsx')).href, '-e', script], { cwd: root, encoding: 'utf8' }));
-    expect(out.spec).toMatchObject({ name: 'word_count', category: 'text', source: 'custom', idempotent: true, needsApproval: false, activity: { timeoutMs: 5000, maxAttempts: 3 } });
+    const out = JSON.parse(
+      execFileSync(process.execPath, ['--import', pathToFileURL(require.resolve('tsx')).href, '-e', script], {
+        cwd: root,
+        encoding: 'utf8',
+      }),
+    );
+    expect(out.spec).toMatchObject({
+      name: 'word_count',
+      category: 'text',
+      source: 'custom',
+      idempotent: true,
+      needsApproval: false,
+      activity: { timeoutMs: 5000, maxAttempts: 3 },
+    });
     expect(out.spec.inputSchema).toEqual({
       type: 'object',
       additionalProperties: false,

@@ -16,7 +16,15 @@ import { turnStateQuery } from '../workflows/definitions';
  * active skill changes, validation errors, scoping refusals (by name and by category), approval (approve, modify with
  * re-validation, cancel) and an idempotency key that stays the same across an activity retry.
  */
-const engineTools = ['load_skill', 'load_subskill', 'read_file', 'list_skills', 'invoke_skill', 'submit_output', 'request_human_approval'];
+const engineTools = [
+  'load_skill',
+  'load_subskill',
+  'read_file',
+  'list_skills',
+  'invoke_skill',
+  'submit_output',
+  'request_human_approval',
+];
 
 const posted: Array<{ input: unknown; key?: string }> = [];
 const writes: Array<{ key?: string; attempt: number }> = [];
@@ -24,7 +32,10 @@ const postNote = defineTool({
   name: 'post_note',
   description: 'Post a note to a team channel.',
   category: 'ops',
-  input: Type.Object({ text: Type.String({ maxLength: 40 }), channel: Type.String({ default: 'ops' }) }, { additionalProperties: false }),
+  input: Type.Object(
+    { text: Type.String({ maxLength: 40 }), channel: Type.String({ default: 'ops' }) },
+    { additionalProperties: false },
+  ),
   idempotent: false,
   needsApproval: true,
   run(input, context) {
@@ -70,7 +81,10 @@ const refuses = defineTool({
 function writeSkill(root: string, name: string, frontmatter: string, sidecar?: string): void {
   const dir = path.join(root, name);
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, 'SKILL.md'), `---\nname: ${name}\ndescription: The ${name} skill, for tests.\n${frontmatter}---\n\n# ${name}\n\nDo the task.\n`);
+  fs.writeFileSync(
+    path.join(dir, 'SKILL.md'),
+    `---\nname: ${name}\ndescription: The ${name} skill, for tests.\n${frontmatter}---\n\n# ${name}\n\nDo the task.\n`,
+  );
   if (sidecar) fs.writeFileSync(path.join(dir, 'skillflow.yaml'), sidecar);
 }
 
@@ -82,7 +96,11 @@ writeSkill(skillsDir, 'plain-helper', '');
 
 const toolNames = (body: MessagesRequestBody) => (body.tools as Array<{ name: string }>).map((tool) => tool.name);
 const resultsOf = (body: MessagesRequestBody) =>
-  (body.messages.at(-1) as { content: Array<{ type: string; content?: string; is_error?: boolean; tool_use_id?: string }> }).content.filter((block) => block.type === 'tool_result');
+  (
+    body.messages.at(-1) as {
+      content: Array<{ type: string; content?: string; is_error?: boolean; tool_use_id?: string }>;
+    }
+  ).content.filter((block) => block.type === 'tool_result');
 
 describe('registered tools in turns', () => {
   const harness = useWorkerHarness('tools', {
@@ -117,28 +135,49 @@ describe('registered tools in turns', () => {
       engineTools,
       [...engineTools, 'calculator'],
     ]);
-    expect(resultsOf(fake.requests[1].body)).toEqual([expect.objectContaining({ content: '(1200 * 0.035) / 12 = 3.5' })]);
+    expect(resultsOf(fake.requests[1].body)).toEqual([
+      expect.objectContaining({ content: '(1200 * 0.035) / 12 = 3.5' }),
+    ]);
     expect(resultsOf(fake.requests[1].body)[0].is_error).toBeUndefined();
     const calculatorEnd = events.find((event) => event.type === 'tool.end' && event.name === 'calculator');
     expect(calculatorEnd).toMatchObject({ source: 'builtin', isError: false });
-    expect(events.find((event) => event.type === 'tool.start' && event.name === 'load_skill')).toMatchObject({ source: 'engine' });
+    expect(events.find((event) => event.type === 'tool.start' && event.name === 'load_skill')).toMatchObject({
+      source: 'engine',
+    });
     // The same list is sent while a skill stays active (the prompt cache holds).
-    const definition = (fake.requests[0].body.tools as Array<{ name: string; input_schema: unknown }>).find((tool) => tool.name === 'calculator');
-    expect(definition?.input_schema).toEqual({ type: 'object', properties: { expression: expect.objectContaining({ type: 'string', maxLength: 1000 }) }, required: ['expression'], additionalProperties: false });
+    const definition = (fake.requests[0].body.tools as Array<{ name: string; input_schema: unknown }>).find(
+      (tool) => tool.name === 'calculator',
+    );
+    expect(definition?.input_schema).toEqual({
+      type: 'object',
+      properties: { expression: expect.objectContaining({ type: 'string', maxLength: 1000 }) },
+      required: ['expression'],
+      additionalProperties: false,
+    });
   });
 
   it('an invalid input is an error result naming the fields; the turn goes on', async () => {
-    fake.enqueue({ content: [toolUse('calculator', { expr: '1+1' })] }, { content: [toolUse('calculator', { expression: '2 +' })] }, { content: [text('Sorry.')] });
+    fake.enqueue(
+      { content: [toolUse('calculator', { expr: '1+1' })] },
+      { content: [toolUse('calculator', { expression: '2 +' })] },
+      { content: [text('Sorry.')] },
+    );
     const { result } = await runTurn(env.client, taskQueue, 'compute');
     expect(result).toMatchObject({ status: 'completed', output: 'Sorry.' });
     expect(resultsOf(fake.requests[1].body)[0]).toMatchObject({
       is_error: true,
-      content: 'calculator was not run: its input is not valid: expr is not allowed here; the allowed names are expression; expression is required. Fix the input and call it again.',
+      content:
+        'calculator was not run: its input is not valid: expr is not allowed here; the allowed names are expression; expression is required. Fix the input and call it again.',
     });
-    expect(resultsOf(fake.requests[2].body)[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/^Cannot evaluate "2 \+": Expected a number, a name or "\(" but found the end of the expression at position 4/) });
+    expect(resultsOf(fake.requests[2].body)[0]).toMatchObject({
+      is_error: true,
+      content: expect.stringMatching(
+        /^Cannot evaluate "2 \+": Expected a number, a name or "\(" but found the end of the expression at position 4/,
+      ),
+    });
   });
 
-  it('a tool outside the active skill\'s scope is refused as a plan violation, by name and by category', async () => {
+  it("a tool outside the active skill's scope is refused as a plan violation, by name and by category", async () => {
     fake.enqueue(
       { content: [toolUse('http_fetch', { url: 'https://example.com/' })] },
       { content: [toolUse('load_skill', { name: 'plain-helper' })] },
@@ -147,8 +186,16 @@ describe('registered tools in turns', () => {
       { content: [toolUse('post_note', { text: 'hi' })] },
     );
     const { result } = await runTurn(env.client, taskQueue, 'try everything', { settings: { maxPlanViolations: 3 } });
-    expect(resultsOf(fake.requests[1].body)[0]).toMatchObject({ is_error: true, content: 'Tool http_fetch is not available before a skill is loaded: the tools granted now are calculator. Use only the tools you were given.' });
-    expect(resultsOf(fake.requests[3].body)[0]).toMatchObject({ is_error: true, content: "Tool calculator is not available while skill plain-helper is active: no tools are granted now beyond the engine's own. Use only the tools you were given." });
+    expect(resultsOf(fake.requests[1].body)[0]).toMatchObject({
+      is_error: true,
+      content:
+        'Tool http_fetch is not available before a skill is loaded: the tools granted now are calculator. Use only the tools you were given.',
+    });
+    expect(resultsOf(fake.requests[3].body)[0]).toMatchObject({
+      is_error: true,
+      content:
+        "Tool calculator is not available while skill plain-helper is active: no tools are granted now beyond the engine's own. Use only the tools you were given.",
+    });
     // The third violation ends the turn, like any plan violation.
     expect(result).toMatchObject({ status: 'failed', reason: 'plan_violations' });
   });
@@ -162,13 +209,27 @@ describe('registered tools in turns', () => {
     );
     const handle = await startTurn(env.client, taskQueue, 'post the notes');
     const first = await answerNext(handle, { action: 'approve' });
-    expect(first).toMatchObject({ name: 'tool:post_note', kind: 'approval', params: { text: 'Deploy at 5', channel: 'ops' }, actions: ['approve', 'modify', 'cancel'], tool: { name: 'post_note' } });
+    expect(first).toMatchObject({
+      name: 'tool:post_note',
+      kind: 'approval',
+      params: { text: 'Deploy at 5', channel: 'ops' },
+      actions: ['approve', 'modify', 'cancel'],
+      tool: { name: 'post_note' },
+    });
     expect(first.paramsSchema).toMatchObject({ properties: { text: { maxLength: 40 } } });
     const second = await waitForPending(handle, first.id);
     // A changed input is validated again: too long a text is rejected, and the checkpoint keeps waiting.
-    const rejected = await decide(handle, second.id, { action: 'modify', overrides: { text: 'x'.repeat(41) } }).catch((err: Error) => err);
-    expect((rejected as Error & { cause?: Error }).cause?.message).toBe('overrides.text is 41 characters long, longer than 40.');
-    await decide(handle, second.id, { action: 'modify', overrides: { channel: 'releases' }, note: 'Use the releases channel.' });
+    const rejected = await decide(handle, second.id, { action: 'modify', overrides: { text: 'x'.repeat(41) } }).catch(
+      (err: Error) => err,
+    );
+    expect((rejected as Error & { cause?: Error }).cause?.message).toBe(
+      'overrides.text is 41 characters long, longer than 40.',
+    );
+    await decide(handle, second.id, {
+      action: 'modify',
+      overrides: { channel: 'releases' },
+      note: 'Use the releases channel.',
+    });
     expect(await handle.result()).toMatchObject({ status: 'completed', output: 'Both posted.' });
     expect(posted.map((call) => call.input)).toEqual([
       { text: 'Deploy at 5', channel: 'ops' },
@@ -183,7 +244,11 @@ describe('registered tools in turns', () => {
   });
 
   it('a tool call the human cancels does not run; the model is told and the turn goes on', async () => {
-    fake.enqueue({ content: [toolUse('load_skill', { name: 'ops-helper' })] }, { content: [toolUse('post_note', { text: 'Deploy now' })] }, { content: [text('Not posted.')] });
+    fake.enqueue(
+      { content: [toolUse('load_skill', { name: 'ops-helper' })] },
+      { content: [toolUse('post_note', { text: 'Deploy now' })] },
+      { content: [text('Not posted.')] },
+    );
     const handle = await startTurn(env.client, taskQueue, 'post');
     await answerNext(handle, { action: 'cancel' });
     expect(await handle.result()).toMatchObject({ status: 'completed', output: 'Not posted.' });
@@ -191,11 +256,18 @@ describe('registered tools in turns', () => {
     expect(JSON.parse(resultsOf(fake.requests[2].body)[0].content!)).toMatchObject({ cancelled: true, ran: false });
     const events = await eventsOf(handle);
     expect(events.filter((event) => event.type === 'checkpoint.requested')).toHaveLength(1);
-    expect(events.find((event) => event.type === 'tool.end' && event.name === 'post_note')).toMatchObject({ isError: false, source: 'builtin' });
+    expect(events.find((event) => event.type === 'tool.end' && event.name === 'post_note')).toMatchObject({
+      isError: false,
+      source: 'builtin',
+    });
   });
 
   it('a non-idempotent tool keeps its idempotency key across an activity retry', async () => {
-    fake.enqueue({ content: [toolUse('load_skill', { name: 'ops-helper' })] }, { content: [toolUse('flaky_write', { record: 'r1' }, 'toolu_write_1')] }, { content: [text('Written.')] });
+    fake.enqueue(
+      { content: [toolUse('load_skill', { name: 'ops-helper' })] },
+      { content: [toolUse('flaky_write', { record: 'r1' }, 'toolu_write_1')] },
+      { content: [text('Written.')] },
+    );
     const handle = await startTurn(env.client, taskQueue, 'write');
     expect(await handle.result()).toMatchObject({ status: 'completed' });
     expect(writes.map((write) => write.attempt)).toEqual([1, 2]);
@@ -205,7 +277,11 @@ describe('registered tools in turns', () => {
   });
 
   it('a tool that keeps failing, and a ToolError, are error results the model sees', async () => {
-    fake.enqueue({ content: [toolUse('load_skill', { name: 'ops-helper' })] }, { content: [toolUse('always_fails', {}), toolUse('refuses', {})] }, { content: [text('Both failed.')] });
+    fake.enqueue(
+      { content: [toolUse('load_skill', { name: 'ops-helper' })] },
+      { content: [toolUse('always_fails', {}), toolUse('refuses', {})] },
+      { content: [text('Both failed.')] },
+    );
     const { result } = await runTurn(env.client, taskQueue, 'fail');
     expect(result).toMatchObject({ status: 'completed', output: 'Both failed.' });
     expect(resultsOf(fake.requests[2].body)).toEqual([

@@ -28,13 +28,22 @@ describe('tracing', () => {
     env = await TemporalTestEnv.connect();
     fake = await startFakeAnthropic();
     const taskQueue = env.newTaskQueue('traced');
-    const worker = await createWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, deps: testDeps(fake.url), tracing });
+    const worker = await createWorker({
+      connection: env.nativeConnection,
+      namespace: 'default',
+      taskQueue,
+      deps: testDeps(fake.url),
+      tracing,
+    });
     const running = worker.run();
     stopWorker = async () => {
       worker.shutdown();
       await running;
     };
-    const client = new Client({ connection: env.connection, interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } });
+    const client = new Client({
+      connection: env.connection,
+      interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+    });
     ({ app } = await buildTestApp(client, taskQueue, {}, { tracer: tracing.tracer }));
   }, 120_000);
   afterAll(async () => {
@@ -49,21 +58,36 @@ describe('tracing', () => {
     fake.enqueue({ content: [text('Traced.')] });
     const api = new ApiDriver(app);
     const sessionId = await api.createSession();
-    const started = await app.inject({ method: 'POST', url: `/v1/sessions/${sessionId}/turns`, headers: authHeaders(), payload: { message: 'trace me' } });
+    const started = await app.inject({
+      method: 'POST',
+      url: `/v1/sessions/${sessionId}/turns`,
+      headers: authHeaders(),
+      payload: { message: 'trace me' },
+    });
     expect(started.statusCode).toBe(202);
     await api.finished(started.json().id);
 
     const named = (spans: ReadableSpan[], name: string) => spans.find((span) => span.name === name);
     const spans = await eventually(
       async () => exporter.getFinishedSpans(),
-      (all) => ['RunActivity:callModel', 'RunWorkflow:turnWorkflow', 'HandleUpdate:startTurn'].every((name) => named(all, name)),
+      (all) =>
+        ['RunActivity:callModel', 'RunWorkflow:turnWorkflow', 'HandleUpdate:startTurn'].every((name) =>
+          named(all, name),
+        ),
       30_000,
     );
     const http = named(spans, 'POST /v1/sessions/:id/turns')!;
     expect(http).toBeDefined();
     expect(http.attributes).toMatchObject({ 'http.route': '/v1/sessions/:id/turns', 'http.response.status_code': 202 });
     const traceId = http.spanContext().traceId;
-    const chain = ['StartWorkflowUpdate:startTurn', 'HandleUpdate:startTurn', 'StartChildWorkflow:turnWorkflow', 'RunWorkflow:turnWorkflow', 'StartActivity:callModel', 'RunActivity:callModel'];
+    const chain = [
+      'StartWorkflowUpdate:startTurn',
+      'HandleUpdate:startTurn',
+      'StartChildWorkflow:turnWorkflow',
+      'RunWorkflow:turnWorkflow',
+      'StartActivity:callModel',
+      'RunActivity:callModel',
+    ];
     for (const name of chain) {
       expect({ name, traceId: named(spans, name)?.spanContext().traceId }).toEqual({ name, traceId });
     }

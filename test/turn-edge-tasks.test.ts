@@ -29,12 +29,23 @@ describe('workflow tasks at the start and the end of a turn', () => {
     return harness.env.client.workflow.start<typeof sessionWorkflow>('sessionWorkflow', {
       workflowId: `session-${sessionId}`,
       taskQueue: harness.taskQueue,
-      args: [{ sessionId, userId: 'tester', createdAt: new Date().toISOString(), settings: { ...defaultTurnSettings, modelRetryInitialMs: 100 } }],
+      args: [
+        {
+          sessionId,
+          userId: 'tester',
+          createdAt: new Date().toISOString(),
+          settings: { ...defaultTurnSettings, modelRetryInitialMs: 100 },
+        },
+      ],
     });
   }
 
   /** One turn in a fresh session (or `session`), driven to its end; then the workflow tasks of the turn and of its session. */
-  async function oneTurn(request: StartTurnRequest, drive: (turn: WorkflowHandle) => Promise<unknown> = async () => undefined, session?: WorkflowHandle) {
+  async function oneTurn(
+    request: StartTurnRequest,
+    drive: (turn: WorkflowHandle) => Promise<unknown> = async () => undefined,
+    session?: WorkflowHandle,
+  ) {
     session ??= await newSession();
     const { turnId } = await session.executeUpdate(startTurnUpdate, { args: [request] });
     const turn = harness.env.client.workflow.getHandle(turnId);
@@ -69,11 +80,18 @@ describe('workflow tasks at the start and the end of a turn', () => {
   });
 
   it('a turn given a skill loads it with the catalogs, in the same workflow task', async () => {
-    harness.fake.enqueue({ content: [text('Autumn leaves falling / quietly the pond listens / a frog breaks the calm')] });
-    const { result, tasks, activities } = await oneTurn({ message: 'Write me a haiku about autumn.', skill: givenSkill });
+    harness.fake.enqueue({
+      content: [text('Autumn leaves falling / quietly the pond listens / a frog breaks the calm')],
+    });
+    const { result, tasks, activities } = await oneTurn({
+      message: 'Write me a haiku about autumn.',
+      skill: givenSkill,
+    });
     expect(activities).toEqual(['readTurnStart', 'callModel']);
     expect(result).toMatchObject({ status: 'completed' });
-    expect(JSON.stringify(harness.fake.requests[0].body.messages)).toContain(`The skill ${givenSkill} is loaded for this turn`);
+    expect(JSON.stringify(harness.fake.requests[0].body.messages)).toContain(
+      `The skill ${givenSkill} is loaded for this turn`,
+    );
     expect(tasks.turn).toBe(4);
     expect(tasks.session).toBeLessThanOrEqual(5);
   });
@@ -82,7 +100,12 @@ describe('workflow tasks at the start and the end of a turn', () => {
     const session = await newSession();
     const exam = 'exam-mode-tuner';
     const ask = (checkpoint: string, extra: Record<string, unknown> = {}) =>
-      toolUse('request_human_approval', { checkpoint, summary: `About ${checkpoint}`, kind: checkpoint === 'exam_params' ? 'approval' : 'question', ...extra });
+      toolUse('request_human_approval', {
+        checkpoint,
+        summary: `About ${checkpoint}`,
+        kind: checkpoint === 'exam_params' ? 'approval' : 'question',
+        ...extra,
+      });
     const params = { question_count: 5, time_limit_min: 35, concepts: ['graphs'] };
     harness.fake.enqueue(
       { content: [toolUse('load_skill', { name: exam })] },
@@ -90,7 +113,9 @@ describe('workflow tasks at the start and the end of a turn', () => {
       { content: [toolUse('load_subskill', { skill: exam, subskill: 'question-generation' })] },
       { content: [ask('question_1')] },
     );
-    const { turnId: first } = await session.executeUpdate(startTurnUpdate, { args: [{ message: 'An exam on graphs.' }] });
+    const { turnId: first } = await session.executeUpdate(startTurnUpdate, {
+      args: [{ message: 'An exam on graphs.' }],
+    });
     const interrupted = harness.env.client.workflow.getHandle(first);
     const approved = await answerNext(interrupted, { action: 'approve' });
     await nextCheckpoint(interrupted, approved.id);
@@ -99,7 +124,10 @@ describe('workflow tasks at the start and the end of a turn', () => {
     await sessionSettled(session, first);
 
     // The next turn continues the plan: its pinned exam skill is read back at the start, so load_skill needs no activity.
-    harness.fake.enqueue({ content: [toolUse('load_skill', { name: exam })] }, { content: [text('Question 1 again.'), ask('question_1')] });
+    harness.fake.enqueue(
+      { content: [toolUse('load_skill', { name: exam })] },
+      { content: [text('Question 1 again.'), ask('question_1')] },
+    );
     const cancelAtQuestion = async (turn: WorkflowHandle) => {
       await nextCheckpoint(turn);
       await turn.cancel();
@@ -119,7 +147,11 @@ async function workflowTasks(handle: WorkflowHandle): Promise<number> {
 
 async function activityTypes(handle: WorkflowHandle): Promise<string[]> {
   const { events } = await handle.fetchHistory();
-  return (events ?? []).flatMap((event) => (event.activityTaskScheduledEventAttributes ? [event.activityTaskScheduledEventAttributes.activityType?.name ?? ''] : []));
+  return (events ?? []).flatMap((event) =>
+    event.activityTaskScheduledEventAttributes
+      ? [event.activityTaskScheduledEventAttributes.activityType?.name ?? '']
+      : [],
+  );
 }
 
 /** Waits until the session has recorded the turn's end and has no workflow task left to run. */
@@ -129,7 +161,11 @@ async function sessionSettled(session: WorkflowHandle, turnId: string): Promise<
     const state = await session.query(sessionStateQuery);
     const ended = state.turns.find((turn) => turn.id === turnId)?.endedAt && !state.activeTurnId;
     const { events } = await session.fetchHistory();
-    const closed = (events ?? []).some((event) => event.eventType === EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED || event.eventType === EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED);
+    const closed = (events ?? []).some(
+      (event) =>
+        event.eventType === EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED ||
+        event.eventType === EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED,
+    );
     if (ended && closed && events?.at(-1)?.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) return;
     if (Date.now() > deadline) throw new Error(`the session never settled after ${turnId}`);
     await new Promise((resolve) => setTimeout(resolve, 50));

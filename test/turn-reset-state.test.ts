@@ -25,7 +25,10 @@ describe.each<[string, () => Promise<{ worker: LiveChannel; api: LiveChannel }>]
     async () => {
       await requireRedis();
       const prefix = uniqueRedisPrefix('reset');
-      return { worker: new RedisChannel(testRedisUrl(), { prefix }), api: new RedisChannel(testRedisUrl(), { prefix }) };
+      return {
+        worker: new RedisChannel(testRedisUrl(), { prefix }),
+        api: new RedisChannel(testRedisUrl(), { prefix }),
+      };
     },
   ],
   [
@@ -35,7 +38,7 @@ describe.each<[string, () => Promise<{ worker: LiveChannel; api: LiveChannel }>]
       return { worker: channel, api: channel };
     },
   ],
-])('a reset turn\'s published state (%s)', (_name, channels) => {
+])("a reset turn's published state (%s)", (_name, channels) => {
   let env: TemporalTestEnv;
   let fake: FakeAnthropic;
   let live: { worker: LiveChannel; api: LiveChannel };
@@ -62,9 +65,13 @@ describe.each<[string, () => Promise<{ worker: LiveChannel; api: LiveChannel }>]
   });
 
   const kept = (turnId: string, checkpointId: string) =>
-    eventually(() => live.api.latestState(turnId), (snapshot) => snapshot?.state.pendingCheckpoint?.id === checkpointId, 10_000);
+    eventually(
+      () => live.api.latestState(turnId),
+      (snapshot) => snapshot?.state.pendingCheckpoint?.id === checkpointId,
+      10_000,
+    );
 
-  it('replaces the old run\'s state kept at a later offset: GET shows the new run\'s checkpoint', async () => {
+  it("replaces the old run's state kept at a later offset: GET shows the new run's checkpoint", async () => {
     fake.enqueue({ content: [ask('first')] }, { content: [ask('second')] });
     const turnId = await api.startTurn('reset me');
     const first = await api.pending(turnId);
@@ -84,7 +91,10 @@ describe.each<[string, () => Promise<{ worker: LiveChannel; api: LiveChannel }>]
       reason: 'test: a turn reset by an operator',
       workflowTaskFinishEventId: firstTask.eventId,
       requestId: randomUUID(),
-      resetReapplyExcludeTypes: [ResetReapplyExcludeType.RESET_REAPPLY_EXCLUDE_TYPE_SIGNAL, ResetReapplyExcludeType.RESET_REAPPLY_EXCLUDE_TYPE_UPDATE],
+      resetReapplyExcludeTypes: [
+        ResetReapplyExcludeType.RESET_REAPPLY_EXCLUDE_TYPE_SIGNAL,
+        ResetReapplyExcludeType.RESET_REAPPLY_EXCLUDE_TYPE_UPDATE,
+      ],
     });
     const current = await eventually(
       () => handle.query(turnStateQuery).catch(() => undefined),
@@ -104,6 +114,9 @@ describe.each<[string, () => Promise<{ worker: LiveChannel; api: LiveChannel }>]
     // it agrees with the search attributes (waiting at `go`), and only its run tells it from the new run's.
     live.worker.publishState(turnId, old!);
     await kept(turnId, 'cp-2');
-    expect(await api.turn(turnId)).toMatchObject({ code: 200, body: { status: 'waiting', pendingCheckpoint: { id: 'cp-1', summary: 'after the reset' } } });
+    expect(await api.turn(turnId)).toMatchObject({
+      code: 200,
+      body: { status: 'waiting', pendingCheckpoint: { id: 'cp-1', summary: 'after the reset' } },
+    });
   });
 });

@@ -18,7 +18,8 @@ describe('readTurnStart', () => {
       return toolCatalog;
     },
   } as unknown as ToolActivities;
-  const read = (overrides: Partial<typeof skills> = {}) => createTurnStartActivities({ ...skills, ...overrides }, tools).readTurnStart;
+  const read = (overrides: Partial<typeof skills> = {}) =>
+    createTurnStartActivities({ ...skills, ...overrides }, tools).readTurnStart;
 
   it('the catalogs, and the given skill pinned as loadSkillSnapshot pins it', async () => {
     toolReads = 0;
@@ -48,7 +49,11 @@ describe('readTurnStart', () => {
 
   it('a skill error of the given skill is returned with its type and message', async () => {
     const missing = new SkillNotFoundError('Skill quiz vanished.', 'Put it back.');
-    const start = await read({ loadSkillSnapshot: async () => Promise.reject(missing) })({ tools: false, carried: [], given: 'quiz' });
+    const start = await read({ loadSkillSnapshot: async () => Promise.reject(missing) })({
+      tools: false,
+      carried: [],
+      given: 'quiz',
+    });
     expect(start.given).toEqual({ failure: { type: 'SkillNotFoundError', message: missing.message } });
   });
 

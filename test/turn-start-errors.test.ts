@@ -25,13 +25,27 @@ describe('a turn whose given skill cannot be loaded for an I/O error', () => {
     const session = await harness.env.client.workflow.start<typeof sessionWorkflow>('sessionWorkflow', {
       workflowId: `session-${sessionId}`,
       taskQueue: harness.taskQueue,
-      args: [{ sessionId, userId: 'tester', createdAt: new Date().toISOString(), settings: { ...defaultTurnSettings, modelRetryInitialMs: 100 } }],
+      args: [
+        {
+          sessionId,
+          userId: 'tester',
+          createdAt: new Date().toISOString(),
+          settings: { ...defaultTurnSettings, modelRetryInitialMs: 100 },
+        },
+      ],
     });
     harness.fake.enqueue({ content: [text('I could not load that skill, but here is a haiku anyway.')] });
-    const { turnId } = await session.executeUpdate(startTurnUpdate, { args: [{ message: 'Write me a haiku about autumn.', skill: givenSkill }] });
+    const { turnId } = await session.executeUpdate(startTurnUpdate, {
+      args: [{ message: 'Write me a haiku about autumn.', skill: givenSkill }],
+    });
     const result = await resultOf(harness.env.client.workflow.getHandle(turnId));
     await session.terminate('turn-start-errors test done');
-    expect(result).toMatchObject({ status: 'completed', output: 'I could not load that skill, but here is a haiku anyway.' });
-    expect(JSON.stringify(harness.fake.requests[0]?.body.messages)).toContain(`The skill ${givenSkill} could not be loaded`);
+    expect(result).toMatchObject({
+      status: 'completed',
+      output: 'I could not load that skill, but here is a haiku anyway.',
+    });
+    expect(JSON.stringify(harness.fake.requests[0]?.body.messages)).toContain(
+      `The skill ${givenSkill} could not be loaded`,
+    );
   }, 60_000);
 });

@@ -14,7 +14,10 @@ function launch(env: Record<string, string>, scriptArgs: string[] = []): { args:
   const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'worker-launch-'));
   try {
     fs.writeFileSync(path.join(bin, 'node'), '#!/bin/sh\nprintf "%s\\n" "$MALLOC_ARENA_MAX" "$@"\n', { mode: 0o755 });
-    const out = execFileSync('sh', [script, ...scriptArgs], { env: { PATH: `${bin}:/usr/bin:/bin`, ...env }, encoding: 'utf8' });
+    const out = execFileSync('sh', [script, ...scriptArgs], {
+      env: { PATH: `${bin}:/usr/bin:/bin`, ...env },
+      encoding: 'utf8',
+    });
     const [arenas, ...args] = out.trimEnd().split('\n');
     return { args, arenas };
   } finally {
@@ -39,14 +42,25 @@ describe('the worker process and its memory settings (scripts/worker.sh, worker/
 
   it("passes its own arguments to node, before the entry point (the benchmark's BENCH_WORKER_NODE_ARGS)", () => {
     const { args } = launch({}, ['--cpu-prof', '--cpu-prof-dir=/tmp/profiles']);
-    expect(args.slice(2)).toEqual(['--cpu-prof', '--cpu-prof-dir=/tmp/profiles', '--import', 'tsx', `${path.dirname(script)}/../worker/main.ts`]);
+    expect(args.slice(2)).toEqual([
+      '--cpu-prof',
+      '--cpu-prof-dir=/tmp/profiles',
+      '--import',
+      'tsx',
+      `${path.dirname(script)}/../worker/main.ts`,
+    ]);
   });
 
   it('runs the node binary NODE names (npm, npm start and the benchmark set it), else node on PATH', () => {
     const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'worker-launch-node-'));
     try {
       fs.writeFileSync(path.join(bin, 'other-node'), '#!/bin/sh\necho other-node\n', { mode: 0o755 });
-      expect(execFileSync('sh', [script], { env: { PATH: '/usr/bin:/bin', NODE: path.join(bin, 'other-node') }, encoding: 'utf8' })).toBe('other-node\n');
+      expect(
+        execFileSync('sh', [script], {
+          env: { PATH: '/usr/bin:/bin', NODE: path.join(bin, 'other-node') },
+          encoding: 'utf8',
+        }),
+      ).toBe('other-node\n');
     } finally {
       fs.rmSync(bin, { recursive: true, force: true });
     }
@@ -54,7 +68,9 @@ describe('the worker process and its memory settings (scripts/worker.sh, worker/
 
   it('passes the default for a value that is not a whole number (the configuration refuses it with its fix)', () => {
     expect(launch({ SKILLFLOW_WORKER_HEAP_MB: '1g' }).args).toContain(`--max-old-space-size=${defaultWorkerHeapMb}`);
-    expect(() => loadConfig({ SKILLFLOW_WORKER_HEAP_MB: '1g' })).toThrow(/SKILLFLOW_WORKER_HEAP_MB="1g" is not a whole number/);
+    expect(() => loadConfig({ SKILLFLOW_WORKER_HEAP_MB: '1g' })).toThrow(
+      /SKILLFLOW_WORKER_HEAP_MB="1g" is not a whole number/,
+    );
   });
 });
 
@@ -69,12 +85,17 @@ describe('the heap settings (lib/config.ts)', () => {
   });
 
   it('refuses a limit below what an idle worker needs, with the fix', () => {
-    expect(() => loadConfig({ SKILLFLOW_WORKER_HEAP_MB: '64' })).toThrow(/SKILLFLOW_WORKER_HEAP_MB=64 is below 128 MB.*or 0 for V8's own limit/);
+    expect(() => loadConfig({ SKILLFLOW_WORKER_HEAP_MB: '64' })).toThrow(
+      /SKILLFLOW_WORKER_HEAP_MB=64 is below 128 MB.*or 0 for V8's own limit/,
+    );
     expect(() => loadConfig({ SKILLFLOW_WORKER_HEAP_MB: '-1' })).toThrow(/not a whole number/);
   });
 
   it('gives V8 the old-space limit only when set, and the young generation always', () => {
-    expect(workerV8Flags({ workerHeapMb: 300 })).toEqual([`--max-semi-space-size=${workerSemiSpaceMb}`, '--max-old-space-size=300']);
+    expect(workerV8Flags({ workerHeapMb: 300 })).toEqual([
+      `--max-semi-space-size=${workerSemiSpaceMb}`,
+      '--max-old-space-size=300',
+    ]);
     expect(workerV8Flags({ workerHeapMb: 0 })).toEqual([`--max-semi-space-size=${workerSemiSpaceMb}`]);
     expect(expectedHeapLimitMb({ workerHeapMb: 300 })).toBe(300 + 3 * workerSemiSpaceMb);
     expect(expectedHeapLimitMb({ workerHeapMb: 0 })).toBeUndefined();
@@ -93,7 +114,9 @@ describe('warnings near the heap limit (worker/heap.ts)', () => {
   });
 
   it('names the setting when a fatal error says a heap ran out', () => {
-    expect(heapFixFor('Worker terminated due to reaching memory limit: JS heap out of memory')).toMatch(/SKILLFLOW_WORKER_HEAP_MB/);
+    expect(heapFixFor('Worker terminated due to reaching memory limit: JS heap out of memory')).toMatch(
+      /SKILLFLOW_WORKER_HEAP_MB/,
+    );
     expect(heapFixFor('connection refused')).toBeUndefined();
   });
 });

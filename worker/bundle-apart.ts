@@ -19,15 +19,20 @@ export async function bundleWorkflowsApart(tracing: boolean, timeoutMs = 300_000
     // TypeScript runs through tsx here as in the worker (no build step), whatever runs this process (jest does not).
     const args = ['--import', 'tsx', require.resolve('./bundle-workflows'), file, ...(tracing ? ['--tracing'] : [])];
     await new Promise<void>((resolve, reject) => {
-      execFile(process.execPath, args, { cwd: path.resolve(__dirname, '..'), timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, _stdout, stderr) => {
-        if (!err) return resolve();
-        reject(
-          new WorkflowBundleError(
-            `bundling the workflow code failed (${err.message.split('\n')[0]}): ${stderr.trim().slice(-2000) || 'no output'}. ` +
-              'Fix: check that `npx tsc -p .` passes and that node_modules is installed (npm ci).',
-          ),
-        );
-      });
+      execFile(
+        process.execPath,
+        args,
+        { cwd: path.resolve(__dirname, '..'), timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
+        (err, _stdout, stderr) => {
+          if (!err) return resolve();
+          reject(
+            new WorkflowBundleError(
+              `bundling the workflow code failed (${err.message.split('\n')[0]}): ${stderr.trim().slice(-2000) || 'no output'}. ` +
+                'Fix: check that `npx tsc -p .` passes and that node_modules is installed (npm ci).',
+            ),
+          );
+        },
+      );
     });
     return fs.readFileSync(file, 'utf8');
   } finally {

@@ -12,7 +12,10 @@ export function withoutSourcesContent(code: string): string {
   const at = code.lastIndexOf(inlineMapComment);
   const data = at < 0 ? -1 : code.indexOf(base64Tag, at);
   if (data < 0) return code;
-  const map = JSON.parse(Buffer.from(code.slice(data + base64Tag.length).trim(), 'base64').toString('utf8')) as Record<string, unknown>;
+  const map = JSON.parse(Buffer.from(code.slice(data + base64Tag.length).trim(), 'base64').toString('utf8')) as Record<
+    string,
+    unknown
+  >;
   delete map.sourcesContent;
   return `${code.slice(0, data + base64Tag.length)}${Buffer.from(JSON.stringify(map)).toString('base64')}\n`;
 }

@@ -19,12 +19,18 @@ export function withWorkflowCodeTarget(config: WebpackConfig): WebpackConfig {
   let set = 0;
   for (const rule of config.module?.rules ?? []) {
     const use = rule && typeof rule === 'object' ? rule.use : undefined;
-    const options = use && typeof use === 'object' && !Array.isArray(use) && String(use.loader).includes('swc-loader') ? use.options : undefined;
+    const options =
+      use && typeof use === 'object' && !Array.isArray(use) && String(use.loader).includes('swc-loader')
+        ? use.options
+        : undefined;
     const jsc = options && typeof options === 'object' ? (options as { jsc?: { target?: string } }).jsc : undefined;
     if (!jsc) continue;
     jsc.target = workflowCodeTarget;
     set++;
   }
-  if (set === 0) throw new Error("The Temporal SDK's webpack configuration has no swc-loader rule: worker/bundle-target.ts cannot set the workflow code's target.");
+  if (set === 0)
+    throw new Error(
+      "The Temporal SDK's webpack configuration has no swc-loader rule: worker/bundle-target.ts cannot set the workflow code's target.",
+    );
   return config;
 }

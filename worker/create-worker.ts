@@ -58,7 +58,9 @@ function liveSinks({ publishLive: publish, publishState }: CreateWorkerOptions):
  * event's offset. The worker makes all of an activation's sink calls in one synchronous pass, so a microtask runs after
  * the last of them and before any workflow code can change the state again.
  */
-function onceAfterSinkCalls(publishState: CreateWorkerOptions['publishState']): (turnId: string, snapshot: TurnSnapshot) => void {
+function onceAfterSinkCalls(
+  publishState: CreateWorkerOptions['publishState'],
+): (turnId: string, snapshot: TurnSnapshot) => void {
   const held = new Map<string, TurnSnapshot>();
   return (turnId, snapshot) => {
     if (!publishState) return;
@@ -92,14 +94,26 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: createActivities(options.deps),
-    sinks: { ...liveSinks(options), ...(tracing ? { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) } : {}) },
+    sinks: {
+      ...liveSinks(options),
+      ...(tracing ? { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) } : {}),
+    },
     interceptors: {
       ...(options.workflowBundle ? {} : { workflowModules: workflowInterceptorModules(tracing !== undefined) }),
       ...(tracing
-        ? { activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })] }
+        ? {
+            activity: [
+              (ctx) => ({
+                inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+                outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+              }),
+            ],
+          }
         : {}),
     },
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath, bundlerOptions: { webpackConfigHook: withWorkflowCodeTarget } }),
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath, bundlerOptions: { webpackConfigHook: withWorkflowCodeTarget } }),
     // Heartbeats carry cancellation to a streaming model call: send them often enough that a cancel lands in seconds.
     maxHeartbeatThrottleInterval: heartbeatThrottleMs,
     ...options.overrides,

@@ -27,7 +27,9 @@ export function applyWorkerHeapFlags(config: Pick<Config, 'workerHeapMb'>, logge
     );
   }
   if (process.env.MALLOC_ARENA_MAX === undefined) {
-    logger.warn(`MALLOC_ARENA_MAX is not set: glibc may keep up to 8 malloc arenas per CPU. scripts/worker.sh sets ${workerMallocArenas}.`);
+    logger.warn(
+      `MALLOC_ARENA_MAX is not set: glibc may keep up to 8 malloc arenas per CPU. scripts/worker.sh sets ${workerMallocArenas}.`,
+    );
   }
 }
 

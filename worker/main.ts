@@ -22,7 +22,12 @@ const sweepEveryMs = 3_600_000;
 async function main(): Promise<void> {
   const config = loadConfig();
   // The worker's own lines (start-up, the ready marker `npm start` waits for) at info or below; the SDK's at the setting.
-  const logger = createLogger('skillflow-worker', config.workerLogLevel === 'TRACE' || config.workerLogLevel === 'DEBUG' ? config.workerLogLevel.toLowerCase() : 'info');
+  const logger = createLogger(
+    'skillflow-worker',
+    config.workerLogLevel === 'TRACE' || config.workerLogLevel === 'DEBUG'
+      ? config.workerLogLevel.toLowerCase()
+      : 'info',
+  );
   const say = (line: string) => logger.info(line);
   for (const warning of config.warnings) logger.warn(warning);
   installRuntime(config, logger);
@@ -45,7 +50,9 @@ async function main(): Promise<void> {
       process.exit(0);
     }
     if (worker.getState() !== 'RUNNING') return;
-    say(`${signal}: no new tasks; running activities get ${config.workerShutdownGraceMs / 1000} s to finish, then go back to Temporal for another worker`);
+    say(
+      `${signal}: no new tasks; running activities get ${config.workerShutdownGraceMs / 1000} s to finish, then go back to Temporal for another worker`,
+    );
     worker.shutdown();
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGQUIT'] as const) process.on(signal, () => shutdown(signal));
@@ -56,7 +63,12 @@ async function main(): Promise<void> {
       workflowBundle: { code },
       namespace: config.temporalNamespace,
       taskQueue: config.taskQueue,
-      deps: { model: modelDepsFrom(config, live, store, say), skills: { skillsDir: config.skillsDir, dataDir: config.dataDir }, tools: { registry: tools.registry }, budget: { ledger } },
+      deps: {
+        model: modelDepsFrom(config, live, store, say),
+        skills: { skillsDir: config.skillsDir, dataDir: config.dataDir },
+        tools: { registry: tools.registry },
+        budget: { ledger },
+      },
       publishLive: (turnId, event) => live.publish(turnId, event),
       publishState: (turnId, snapshot) => live.publishState(turnId, snapshot),
       tracing,
@@ -67,15 +79,23 @@ async function main(): Promise<void> {
         ...workerTuning(config),
       },
     });
-    const health = config.workerHealthPort > 0 ? await serveWorkerHealth({ worker, connection }, config.workerHealthPort, config.host) : undefined;
+    const health =
+      config.workerHealthPort > 0
+        ? await serveWorkerHealth({ worker, connection }, config.workerHealthPort, config.host)
+        : undefined;
     const running = worker.run();
     const stopHeapWatch = watchMainHeap(logger);
     // `npm start` waits for the marker in this line.
     say(`${workerReadyMarker}: task queue "${config.taskQueue}" on ${describeTemporalConnection(config.temporal)}`);
-    say(`live events go to ${describeLiveChannel(config)}; transcripts are shared through ${store.description}; token budgets are reserved in ${ledger.description}`);
-    say(`tools: ${tools.registry.specs.map((tool) => tool.name).join(', ')}; with no skill active: ${config.defaultTools.join(' ') || "the engine's own only"}`);
+    say(
+      `live events go to ${describeLiveChannel(config)}; transcripts are shared through ${store.description}; token budgets are reserved in ${ledger.description}`,
+    );
+    say(
+      `tools: ${tools.registry.specs.map((tool) => tool.name).join(', ')}; with no skill active: ${config.defaultTools.join(' ') || "the engine's own only"}`,
+    );
     if (health) say(`health on http://${config.host}:${config.workerHealthPort}/healthz and /readyz`);
-    if (config.workerMetricsPort > 0) say(`Temporal metrics on http://${config.host}:${config.workerMetricsPort}/metrics`);
+    if (config.workerMetricsPort > 0)
+      say(`Temporal metrics on http://${config.host}:${config.workerMetricsPort}/metrics`);
     if (tracing) say(`traces go to ${config.otlpEndpoint}`);
     try {
       await running;

@@ -4,7 +4,12 @@ import type { Config } from '../lib/config';
 import type { LiveChannel, LiveEvent } from '../lib/live';
 import type { SharedStore } from '../lib/store';
 
-export function modelDepsFrom(config: Config, live?: LiveChannel, store?: SharedStore, log?: (line: string) => void): ModelDeps {
+export function modelDepsFrom(
+  config: Config,
+  live?: LiveChannel,
+  store?: SharedStore,
+  log?: (line: string) => void,
+): ModelDeps {
   return {
     store,
     log,
@@ -23,7 +28,12 @@ export function modelDepsFrom(config: Config, live?: LiveChannel, store?: Shared
  */
 export function livePublisher(live: LiveChannel): NonNullable<ModelDeps['publishDelta']> {
   return (turnId: string, delta: ModelDeltaEvent) => {
-    const event: LiveEvent = { type: delta.type, text: delta.text, ...currentCall(delta.depth), ...(delta.depth ? { depth: delta.depth } : {}) };
+    const event: LiveEvent = {
+      type: delta.type,
+      text: delta.text,
+      ...currentCall(delta.depth),
+      ...(delta.depth ? { depth: delta.depth } : {}),
+    };
     live.publish(turnId, event);
   };
 }

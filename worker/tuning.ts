@@ -26,7 +26,10 @@ export const workerMallocArenas = 2;
 
 /** V8's flags for the worker's heaps: the old-space limit (SKILLFLOW_WORKER_HEAP_MB; 0 leaves V8's) and the young generation. */
 export function workerV8Flags(config: Pick<Config, 'workerHeapMb'>): string[] {
-  return [`--max-semi-space-size=${workerSemiSpaceMb}`, ...(config.workerHeapMb > 0 ? [`--max-old-space-size=${config.workerHeapMb}`] : [])];
+  return [
+    `--max-semi-space-size=${workerSemiSpaceMb}`,
+    ...(config.workerHeapMb > 0 ? [`--max-old-space-size=${config.workerHeapMb}`] : []),
+  ];
 }
 
 /**
@@ -39,13 +42,17 @@ export function expectedHeapLimitMb(config: Pick<Config, 'workerHeapMb'>): numbe
 }
 
 /** The worker options that come from the configuration and the measurements: cache, eager activities, slots, pollers. */
-export function workerTuning(config: Pick<Config, 'workerMaxCachedWorkflows' | 'workerEagerActivities'>): Partial<WorkerOptions> {
+export function workerTuning(
+  config: Pick<Config, 'workerMaxCachedWorkflows' | 'workerEagerActivities'>,
+): Partial<WorkerOptions> {
   return {
     maxCachedWorkflows: config.workerMaxCachedWorkflows,
     maxEagerActivityReservationsPerWorkflowTask: config.workerEagerActivities,
     // The SDK lowers the workflow task slots to the cache size when the cache is smaller (and not 0), with a warning.
     maxConcurrentWorkflowTaskExecutions:
-      config.workerMaxCachedWorkflows > 0 ? Math.max(2, Math.min(workerSlots.workflowTasks, config.workerMaxCachedWorkflows)) : workerSlots.workflowTasks,
+      config.workerMaxCachedWorkflows > 0
+        ? Math.max(2, Math.min(workerSlots.workflowTasks, config.workerMaxCachedWorkflows))
+        : workerSlots.workflowTasks,
     maxConcurrentActivityTaskExecutions: workerSlots.activities,
     workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: workerPollers.workflowTasks },
     activityTaskPollerBehavior: { type: 'simple-maximum', maximum: workerPollers.activities },

@@ -1,7 +1,20 @@
 import { replyMessageOf } from '../core/transcript';
 import { compactMessages, estimateTokens } from '../core/compaction';
-import { contextExceededMessage, continueGuidance, emptyRecoveryAnswer, emptyResponseGuidance, refusalMessage } from '../core/guidance';
-import { textOf, toolUsesOf, type ChatMessage, type ContentBlock, type TextBlock, type ToolDefinition } from '../core/messages';
+import {
+  contextExceededMessage,
+  continueGuidance,
+  emptyRecoveryAnswer,
+  emptyResponseGuidance,
+  refusalMessage,
+} from '../core/guidance';
+import {
+  textOf,
+  toolUsesOf,
+  type ChatMessage,
+  type ContentBlock,
+  type TextBlock,
+  type ToolDefinition,
+} from '../core/messages';
 import { tokensOf } from '../core/model';
 import { protectedToolUseIds, registeredToolsInScope, type End } from '../core/policy';
 import { hasDetail, toolDefinitionOf, type ToolSpec } from '../core/tools';
@@ -37,7 +50,12 @@ export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
     // The tools of this round: they change only when another skill becomes active, so the cached prefix holds meanwhile.
     const definitions = offeredTools(context);
     const estimate = run.ledgerScope ? { estimate: roundEstimate(context, definitions) } : {};
-    const round = run.decide({ type: 'round.starting', at: Date.now(), tokens: tokensOf(run.state.usage), ...estimate });
+    const round = run.decide({
+      type: 'round.starting',
+      at: Date.now(),
+      tokens: tokensOf(run.state.usage),
+      ...estimate,
+    });
     if (round.kind === 'end') return await endTurn(context, definitions, round);
     const held = await reserveRound(run, round);
     if (held && 'kind' in held) return await endTurn(context, definitions, held);
@@ -48,10 +66,19 @@ export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
     const kind = responseKind(response);
 
     if (kind === 'refused') {
-      return run.finish({ status: 'failed', reason: 'refusal', output: textOf(response.content) || undefined, error: { code: 'refusal', message: refusalMessage } });
+      return run.finish({
+        status: 'failed',
+        reason: 'refusal',
+        output: textOf(response.content) || undefined,
+        error: { code: 'refusal', message: refusalMessage },
+      });
     }
     if (kind === 'context_exceeded') {
-      return run.finish({ status: 'failed', reason: 'context_window_exceeded', error: { code: 'context_window_exceeded', message: contextExceededMessage } });
+      return run.finish({
+        status: 'failed',
+        reason: 'context_window_exceeded',
+        error: { code: 'context_window_exceeded', message: contextExceededMessage },
+      });
     }
     if (kind === 'paused') {
       run.messages.push(replyMessageOf(response.content));
@@ -107,7 +134,9 @@ export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
  * active skill grants (the root: SKILLFLOW_DEFAULT_TOOLS), whatever else the catalog holds.
  */
 export function offeredTools(context: LoopContext): ToolDefinition[] {
-  const engine = [...context.tools.values()].map((tool) => tool.spec).filter((spec): spec is ToolSpec => spec.source === 'engine' && hasDetail(spec));
+  const engine = [...context.tools.values()]
+    .map((tool) => tool.spec)
+    .filter((spec): spec is ToolSpec => spec.source === 'engine' && hasDetail(spec));
   return [...engine, ...registeredToolsInScope(context.run.policy)].map(toolDefinitionOf);
 }
 
@@ -120,7 +149,8 @@ function finishWithAnswer(context: LoopContext, answer: string, reason?: string)
 export function appendUserText(messages: ChatMessage[], text: string): void {
   const last = messages[messages.length - 1];
   if (last?.role === 'user') {
-    const blocks: ContentBlock[] = typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : [...last.content];
+    const blocks: ContentBlock[] =
+      typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : [...last.content];
     blocks.push({ type: 'text', text });
     messages[messages.length - 1] = { role: 'user', content: blocks };
   } else {
@@ -131,7 +161,9 @@ export function appendUserText(messages: ChatMessage[], text: string): void {
 /** The tokens a round's request may take: its prompt as it stands (before any compaction), and its output limit. */
 function roundEstimate(context: LoopContext, definitions: ToolDefinition[]): number {
   const { run } = context;
-  const prompt = estimateTokens([context.system, definitions], run.charsPerToken) + Math.ceil(run.measure.jsonLength(run.messages) / run.charsPerToken);
+  const prompt =
+    estimateTokens([context.system, definitions], run.charsPerToken) +
+    Math.ceil(run.measure.jsonLength(run.messages) / run.charsPerToken);
   return prompt + (run.settings.maxTokens ?? 0);
 }
 

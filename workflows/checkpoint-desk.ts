@@ -1,7 +1,22 @@
-import { ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, log, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  getExternalWorkflowHandle,
+  log,
+  setCurrentDetails,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { checkpointDetails } from '../core/checkpoint-details';
 import { CheckpointErrorType, type CheckpointDecision, type PendingCheckpoint } from '../core/checkpoints';
-import { answerAheadOf, answerAheadOutcome, type AnswerAhead, type CheckpointPlan, type RefusalCode, type Verdict } from '../core/policy';
+import {
+  answerAheadOf,
+  answerAheadOutcome,
+  type AnswerAhead,
+  type CheckpointPlan,
+  type RefusalCode,
+  type Verdict,
+} from '../core/policy';
 import { answerCheckpointUpdate, checkpointDecisionSignal } from './definitions';
 import type { AnsweredCall } from './tool-types';
 import { searchAttributes } from './search-attributes';
@@ -21,7 +36,10 @@ const errorTypes: Record<Exclude<RefusalCode, 'refused'>, string> = {
 /** Why a decision cannot be taken now, as the failure the update rejects with (details: the problems), or undefined. */
 export function decisionRejection(run: TurnRun, decision: CheckpointDecision): ApplicationFailure | undefined {
   if (run.decision !== undefined && decision?.checkpointId === run.decision.checkpointId) {
-    return ApplicationFailure.nonRetryable(`Checkpoint ${decision.checkpointId} is no longer pending.`, CheckpointErrorType.notPending);
+    return ApplicationFailure.nonRetryable(
+      `Checkpoint ${decision.checkpointId} is no longer pending.`,
+      CheckpointErrorType.notPending,
+    );
   }
   const verdict = run.preview({ type: 'checkpoint.resolved', at: Date.now(), decision });
   if (verdict.kind !== 'refuse') return undefined;
@@ -49,7 +67,8 @@ export function answerAhead(run: TurnRun, decision: CheckpointDecision): AnswerA
  * cancellable: a cancelled turn ends, and the answer is refused for that.
  */
 export async function takeAnswerAhead(run: TurnRun, decision: CheckpointDecision, ahead: AnswerAhead): Promise<void> {
-  const outcome = () => answerAheadOutcome(run.policy, ahead, { activation: workflowInfo().historyLength, ended: run.ended });
+  const outcome = () =>
+    answerAheadOutcome(run.policy, ahead, { activation: workflowInfo().historyLength, ended: run.ended });
   await CancellationScope.nonCancellable(() => condition(() => outcome().kind !== 'wait'));
   const settled = outcome();
   if (settled.kind === 'refuse') throw ApplicationFailure.nonRetryable(settled.message, CheckpointErrorType.notPending);
@@ -96,7 +115,12 @@ export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<Answe
   let verdict: Verdict;
   if (answered) {
     const decision = run.decision!;
-    run.emit({ type: 'checkpoint.resolved', checkpointId: pending.id, action: decision.action, by: typeof decision.by === 'string' && decision.by ? decision.by : 'unknown' });
+    run.emit({
+      type: 'checkpoint.resolved',
+      checkpointId: pending.id,
+      action: decision.action,
+      by: typeof decision.by === 'string' && decision.by ? decision.by : 'unknown',
+    });
     verdict = run.decide({ type: 'checkpoint.resolved', at: Date.now(), decision });
   } else {
     run.emit({ type: 'checkpoint.expired', checkpointId: pending.id });
@@ -107,9 +131,15 @@ export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<Answe
   // Resolved and expired checkpoints always have a result: the decision, a skip, or the end they caused.
   const result = verdict.kind === 'refuse' ? { refused: verdict.message } : verdict.result;
   if (verdict.kind === 'allow' && verdict.input) {
-    return { answer: { content: JSON.stringify(result), isError: false, result }, approved: { input: verdict.input, ...(verdict.note ? { note: verdict.note } : {}) } };
+    return {
+      answer: { content: JSON.stringify(result), isError: false, result },
+      approved: { input: verdict.input, ...(verdict.note ? { note: verdict.note } : {}) },
+    };
   }
-  return { answer: { content: JSON.stringify(result), isError: false, result }, ...(verdict.kind === 'end' ? { ends: verdict } : {}) };
+  return {
+    answer: { content: JSON.stringify(result), isError: false, result },
+    ...(verdict.kind === 'end' ? { ends: verdict } : {}),
+  };
 }
 
 /**
@@ -135,7 +165,10 @@ async function passDown(skillRun: string, decision: CheckpointDecision): Promise
   try {
     await getExternalWorkflowHandle(skillRun).signal(checkpointDecisionSignal, decision);
   } catch (err) {
-    log.warn('A checkpoint decision could not reach its skill run', { skillRun, error: err instanceof Error ? err.message : String(err) });
+    log.warn('A checkpoint decision could not reach its skill run', {
+      skillRun,
+      error: err instanceof Error ? err.message : String(err),
+    });
   }
 }
 

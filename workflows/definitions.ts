@@ -19,7 +19,10 @@ export const closeSessionUpdate = defineUpdate<void, [{ by: string }]>('closeSes
 /** A human's decision on a pending checkpoint. The signal is what operators send from the UI or CLI (invalid ones are
  * logged and ignored); the update is what the API uses, so a rejected decision gets its reason back atomically. */
 export const checkpointDecisionSignal = defineSignal<[CheckpointDecision]>('checkpointDecision');
-export const answerCheckpointUpdate = defineUpdate<{ checkpointId: string; action: CheckpointAction }, [CheckpointDecision]>('answerCheckpoint');
+export const answerCheckpointUpdate = defineUpdate<
+  { checkpointId: string; action: CheckpointAction },
+  [CheckpointDecision]
+>('answerCheckpoint');
 
 /** A skill run tells the run that invoked it what it did (events, a checkpoint it waits at, usage, records): in order. */
 export const skillProgressSignal = defineSignal<[SkillProgress]>('skillProgress');

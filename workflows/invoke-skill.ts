@@ -12,8 +12,20 @@ import {
 import { zeroUsage } from '../core/model';
 import type { Allowance, ToolCall } from '../core/policy';
 import type { SkillExecution } from '../core/schemas/skill-runs';
-import { skillRunWorkflowId, skillRunWorkflowType, type SkillRunAllowance, type SkillRunInput, type SkillRunResult } from '../core/skill-runs';
-import { checkInvocation, invokeSkillDefinition, type Invocation, type InvocationResult, type SkillManifest } from '../core/skills';
+import {
+  skillRunWorkflowId,
+  skillRunWorkflowType,
+  type SkillRunAllowance,
+  type SkillRunInput,
+  type SkillRunResult,
+} from '../core/skill-runs';
+import {
+  checkInvocation,
+  invokeSkillDefinition,
+  type Invocation,
+  type InvocationResult,
+  type SkillManifest,
+} from '../core/skills';
 import { engineToolSpec } from '../core/tools';
 import { searchAttributes } from './search-attributes';
 import { mirrorCheckpoint } from './skill-progress';
@@ -39,7 +51,12 @@ export function invokeSkillTool(catalog: SkillManifest[], invocable: SkillManife
 
 const skillCallEvent = (call: ToolCall, run: TurnRun): SkillCallEvent => invokeSkillCallOf(call, run.depth);
 
-async function invokeSkill(catalog: SkillManifest[], call: ToolCall, run: TurnRun, handDown?: Allowance): Promise<ToolAnswer> {
+async function invokeSkill(
+  catalog: SkillManifest[],
+  call: ToolCall,
+  run: TurnRun,
+  handDown?: Allowance,
+): Promise<ToolAnswer> {
   const checked = checkInvocation(call.input, catalog);
   if (!checked.ok) {
     run.decide({ type: 'tool.finished', at: Date.now(), call, outcome: { kind: 'skill.unstarted' } });
@@ -76,22 +93,39 @@ async function invokeSkill(catalog: SkillManifest[], call: ToolCall, run: TurnRu
   }
   // A run that ended without saying so (terminated, cancelled by hand) may leave its checkpoint mirrored here.
   mirrorCheckpoint(run, null, workflowId, result.checkpointCount);
-  run.decide({ type: 'tool.finished', at: Date.now(), call, outcome: { kind: 'skill.invoked', checkpointCount: result.checkpointCount, runs: result.skills.length } });
+  run.decide({
+    type: 'tool.finished',
+    at: Date.now(),
+    call,
+    outcome: { kind: 'skill.invoked', checkpointCount: result.checkpointCount, runs: result.skills.length },
+  });
   run.setChildUsage(workflowId, result.usage);
   run.recordSkillRuns([...result.skills, endRecord(record, result, Date.now())]);
   // This run was asked to cancel while the skill run ran (which was cancelled with it and returned): it ends cancelled
   // now, its records kept, instead of answering the call and starting another model round.
-  if (run.cancelRequested()) throw new CancelledFailure(`The run was cancelled while the skill run of ${invocation.skill} ran.`);
+  if (run.cancelRequested())
+    throw new CancelledFailure(`The run was cancelled while the skill run of ${invocation.skill} ran.`);
   const answer: InvocationResult = {
     skill_id: invocation.skill,
     output: result.output,
     success: result.success,
-    ...(result.success ? {} : { error: result.error?.message ?? `Skill ${invocation.skill} did not finish (${result.reason ?? result.status}).` }),
+    ...(result.success
+      ? {}
+      : {
+          error:
+            result.error?.message ?? `Skill ${invocation.skill} did not finish (${result.reason ?? result.status}).`,
+        }),
   };
   return { content: JSON.stringify(answer), isError: !result.success, result: answer };
 }
 
-function skillRunInput(run: TurnRun, call: ToolCall, invocation: Invocation, depth: number, handDown: Allowance | undefined): SkillRunInput {
+function skillRunInput(
+  run: TurnRun,
+  call: ToolCall,
+  invocation: Invocation,
+  depth: number,
+  handDown: Allowance | undefined,
+): SkillRunInput {
   const { input } = run;
   const allowance = handDown && allowanceOf(run, handDown);
   return {
@@ -111,7 +145,9 @@ function skillRunInput(run: TurnRun, call: ToolCall, invocation: Invocation, dep
     depth,
     checkpointBase: run.policy.checkpointCount,
     // A run that read its catalog by reference hands on the headers; its skill run reads the detail its skill grants.
-    tools: run.policy.headers ? { headers: run.policy.headers, rootGrants: [] } : { tools: run.policy.tools, rootGrants: [] },
+    tools: run.policy.headers
+      ? { headers: run.policy.headers, rootGrants: [] }
+      : { tools: run.policy.tools, rootGrants: [] },
     ...(allowance ? { allowance } : {}),
   };
 }
@@ -119,10 +155,19 @@ function skillRunInput(run: TurnRun, call: ToolCall, invocation: Invocation, dep
 /** What the policy hands down, with the day of the ledger the run reserves in (the tokens go with it). */
 function allowanceOf(run: TurnRun, handDown: Allowance): SkillRunAllowance {
   const day = run.ledgerScope?.day;
-  return { invocations: handDown.invocations, ...(handDown.tokens !== null && day ? { tokens: { left: handDown.tokens, day } } : {}) };
+  return {
+    invocations: handDown.invocations,
+    ...(handDown.tokens !== null && day ? { tokens: { left: handDown.tokens, day } } : {}),
+  };
 }
 
-function startRecord(run: TurnRun, workflowId: string, callId: string, invocation: Invocation, startedAt: number): SkillExecution {
+function startRecord(
+  run: TurnRun,
+  workflowId: string,
+  callId: string,
+  invocation: Invocation,
+  startedAt: number,
+): SkillExecution {
   const record: SkillExecution = {
     workflowId,
     parentWorkflowId: run.input.turnId,
@@ -150,7 +195,9 @@ function endRecord(record: SkillExecution, result: SkillRunResult, endedAt: numb
     endedAt: new Date(endedAt).toISOString(),
     durationMs: endedAt - Date.parse(record.startedAt),
     output: result.success ? result.output : null,
-    error: result.success ? null : (result.error ?? { code: result.reason ?? result.status, message: `Skill ${result.skill} did not finish.` }),
+    error: result.success
+      ? null
+      : (result.error ?? { code: result.reason ?? result.status, message: `Skill ${result.skill} did not finish.` }),
     usage: result.usage,
   };
 }
@@ -160,14 +207,34 @@ function failedRun(skill: string, err: unknown): SkillRunResult {
   const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
   const base = { skill, success: false, output: null, usage: zeroUsage(), checkpointCount: 0, skills: [] };
   if (isCancellation(err) || isCancellation(cause)) {
-    return { ...base, status: 'cancelled', reason: 'cancelled', error: { code: 'cancelled', message: `The skill run of ${skill} was cancelled.` } };
+    return {
+      ...base,
+      status: 'cancelled',
+      reason: 'cancelled',
+      error: { code: 'cancelled', message: `The skill run of ${skill} was cancelled.` },
+    };
   }
   if (cause instanceof TerminatedFailure) {
-    return { ...base, status: 'failed', reason: 'terminated', error: { code: 'terminated', message: `The skill run of ${skill} was terminated in Temporal.` } };
+    return {
+      ...base,
+      status: 'failed',
+      reason: 'terminated',
+      error: { code: 'terminated', message: `The skill run of ${skill} was terminated in Temporal.` },
+    };
   }
   if (cause instanceof TimeoutFailure) {
-    return { ...base, status: 'failed', reason: 'timed_out', error: { code: 'timed_out', message: `The skill run of ${skill} timed out in Temporal.` } };
+    return {
+      ...base,
+      status: 'failed',
+      reason: 'timed_out',
+      error: { code: 'timed_out', message: `The skill run of ${skill} timed out in Temporal.` },
+    };
   }
   const { message } = publicError(cause, `The skill run of ${skill}`);
-  return { ...base, status: 'failed', reason: 'workflow_failed', error: { code: 'workflow_failed', message: `The skill run of ${skill} failed: ${message}` } };
+  return {
+    ...base,
+    status: 'failed',
+    reason: 'workflow_failed',
+    error: { code: 'workflow_failed', message: `The skill run of ${skill} failed: ${message}` },
+  };
 }

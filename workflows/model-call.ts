@@ -52,10 +52,14 @@ export async function callModel(run: TurnRun, options: ModelCallOptions): Promis
   const lean = leanPrompt(base, prompt, run.sentPrompt);
   let response: ModelResponse;
   try {
-    response = await activities.callModel.executeWithOptions({ summary }, [delta ? { ...lean, delta } : { ...lean, messages }]);
+    response = await activities.callModel.executeWithOptions({ summary }, [
+      delta ? { ...lean, delta } : { ...lean, messages },
+    ]);
   } catch (err) {
     if ((!delta && lean === base) || !isTranscriptMiss(err)) throw err;
-    response = await activities.callModel.executeWithOptions({ summary: `${summary} (whole conversation)` }, [{ ...base, messages }]);
+    response = await activities.callModel.executeWithOptions({ summary: `${summary} (whole conversation)` }, [
+      { ...base, messages },
+    ]);
   }
   run.synced = { count: messages.length, digest: run.measure.digest(messages), reply: response.content };
   run.sentPrompt = prompt;
@@ -71,7 +75,8 @@ function activeSkillEffort(run: TurnRun): Effort | undefined {
 }
 
 const promptDigestCache = new WeakMap<object, string>();
-const digestOnce = (value: object) => promptDigestCache.get(value) ?? promptDigestCache.set(value, digestOf(value)).get(value)!;
+const digestOnce = (value: object) =>
+  promptDigestCache.get(value) ?? promptDigestCache.set(value, digestOf(value)).get(value)!;
 
 /**
  * The loop rebuilds its tool definitions every round, nearly always the same: the digest of the last JSON text seen is
@@ -122,26 +127,36 @@ function deltaSince(run: TurnRun, messages: ChatMessage[], byReference: boolean)
 function heldBase(run: TurnRun, messages: ChatMessage[]): { count: number; digest: string } | undefined {
   const { synced } = run;
   if (!synced || synced.count > messages.length || synced.count === 0) return undefined;
-  return run.measure.digest(messages, synced.count) === synced.digest ? { count: synced.count, digest: synced.digest } : undefined;
+  return run.measure.digest(messages, synced.count) === synced.digest
+    ? { count: synced.count, digest: synced.digest }
+    : undefined;
 }
 
 /** The previous call's conversation and its response, when the loop appended that response unchanged. */
 function heldWithReply(run: TurnRun, messages: ChatMessage[]): { count: number; digest: string } | undefined {
   const held = heldBase(run, messages);
   const reply = messages[held?.count ?? -1];
-  if (!held || !run.synced?.reply || reply?.role !== 'assistant' || reply.content !== run.synced.reply) return undefined;
+  if (!held || !run.synced?.reply || reply?.role !== 'assistant' || reply.content !== run.synced.reply)
+    return undefined;
   return { count: held.count + 1, digest: run.measure.digest(messages, held.count + 1) };
 }
 
 function isTranscriptMiss(err: unknown): boolean {
-  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === transcriptMissType;
+  return (
+    err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === transcriptMissType
+  );
 }
 
 /** Characters per token, from the usage the API reports: the context estimate stays honest for any model. */
 function calibrate(run: TurnRun, request: ModelRequest, messages: ChatMessage[], response: ModelResponse): void {
-  const promptTokens = response.usage.inputTokens + response.usage.cacheReadInputTokens + response.usage.cacheCreationInputTokens;
+  const promptTokens =
+    response.usage.inputTokens + response.usage.cacheReadInputTokens + response.usage.cacheCreationInputTokens;
   if (promptTokens <= 0) return;
   // JSON.stringify([system, tools, messages]).length, with the conversation's part measured once per message.
-  const promptChars = JSON.stringify(request.system).length + JSON.stringify(request.tools ?? null).length + run.measure.jsonLength(messages) + 4;
+  const promptChars =
+    JSON.stringify(request.system).length +
+    JSON.stringify(request.tools ?? null).length +
+    run.measure.jsonLength(messages) +
+    4;
   run.charsPerToken = Math.min(8, Math.max(1.5, promptChars / promptTokens));
 }

@@ -1,5 +1,12 @@
 import { ActivityFailure, patched } from '@temporalio/workflow';
-import { baselinePatch, enginePatches, rulePatches, separatePatches, type BaselineRule, type PolicyRules } from '../core/policy';
+import {
+  baselinePatch,
+  enginePatches,
+  rulePatches,
+  separatePatches,
+  type BaselineRule,
+  type PolicyRules,
+} from '../core/policy';
 import type { TurnEnding } from '../core/turn';
 import { publicError } from './internal-errors';
 
@@ -22,14 +29,18 @@ export function patchesOfThisRun(): HasPatch {
  */
 export function rulesOfThisRun(has: HasPatch): PolicyRules {
   const rules = {} as PolicyRules;
-  for (const [rule, patchId] of Object.entries(rulePatches) as Array<[BaselineRule, string]>) rules[rule] = has(patchId);
+  for (const [rule, patchId] of Object.entries(rulePatches) as Array<[BaselineRule, string]>)
+    rules[rule] = has(patchId);
   rules.spendingBounds = patched(separatePatches.spendingBounds);
   return rules;
 }
 
 /** The engine changes (not policy rules) of the code this run started on, read once when it starts. */
 export function engineOfThisRun(has: HasPatch): Record<keyof typeof enginePatches, boolean> {
-  return { promptByReference: has(enginePatches.promptByReference), batchedSearchAttributes: has(enginePatches.batchedSearchAttributes) };
+  return {
+    promptByReference: has(enginePatches.promptByReference),
+    batchedSearchAttributes: has(enginePatches.batchedSearchAttributes),
+  };
 }
 
 /**

@@ -14,9 +14,22 @@ import type { TurnRun } from './turn-run';
  * own: no load_skill, list_skills or submit_output, and invoke_skill only while it may nest) and every registered tool
  * of its catalog (each round offers those the active skill grants). `invocable` are the skills invoke_skill names.
  */
-export function toolsOfRun(run: TurnRun, catalog: SkillManifest[], invocable: SkillManifest[], registry: ToolCatalog | ToolCatalogReference): Map<string, TurnTool> {
-  const engine: TurnTool[] = [...skillTools(catalog), invokeSkillTool(catalog, invocable), submitOutputTool, { spec: engineToolSpec(checkpointToolDefinition, 'hitl') }];
+export function toolsOfRun(
+  run: TurnRun,
+  catalog: SkillManifest[],
+  invocable: SkillManifest[],
+  registry: ToolCatalog | ToolCatalogReference,
+): Map<string, TurnTool> {
+  const engine: TurnTool[] = [
+    ...skillTools(catalog),
+    invokeSkillTool(catalog, invocable),
+    submitOutputTool,
+    { spec: engineToolSpec(checkpointToolDefinition, 'hitl') },
+  ];
   const own = engineToolsInScope(run.policy);
-  const tools = [...engine.filter((tool) => own.includes(tool.spec.name)), ...registeredTools(isCatalogReference(registry) ? registry.headers : registry.tools)];
+  const tools = [
+    ...engine.filter((tool) => own.includes(tool.spec.name)),
+    ...registeredTools(isCatalogReference(registry) ? registry.headers : registry.tools),
+  ];
   return new Map(tools.map((tool) => [tool.spec.name, tool]));
 }

@@ -3,7 +3,8 @@ import { searchAttributeNameOf, type SearchAttributeRole } from '../core/search-
 
 export { searchAttributeNames } from '../core/search-attributes';
 
-const keyword = (role: SearchAttributeRole) => defineSearchAttributeKey(searchAttributeNameOf[role], SearchAttributeType.KEYWORD);
+const keyword = (role: SearchAttributeRole) =>
+  defineSearchAttributeKey(searchAttributeNameOf[role], SearchAttributeType.KEYWORD);
 
 /** The search attributes of core/search-attributes.ts as typed keys, for upserts and typed queries. */
 export const searchAttributes = {

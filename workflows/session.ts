@@ -46,7 +46,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
 
   // Carries are read in any shape skillflow wrote (a run continued as new, or a turn of older code, may hold an old one).
   let plan: PlanCarry | undefined = migratePlanCarry(input.plan);
-  const recordEnd = (record: TurnRecord, result: Pick<TurnResult, 'status' | 'reason' | 'output' | 'error'> & { plan?: PlanCarry }) => {
+  const recordEnd = (
+    record: TurnRecord,
+    result: Pick<TurnResult, 'status' | 'reason' | 'output' | 'error'> & { plan?: PlanCarry },
+  ) => {
     if (record.endedAt) return;
     const { plan: carried, ...ending } = result;
     if ('turnId' in result) plan = migratePlanCarry(carried);
@@ -62,7 +65,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
       await getExternalWorkflowHandle(active).cancel();
     } catch (err) {
       // The turn closed before the cancel reached it; its ending is on its way to this session.
-      log.info('The turn to cancel had already closed', { turnId: active, error: err instanceof Error ? err.message : String(err) });
+      log.info('The turn to cancel had already closed', {
+        turnId: active,
+        error: err instanceof Error ? err.message : String(err),
+      });
     }
     await condition(() => state.activeTurnId !== active);
   };
@@ -86,7 +92,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
       // Checked again after every wait, with nothing awaited between the check and the reservation below.
       for (;;) {
         // A retry under an Idempotency-Key that this session (or a run of it before continue-as-new) already took.
-        const known = request.idempotency && state.turns.find((turn) => turn.idempotency?.key === request.idempotency!.key);
+        const known =
+          request.idempotency && state.turns.find((turn) => turn.idempotency?.key === request.idempotency!.key);
         if (known) return { turnId: known.id, number: known.number, idempotency: known.idempotency };
         if (!state.activeTurnId) break;
         if (request.supersede) await cancelActiveTurn();
@@ -123,7 +130,11 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
             skill: request.skill,
             ...(request.skill && request.params ? { params: request.params } : {}),
             history: bounded
-              ? historyWindow(state.turns.slice(0, -1), input.settings.historyWindow, input.settings.historyWindowBytes ?? defaultHistoryWindowBytes)
+              ? historyWindow(
+                  state.turns.slice(0, -1),
+                  input.settings.historyWindow,
+                  input.settings.historyWindowBytes ?? defaultHistoryWindowBytes,
+                )
               : recentExchanges(state.turns.slice(0, -1), input.settings.historyWindow),
             createdAt,
             settings: input.settings,
@@ -141,7 +152,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
     },
     {
       validator: (request) => {
-        if (state.closed) throw ApplicationFailure.nonRetryable('The session is closed.', SessionErrorType.sessionClosed);
+        if (state.closed)
+          throw ApplicationFailure.nonRetryable('The session is closed.', SessionErrorType.sessionClosed);
         if (typeof request?.message !== 'string' || request.message.trim() === '') {
           throw ApplicationFailure.nonRetryable('message must be a non-empty string.', 'InvalidRequest');
         }
@@ -183,17 +195,34 @@ function childFailureResult(err: unknown): TurnResult | Pick<TurnResult, 'status
   const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
   if (isCancellation(err) || isCancellation(cause)) return { status: 'cancelled', reason: 'cancelled' };
   // A turn that ended `failed` fails its workflow with its result (which it also signalled before).
-  const failed = cause instanceof ApplicationFailure ? turnResultOfFailure(cause.type ?? undefined, cause.details ?? undefined) : undefined;
+  const failed =
+    cause instanceof ApplicationFailure
+      ? turnResultOfFailure(cause.type ?? undefined, cause.details ?? undefined)
+      : undefined;
   if (failed) return failed;
   if (cause instanceof TerminatedFailure) {
-    return { status: 'failed', reason: 'terminated', error: { code: 'terminated', message: 'The turn was terminated in Temporal.' } };
+    return {
+      status: 'failed',
+      reason: 'terminated',
+      error: { code: 'terminated', message: 'The turn was terminated in Temporal.' },
+    };
   }
   if (cause instanceof TimeoutFailure) {
-    return { status: 'failed', reason: 'timed_out', error: { code: 'timed_out', message: 'The turn timed out in Temporal.' } };
+    return {
+      status: 'failed',
+      reason: 'timed_out',
+      error: { code: 'timed_out', message: 'The turn timed out in Temporal.' },
+    };
   }
-  return { status: 'failed', reason: 'workflow_failed', error: { code: 'workflow_failed', message: publicError(cause, 'A turn').message } };
+  return {
+    status: 'failed',
+    reason: 'workflow_failed',
+    error: { code: 'workflow_failed', message: publicError(cause, 'A turn').message },
+  };
 }
 
-function pickEnding(result: Pick<TurnResult, 'status' | 'reason' | 'output' | 'error'>): Pick<TurnRecord, 'status' | 'reason' | 'output' | 'error'> {
+function pickEnding(
+  result: Pick<TurnResult, 'status' | 'reason' | 'output' | 'error'>,
+): Pick<TurnRecord, 'status' | 'reason' | 'output' | 'error'> {
   return { status: result.status, reason: result.reason, output: result.output, error: result.error };
 }

@@ -18,6 +18,10 @@ export function invokeSkillCallOf(call: ToolCall, depth: number): SkillCallEvent
   return {
     name: typeof input.skill === 'string' ? input.skill : call.name,
     depth: depth + 1,
-    input: { task: input.task, params: input.params ?? {}, ...(input.history !== undefined ? { history: input.history } : {}) },
+    input: {
+      task: input.task,
+      params: input.params ?? {},
+      ...(input.history !== undefined ? { history: input.history } : {}),
+    },
   };
 }

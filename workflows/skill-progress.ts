@@ -71,7 +71,10 @@ export class ProgressRelay {
       await getExternalWorkflowHandle(this.parentWorkflowId).signal(skillProgressSignal, progress);
     } catch (err) {
       this.parentGone = true;
-      log.warn('The run that invoked this skill run is gone; its progress is no longer sent', { parent: this.parentWorkflowId, error: String(err) });
+      log.warn('The run that invoked this skill run is gone; its progress is no longer sent', {
+        parent: this.parentWorkflowId,
+        error: String(err),
+      });
     }
   }
 }
@@ -84,8 +87,14 @@ export function absorbProgress(run: TurnRun, progress: SkillProgress): void {
   for (const event of progress.events) run.relay(event);
   run.setChildUsage(progress.workflowId, progress.usage);
   const own = run.state.skills?.find((record) => record.workflowId === progress.workflowId);
-  run.recordSkillRuns([...progress.skills, ...(own && !own.endedAt ? [{ ...own, status: progress.status, usage: progress.usage }] : [])]);
-  const pending = progress.pendingCheckpoint && !link.forwarded.has(progress.pendingCheckpoint.id) ? progress.pendingCheckpoint : null;
+  run.recordSkillRuns([
+    ...progress.skills,
+    ...(own && !own.endedAt ? [{ ...own, status: progress.status, usage: progress.usage }] : []),
+  ]);
+  const pending =
+    progress.pendingCheckpoint && !link.forwarded.has(progress.pendingCheckpoint.id)
+      ? progress.pendingCheckpoint
+      : null;
   mirrorCheckpoint(run, pending, progress.workflowId, progress.checkpointCount);
 }
 
@@ -95,7 +104,12 @@ export function absorbProgress(run: TurnRun, progress: SkillProgress): void {
  * `cancelled` with none (runs of code before cancelKeepsCheckpoint cleared the checkpoint at once, showing `waiting`
  * without one). The policy learns at once that the checkpoint is gone: an answer to it meanwhile is refused.
  */
-export function mirrorCheckpoint(run: TurnRun, pending: PendingCheckpoint | null, skillRun: string, checkpointCount: number): void {
+export function mirrorCheckpoint(
+  run: TurnRun,
+  pending: PendingCheckpoint | null,
+  skillRun: string,
+  checkpointCount: number,
+): void {
   const changed = (run.state.pendingCheckpoint?.id ?? null) !== (pending?.id ?? null);
   if (!changed && checkpointCount <= run.policy.checkpointCount) return;
   run.decide({ type: 'checkpoint.delegated', checkpoint: pending, checkpointCount });

@@ -66,33 +66,56 @@ export function skillTools(catalog: SkillManifest[]): TurnTool[] {
   const tool = (name: string, run: NonNullable<TurnTool['run']>): TurnTool => ({ spec: specs.get(name)!, run });
   const plain = (call: ToolCall, run: TurnRun) => runPlainSkillTool(catalog, call, run);
   return [
-    { ...tool(SkillToolName.loadSkill, (call, run) => loadSkill(catalog, call, run)), skillCall: (call, run) => ({ name: call.name, depth: run.depth + 1, input: call.input }) },
+    {
+      ...tool(SkillToolName.loadSkill, (call, run) => loadSkill(catalog, call, run)),
+      skillCall: (call, run) => ({ name: call.name, depth: run.depth + 1, input: call.input }),
+    },
     tool(SkillToolName.loadSubskill, loadSubskill),
     tool(SkillToolName.readFile, plain),
     tool(SkillToolName.listSkills, plain),
   ];
 }
 
-async function loadSkill(catalog: SkillManifest[], call: ToolCall, run: TurnRun, skillPorts: SkillToolPorts = ports): Promise<ToolAnswer> {
+async function loadSkill(
+  catalog: SkillManifest[],
+  call: ToolCall,
+  run: TurnRun,
+  skillPorts: SkillToolPorts = ports,
+): Promise<ToolAnswer> {
   const fetched = await fetchSkill(call.input, { skills: catalog, state: run.pinned, ports: skillPorts });
   if ('result' in fetched) return answer(fetched.result);
   const { snapshot } = fetched;
   run.pinned = pinSkill(run.pinned, snapshot);
-  const verdict = run.decide({ type: 'tool.finished', at: Date.now(), call, outcome: { kind: 'skill.loaded', manifest: snapshot.manifest } });
+  const verdict = run.decide({
+    type: 'tool.finished',
+    at: Date.now(),
+    call,
+    outcome: { kind: 'skill.loaded', manifest: snapshot.manifest },
+  });
   const loaded = answer(loadSkillResult(snapshot, verdict.kind === 'allow' ? verdict.allowedNext : undefined));
   return { ...loaded, result: contentReference(snapshot.name, run, loaded.content) };
 }
 
 /** What the tool.end event shows instead of a skill text the model got: the skill, its pinned version, the size. */
 function contentReference(skill: string, run: TurnRun, content: string, subskill?: string): SkillContentReference {
-  return { skill, ...(subskill ? { subskill } : {}), hash: run.pinned.loaded[skill]?.hash ?? '', chars: content.length };
+  return {
+    skill,
+    ...(subskill ? { subskill } : {}),
+    hash: run.pinned.loaded[skill]?.hash ?? '',
+    chars: content.length,
+  };
 }
 
 async function loadSubskill(call: ToolCall, run: TurnRun): Promise<ToolAnswer> {
   const result = loadSubskillResult(call.input, run.pinned);
   if (result.isError) return answer(result);
   const { skill, subskill } = call.input as { skill: string; subskill: string };
-  const verdict = run.decide({ type: 'tool.finished', at: Date.now(), call, outcome: { kind: 'subskill.loaded', skill, subskill } });
+  const verdict = run.decide({
+    type: 'tool.finished',
+    at: Date.now(),
+    call,
+    outcome: { kind: 'subskill.loaded', skill, subskill },
+  });
   const note = verdict.kind === 'allow' ? verdict.note : undefined;
   const content = note ? `${result.content}\n\n${note}` : result.content;
   return { content, isError: false, result: contentReference(skill, run, content, subskill) };
@@ -120,12 +143,18 @@ export async function preloadSkill(
   const checked = manifest && params ? checkParams(manifest, params) : undefined;
   if (checked && !checked.ok) {
     const message = `The parameters given for skill ${name} are not valid: ${checked.problems.map((problem) => problem.message).join('; ')}.`;
-    return { kind: 'end', ending: { status: 'failed', reason: 'invalid_params', error: { code: 'invalid_params', message } } };
+    return {
+      kind: 'end',
+      ending: { status: 'failed', reason: 'invalid_params', error: { code: 'invalid_params', message } },
+    };
   }
   const call: ToolCall = { id: 'preload', name: SkillToolName.loadSkill, input: { name } };
   const verdict = run.decide({ type: 'tool.requested', at: Date.now(), call });
   if (verdict.kind === 'end') return verdict;
-  const loaded = verdict.kind === 'refuse' ? { content: verdict.message, isError: true } : await loadSkill(catalog, call, run, read ? alreadyRead(name, read) : ports);
+  const loaded =
+    verdict.kind === 'refuse'
+      ? { content: verdict.message, isError: true }
+      : await loadSkill(catalog, call, run, read ? alreadyRead(name, read) : ports);
   if (loaded.isError) return { note: `The skill ${name} could not be loaded: ${loaded.content}` };
   const given = params
     ? `\n\nThe user gave these parameters for it: ${JSON.stringify(params)}. Use them; its checkpoints propose them to the human.`

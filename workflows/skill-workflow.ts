@@ -1,14 +1,35 @@
-import { CancellationScope, isCancellation, log, proxyActivities, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  isCancellation,
+  log,
+  proxyActivities,
+  setHandler,
+  upsertMemo,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { mayInvoke, policySettingsOf } from '../core/policy';
 import { basePrompt } from '../core/prompts';
 import type { SkillRunInput, SkillRunResult } from '../core/skill-runs';
-import { nonRetryableSkillErrors, outputJsonOf, outputSchema, pinSkill, skillRunMessages, skillRunSystemPrompt } from '../core/skills';
+import {
+  nonRetryableSkillErrors,
+  outputJsonOf,
+  outputSchema,
+  pinSkill,
+  skillRunMessages,
+  skillRunSystemPrompt,
+} from '../core/skills';
 import { validateJson } from '../core/json-validator';
 import type { TurnInput, TurnResult } from '../core/turn';
 import { runAgentLoop } from './agent-loop';
 import { decisionRejection, takeDecision } from './checkpoint-desk';
-import { answerCheckpointUpdate, checkpointDecisionSignal, skillProgressSignal, turnEventsQuery, turnStateQuery } from './definitions';
+import {
+  answerCheckpointUpdate,
+  checkpointDecisionSignal,
+  skillProgressSignal,
+  turnEventsQuery,
+  turnStateQuery,
+} from './definitions';
 import { engineOfThisRun, failedEnding, patchesOfThisRun, rulesOfThisRun } from './run-rules';
 import { absorbProgress, ProgressRelay } from './skill-progress';
 import { toolsOfRun } from './run-tools';
@@ -28,20 +49,27 @@ const { skillCatalog, loadSkillSnapshot } = proxyActivities<Activities>({
  * declared output.
  */
 export async function skillWorkflow(input: SkillRunInput): Promise<SkillRunResult> {
-  const run = new TurnRun(turnInputOf(input), skillRunMessages(input.history, input.task), { depth: input.depth, rootTurnId: input.rootTurnId });
+  const run = new TurnRun(turnInputOf(input), skillRunMessages(input.history, input.task), {
+    depth: input.depth,
+    rootTurnId: input.rootTurnId,
+  });
   setHandler(turnStateQuery, () => run.state);
   setHandler(turnEventsQuery, (afterOffset: number, limit?: number) => run.log.after(afterOffset, limit));
   // Answers come from the turn, which checked them against the checkpoint it mirrors; operators may send them here too.
-  setHandler(answerCheckpointUpdate, (decision) => {
-    const accepted = { checkpointId: decision.checkpointId, action: decision.action };
-    const passedDown = takeDecision(run, decision);
-    return passedDown ? passedDown.then(() => accepted) : accepted;
-  }, {
-    validator: (decision) => {
-      const rejection = decisionRejection(run, decision);
-      if (rejection) throw rejection;
+  setHandler(
+    answerCheckpointUpdate,
+    (decision) => {
+      const accepted = { checkpointId: decision.checkpointId, action: decision.action };
+      const passedDown = takeDecision(run, decision);
+      return passedDown ? passedDown.then(() => accepted) : accepted;
     },
-  });
+    {
+      validator: (decision) => {
+        const rejection = decisionRejection(run, decision);
+        if (rejection) throw rejection;
+      },
+    },
+  );
   setHandler(checkpointDecisionSignal, (decision) => {
     const rejection = decisionRejection(run, decision);
     if (rejection) log.warn('Ignored an invalid checkpoint decision signal', { problem: rejection.message, decision });
@@ -80,7 +108,8 @@ async function runSkill(run: TurnRun, input: SkillRunInput): Promise<TurnResult>
     const rules = rulesOfThisRun(has);
     run.useEngine(engineOfThisRun(has));
     const { allowance } = input;
-    if (rules.spendingBounds && allowance?.tokens) run.ledgerScope = { user: input.userId, day: allowance.tokens.day, turn: input.rootTurnId };
+    if (rules.spendingBounds && allowance?.tokens)
+      run.ledgerScope = { user: input.userId, day: allowance.tokens.day, turn: input.rootTurnId };
     // The skill catalog is read when the run starts (like a turn's); the registered tools are its turn's, as given.
     const [skills, snapshot] = await Promise.all([skillCatalog(), loadSkillSnapshot({ name: input.skill })]);
     const catalog = skills.skills;
@@ -94,14 +123,30 @@ async function runSkill(run: TurnRun, input: SkillRunInput): Promise<TurnResult>
       settings: policySettingsOf(input.settings),
       catalog: catalog.map((skill) => skill.name),
       tools: registry,
-      invocation: { manifest, depth: input.depth, checkpointBase: input.checkpointBase, params: input.params, ...(allowance ? { invocationsLeft: allowance.invocations } : {}) },
+      invocation: {
+        manifest,
+        depth: input.depth,
+        checkpointBase: input.checkpointBase,
+        params: input.params,
+        ...(allowance ? { invocationsLeft: allowance.invocations } : {}),
+      },
       ...(allowance?.tokens ? { tokenBudget: allowance.tokens.left } : {}),
     });
     const children = mayInvoke(run.policy) ? catalog.filter((skill) => manifest.children.includes(skill.name)) : [];
-    const system = skillRunSystemPrompt({ basePrompt, snapshot, params: input.params, depth: input.depth, children, depthCapped: manifest.children.length > 0 && children.length === 0 });
+    const system = skillRunSystemPrompt({
+      basePrompt,
+      snapshot,
+      params: input.params,
+      depth: input.depth,
+      children,
+      depthCapped: manifest.children.length > 0 && children.length === 0,
+    });
     return await runAgentLoop({ run, system, tools: toolsOfRun(run, catalog, children, registry) });
   } catch (err) {
-    if (isCancellation(err)) return await CancellationScope.nonCancellable(async () => run.finish({ status: 'cancelled', reason: 'cancelled' }));
+    if (isCancellation(err))
+      return await CancellationScope.nonCancellable(async () =>
+        run.finish({ status: 'cancelled', reason: 'cancelled' }),
+      );
     return run.finish(failedEnding(err));
   }
 }
@@ -112,7 +157,12 @@ async function runSkill(run: TurnRun, input: SkillRunInput): Promise<TurnResult>
  */
 function resultOf(run: TurnRun, input: SkillRunInput, ending: TurnResult): SkillRunResult {
   const manifest = run.pinned.loaded[input.skill]?.manifest;
-  const base = { skill: input.skill, usage: run.state.usage, checkpointCount: run.policy.checkpointCount, skills: run.state.skills ?? [] };
+  const base = {
+    skill: input.skill,
+    usage: run.state.usage,
+    checkpointCount: run.policy.checkpointCount,
+    skills: run.state.skills ?? [],
+  };
   const failed = (code: string, message: string): SkillRunResult => ({
     ...base,
     status: ending.status === 'completed' ? 'failed' : ending.status,
@@ -122,18 +172,42 @@ function resultOf(run: TurnRun, input: SkillRunInput, ending: TurnResult): Skill
     error: ending.error ?? { code, message },
   });
   if (ending.status !== 'completed') {
-    const why = ending.status === 'cancelled' ? `it was cancelled (${ending.reason ?? 'cancelled'})` : `it failed (${ending.reason ?? 'failed'})`;
-    return failed(ending.reason ?? ending.status, `Skill ${input.skill} did not finish: ${why}.${ending.output ? ` Its last words: ${ending.output}` : ''}`);
+    const why =
+      ending.status === 'cancelled'
+        ? `it was cancelled (${ending.reason ?? 'cancelled'})`
+        : `it failed (${ending.reason ?? 'failed'})`;
+    return failed(
+      ending.reason ?? ending.status,
+      `Skill ${input.skill} did not finish: ${why}.${ending.output ? ` Its last words: ${ending.output}` : ''}`,
+    );
   }
-  if (!manifest || manifest.output.length === 0) return { ...base, status: 'completed', ...(ending.reason ? { reason: ending.reason } : {}), success: true, output: ending.output ?? '' };
+  if (!manifest || manifest.output.length === 0)
+    return {
+      ...base,
+      status: 'completed',
+      ...(ending.reason ? { reason: ending.reason } : {}),
+      success: true,
+      output: ending.output ?? '',
+    };
   const output = run.structuredOutput ?? lastWordOutput(ending.output ?? '', outputSchema(manifest));
   if (!output) {
     const message = `Skill ${input.skill} declares a structured output, and its run ended (${ending.reason ?? 'completed'}) without a valid one.`;
-    run.replaceEnding({ status: 'failed', reason: 'invalid_output', output: ending.output, error: { code: 'invalid_output', message } });
+    run.replaceEnding({
+      status: 'failed',
+      reason: 'invalid_output',
+      output: ending.output,
+      error: { code: 'invalid_output', message },
+    });
     return failed('invalid_output', message);
   }
   run.emitArtifact(input.skill, output.value, input.callId);
-  return { ...base, status: 'completed', ...(ending.reason ? { reason: ending.reason } : {}), success: true, output: output.value };
+  return {
+    ...base,
+    status: 'completed',
+    ...(ending.reason ? { reason: ending.reason } : {}),
+    success: true,
+    output: output.value,
+  };
 }
 
 /** An answer the policy never saw as a final answer (a last word after the round budget): valid output, or none. */

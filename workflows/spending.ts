@@ -9,7 +9,10 @@ import type { TurnRun } from './turn-run';
  * Local activities: a reservation is a short read and write of the ledger (Redis or memory) that the worker runs within
  * the workflow task, recorded as a marker, so a round costs no extra workflow tasks or activity tasks for it.
  */
-const { reserveTokens, settleTokens } = proxyLocalActivities<Activities>({ startToCloseTimeout: '10s', retry: { maximumAttempts: 3 } });
+const { reserveTokens, settleTokens } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '10s',
+  retry: { maximumAttempts: 3 },
+});
 
 /** Tokens a run holds in its user's day ledger for the model round it is about to make. */
 export interface Held {

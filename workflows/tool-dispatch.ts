@@ -22,7 +22,11 @@ const skipped = JSON.stringify({ skipped: 'turn cancelled' });
  * Answers every tool call of a response, in order, as the policy rules: a refused call is an error result the model
  * sees, an allowed one runs (or asks a human), and once the policy ends the turn the remaining calls are skipped.
  */
-export async function dispatchToolCalls(calls: ToolUseBlock[], tools: Map<string, TurnTool>, run: TurnRun): Promise<DispatchResult> {
+export async function dispatchToolCalls(
+  calls: ToolUseBlock[],
+  tools: Map<string, TurnTool>,
+  run: TurnRun,
+): Promise<DispatchResult> {
   const results: ToolResultBlock[] = [];
   let end: End | undefined;
   for (const call of calls) {
@@ -37,8 +41,20 @@ export async function dispatchToolCalls(calls: ToolUseBlock[], tools: Map<string
     const name = skill?.name ?? call.name;
     const origin = tool ? { source: tool.spec.source, ...(tool.spec.server ? { server: tool.spec.server } : {}) } : {};
     const skillDepth = skill?.depth !== undefined ? { depth: skill.depth } : {};
-    run.emit({ type: 'tool.start', name, args: call.input, callId: call.id, ...(skill ? { isSkill: true, ...skillDepth, input: skill.input } : {}), ...origin });
-    const verdict = run.decide({ type: 'tool.requested', at: Date.now(), call: { id: call.id, name: call.name, input: call.input }, tokens: tokensOf(run.state.usage) });
+    run.emit({
+      type: 'tool.start',
+      name,
+      args: call.input,
+      callId: call.id,
+      ...(skill ? { isSkill: true, ...skillDepth, input: skill.input } : {}),
+      ...origin,
+    });
+    const verdict = run.decide({
+      type: 'tool.requested',
+      at: Date.now(),
+      call: { id: call.id, name: call.name, input: call.input },
+      tokens: tokensOf(run.state.usage),
+    });
     const toolEnd = (answer: ToolAnswer) =>
       run.emit({
         type: 'tool.end',
@@ -51,29 +67,49 @@ export async function dispatchToolCalls(calls: ToolUseBlock[], tools: Map<string
       });
     let answered: AnsweredCall;
     try {
-      answered = verdict.kind === 'allow' && verdict.ask ? await askThenRun(run, verdict.ask, tool, call) : await answerOf(verdict, tool, call, run);
+      answered =
+        verdict.kind === 'allow' && verdict.ask
+          ? await askThenRun(run, verdict.ask, tool, call)
+          : await answerOf(verdict, tool, call, run);
     } catch (err) {
       // The run was cancelled while it answered the call (a skill run, a checkpoint, an activity): the call ends too.
-      if (isCancellation(err) && patched(separatePatches.cancelEndsToolCalls)) toolEnd({ content: JSON.stringify(cancelledCallResult), isError: true, result: cancelledCallResult });
+      if (isCancellation(err) && patched(separatePatches.cancelEndsToolCalls))
+        toolEnd({ content: JSON.stringify(cancelledCallResult), isError: true, result: cancelledCallResult });
       throw err;
     }
     const { answer, ends } = answered;
     toolEnd(answer);
-    results.push({ type: 'tool_result', tool_use_id: call.id, content: answer.content, ...(answer.isError ? { is_error: true } : {}) });
+    results.push({
+      type: 'tool_result',
+      tool_use_id: call.id,
+      content: answer.content,
+      ...(answer.isError ? { is_error: true } : {}),
+    });
     end = ends;
   }
   return { results, end };
 }
 
 /** The tool result for a call the policy refused, ended the turn on, or allowed to run (with the input it allowed). */
-async function answerOf(verdict: Verdict, tool: TurnTool | undefined, call: ToolUseBlock, run: TurnRun): Promise<AnsweredCall> {
+async function answerOf(
+  verdict: Verdict,
+  tool: TurnTool | undefined,
+  call: ToolUseBlock,
+  run: TurnRun,
+): Promise<AnsweredCall> {
   if (verdict.kind === 'refuse') return { answer: toolError(verdict.message) };
-  if (verdict.kind === 'end') return { answer: toolError(verdict.ending.error?.message ?? 'The turn ended.'), ends: verdict };
+  if (verdict.kind === 'end')
+    return { answer: toolError(verdict.ending.error?.message ?? 'The turn ended.'), ends: verdict };
   return { answer: await runTool(tool, { ...call, input: verdict.input ?? call.input }, run, verdict.handDown) };
 }
 
 /** A checkpoint first (request_human_approval, or a tool that needs approval); an approved tool then runs. */
-async function askThenRun(run: TurnRun, ask: CheckpointPlan, tool: TurnTool | undefined, call: ToolUseBlock): Promise<AnsweredCall> {
+async function askThenRun(
+  run: TurnRun,
+  ask: CheckpointPlan,
+  tool: TurnTool | undefined,
+  call: ToolUseBlock,
+): Promise<AnsweredCall> {
   const asked = await askHuman(run, ask);
   if (!asked.approved) return asked;
   const answer = await runTool(tool, { ...call, input: asked.approved.input }, run);
@@ -81,7 +117,12 @@ async function askThenRun(run: TurnRun, ask: CheckpointPlan, tool: TurnTool | un
   return { answer: note ? { ...answer, content: `${note}\n\n${answer.content}` } : answer };
 }
 
-async function runTool(tool: TurnTool | undefined, call: ToolUseBlock, run: TurnRun, handDown?: Allowance): Promise<ToolAnswer> {
+async function runTool(
+  tool: TurnTool | undefined,
+  call: ToolUseBlock,
+  run: TurnRun,
+  handDown?: Allowance,
+): Promise<ToolAnswer> {
   if (!tool?.run) return toolError(`${call.name} cannot be run here.`);
   try {
     return await tool.run({ id: call.id, name: call.name, input: call.input }, run, handDown);

@@ -6,11 +6,31 @@ import type { TurnEventBody } from '../core/events';
 import { EventLog } from '../core/event-log';
 import type { ChatMessage } from '../core/messages';
 import { addUsage, zeroUsage, type Usage } from '../core/model';
-import { carryOf, enginePatches, migratePlanCarry, newPolicyState, positionOf, reducePolicy, separatePatches, type PlanCarry, type PolicyEvent, type PolicyState, type Verdict } from '../core/policy';
+import {
+  carryOf,
+  enginePatches,
+  migratePlanCarry,
+  newPolicyState,
+  positionOf,
+  reducePolicy,
+  separatePatches,
+  type PlanCarry,
+  type PolicyEvent,
+  type PolicyState,
+  type Verdict,
+} from '../core/policy';
 import type { SkillExecution } from '../core/schemas/skill-runs';
 import { emptySkillTurnState, type SkillTurnState } from '../core/skills';
 import { ConversationMeasure } from '../core/transcript';
-import { startingTurnState, terminalStatuses, type TurnEnding, type TurnInput, type TurnResult, type TurnState, type TurnStatus } from '../core/turn';
+import {
+  startingTurnState,
+  terminalStatuses,
+  type TurnEnding,
+  type TurnInput,
+  type TurnResult,
+  type TurnState,
+  type TurnStatus,
+} from '../core/turn';
 import { showPending } from './checkpoint-desk';
 import { searchAttributes } from './search-attributes';
 import { liveSink } from './sinks';
@@ -256,7 +276,12 @@ export class TurnRun {
     this.setStatus(ending.status, ending.reason);
     if (ending.status === 'completed') this.emit({ type: 'done', output: ending.output ?? '' });
     else if (ending.status === 'cancelled') this.emit({ type: 'cancelled', reason: ending.reason ?? 'cancelled' });
-    else this.emit({ type: 'error', code: ending.error?.code ?? 'failed', message: ending.error?.message ?? 'The turn failed.' });
+    else
+      this.emit({
+        type: 'error',
+        code: ending.error?.code ?? 'failed',
+        message: ending.error?.message ?? 'The turn failed.',
+      });
     // Before the workflow completes: nothing may follow its completion.
     this.sendAttributes();
   }
@@ -281,7 +306,10 @@ export class TurnRun {
 export function initialMessages(input: TurnInput): ChatMessage[] {
   const messages: ChatMessage[] = [];
   for (const exchange of input.history) {
-    messages.push({ role: 'user', content: exchange.user }, { role: 'assistant', content: exchange.assistant || '(no answer)' });
+    messages.push(
+      { role: 'user', content: exchange.user },
+      { role: 'assistant', content: exchange.assistant || '(no answer)' },
+    );
   }
   messages.push({ role: 'user', content: input.message });
   return messages;

@@ -1,23 +1,51 @@
-import { ApplicationFailure, CancellationScope, getExternalWorkflowHandle, isCancellation, log, patched, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  CancellationScope,
+  getExternalWorkflowHandle,
+  isCancellation,
+  log,
+  patched,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { utcDayOf } from '../core/budget';
 import type { SkillCatalog } from '../core/skills';
 import { emptyToolCatalog, type ToolCatalog, type ToolCatalogReference } from '../core/tools';
 import type { TurnStart } from '../core/turn-start';
-import { migratePlanCarry, pinnedSkillsOf, policySettingsOf, unresolvedSkills, separatePatches, withSnapshots, workflowPatches, type PlanCarry } from '../core/policy';
+import {
+  migratePlanCarry,
+  pinnedSkillsOf,
+  policySettingsOf,
+  unresolvedSkills,
+  separatePatches,
+  withSnapshots,
+  workflowPatches,
+  type PlanCarry,
+} from '../core/policy';
 import { basePrompt } from '../core/prompts';
 import { buildSystemPrompt } from '../core/skills';
 import { sessionWorkflowId, turnFailedErrorType, type TurnInput, type TurnResult } from '../core/turn';
 import { appendUserText, runAgentLoop } from './agent-loop';
 import { answerAhead, answerRejection, decisionRejection, takeAnswerAhead, takeDecision } from './checkpoint-desk';
-import { answerCheckpointUpdate, checkpointDecisionSignal, skillProgressSignal, turnEndedSignal, turnEventsQuery, turnStateQuery } from './definitions';
+import {
+  answerCheckpointUpdate,
+  checkpointDecisionSignal,
+  skillProgressSignal,
+  turnEndedSignal,
+  turnEventsQuery,
+  turnStateQuery,
+} from './definitions';
 import { engineOfThisRun, failedEnding, patchesOfThisRun, rulesOfThisRun, type HasPatch } from './run-rules';
 import { toolsOfRun } from './run-tools';
 import { absorbProgress } from './skill-progress';
 import { preloadSkill } from './skill-tools';
 import { TurnRun } from './turn-run';
 
-const { skillCatalog, toolCatalog, resolveSkillSnapshots, readTurnStart } = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 3 } });
+const { skillCatalog, toolCatalog, resolveSkillSnapshots, readTurnStart } = proxyActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 3 },
+});
 
 /**
  * One chat turn: the agent loop over a fresh message list (the session's earlier text and the new message), with
@@ -78,11 +106,17 @@ function turnFailure(result: TurnResult): ApplicationFailure {
 
 async function runTurn(run: TurnRun, has: HasPatch): Promise<TurnResult> {
   const { input } = run;
-  const withPlan = (result: TurnResult): TurnResult => ({ ...result, skill: run.state.skill, step: run.state.step, plan: run.carry() });
+  const withPlan = (result: TurnResult): TurnResult => ({
+    ...result,
+    skill: run.state.skill,
+    step: run.state.step,
+    plan: run.carry(),
+  });
   try {
     const rules = rulesOfThisRun(has);
     run.useEngine(engineOfThisRun(has));
-    if (rules.spendingBounds && input.tokenBudget !== undefined) run.ledgerScope = { user: input.userId, day: utcDayOf(input.createdAt), turn: input.turnId };
+    if (rules.spendingBounds && input.tokenBudget !== undefined)
+      run.ledgerScope = { user: input.userId, day: utcDayOf(input.createdAt), turn: input.turnId };
     // Both catalogs are read once: the turn keeps the skills and tools it started with for its whole life.
     const { catalog, registry, carry, given } = patched(separatePatches.turnStartInOneActivity)
       ? await readStartAtOnce(input, rules.registeredTools)
@@ -108,10 +142,14 @@ async function runTurn(run: TurnRun, has: HasPatch): Promise<TurnResult> {
     for (const note of notes) appendUserText(run.messages, note);
 
     const system = buildSystemPrompt({ basePrompt, skills: catalog.skills });
-    return withPlan(await runAgentLoop({ run, system, tools: toolsOfRun(run, catalog.skills, catalog.skills, registry) }));
+    return withPlan(
+      await runAgentLoop({ run, system, tools: toolsOfRun(run, catalog.skills, catalog.skills, registry) }),
+    );
   } catch (err) {
     if (isCancellation(err)) {
-      return await CancellationScope.nonCancellable(async () => withPlan(run.finish({ status: 'cancelled', reason: 'cancelled' })));
+      return await CancellationScope.nonCancellable(async () =>
+        withPlan(run.finish({ status: 'cancelled', reason: 'cancelled' })),
+      );
     }
     return withPlan(run.finish(failedEnding(err)));
   }
@@ -131,15 +169,27 @@ async function readStartAtOnce(input: TurnInput, registeredTools: boolean): Prom
   const carried = unresolvedSkills(resume);
   const alreadyPinned = resume?.snapshots.some((snapshot) => snapshot.name === input.skill);
   const toolsByReference = registeredTools && patched(separatePatches.toolCatalogByReference);
-  const start = await readTurnStart({ tools: registeredTools, ...(toolsByReference ? { toolsByReference } : {}), carried, ...(input.skill && !alreadyPinned ? { given: input.skill } : {}) });
-  for (const ref of start.carried.unavailable) log.warn('A carried skill version is no longer available; the plan goes on without it', { skill: ref.name, hash: ref.hash });
+  const start = await readTurnStart({
+    tools: registeredTools,
+    ...(toolsByReference ? { toolsByReference } : {}),
+    carried,
+    ...(input.skill && !alreadyPinned ? { given: input.skill } : {}),
+  });
+  for (const ref of start.carried.unavailable)
+    log.warn('A carried skill version is no longer available; the plan goes on without it', {
+      skill: ref.name,
+      hash: ref.hash,
+    });
   const carry = resume && carried.length > 0 ? withSnapshots(resume, start.carried.snapshots) : resume;
   return { catalog: start.catalog, registry: start.tools, carry, given: start.given };
 }
 
 /** The start of turns of earlier code: the catalogs at once, then the carried skills; the given skill is loaded later. */
 async function readStartApart(input: TurnInput, registeredTools: boolean, has: HasPatch): Promise<StartReading> {
-  const [catalog, registry] = await Promise.all([skillCatalog(), registeredTools ? toolCatalog() : Promise.resolve(emptyToolCatalog)]);
+  const [catalog, registry] = await Promise.all([
+    skillCatalog(),
+    registeredTools ? toolCatalog() : Promise.resolve(emptyToolCatalog),
+  ]);
   return { catalog, registry, carry: await withCarriedSkills(migratePlanCarry(input.resume), has) };
 }
 
@@ -151,7 +201,11 @@ async function withCarriedSkills(carry: PlanCarry | undefined, has: HasPatch): P
   const wanted = unresolvedSkills(carry);
   if (!carry || wanted.length === 0 || !has(workflowPatches.skillReferences)) return carry;
   const { snapshots, unavailable } = await resolveSkillSnapshots({ skills: wanted });
-  for (const ref of unavailable) log.warn('A carried skill version is no longer available; the plan goes on without it', { skill: ref.name, hash: ref.hash });
+  for (const ref of unavailable)
+    log.warn('A carried skill version is no longer available; the plan goes on without it', {
+      skill: ref.name,
+      hash: ref.hash,
+    });
   return withSnapshots(carry, snapshots);
 }
 

@@ -9,7 +9,13 @@ export async function healthRoutes(app: FastifyInstance, { client }: ApiContext)
     '/healthz',
     {
       config: { public: true },
-      schema: { operationId: 'checkHealth', summary: 'Liveness', tags: ['health'], security: [], response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+      schema: {
+        operationId: 'checkHealth',
+        summary: 'Liveness',
+        tags: ['health'],
+        security: [],
+        response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+      },
     },
     async () => ({ status: 'ok' as const }),
   );
@@ -22,7 +28,10 @@ export async function healthRoutes(app: FastifyInstance, { client }: ApiContext)
         summary: 'Readiness, including Temporal',
         tags: ['health'],
         security: [],
-        response: { 200: Type.Object({ status: Type.Literal('ready'), temporal: Type.Literal('ok') }), ...errorResponses(503) },
+        response: {
+          200: Type.Object({ status: Type.Literal('ready'), temporal: Type.Literal('ok') }),
+          ...errorResponses(503),
+        },
       },
     },
     async () => {

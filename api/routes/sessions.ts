@@ -11,7 +11,15 @@ import { searchAttributes } from '../../workflows/search-attributes';
 import { SessionErrorType } from '../../workflows/session-types';
 import type { ApiContext } from '../context';
 import { HttpError, notFound } from '../errors';
-import { idempotencyHeader, keyDigest, keyReused, newAttempt, replayedHeader, requestDigest, sessionIdOf } from '../idempotency';
+import {
+  idempotencyHeader,
+  keyDigest,
+  keyReused,
+  newAttempt,
+  replayedHeader,
+  requestDigest,
+  sessionIdOf,
+} from '../idempotency';
 import { checkedMessage, checkedParams } from '../input-limits';
 import {
   CreatedSession,
@@ -31,7 +39,10 @@ import {
 import { deleteSession, describeVisibleSession, listSessions, readSession } from '../sessions';
 import { waitForTurnToSettle } from '../turn-wait';
 
-export async function sessionRoutes(app: FastifyInstance, { client, config, skills, cursors, closing, quotas, live }: ApiContext): Promise<void> {
+export async function sessionRoutes(
+  app: FastifyInstance,
+  { client, config, skills, cursors, closing, quotas, live }: ApiContext,
+): Promise<void> {
   app.post<{ Headers: Static<typeof CreateSessionHeaders> }>(
     '/v1/sessions',
     {
@@ -43,7 +54,10 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
           'request created, `Idempotent-Replayed: true`, instead of creating another.',
         tags: ['sessions'],
         headers: CreateSessionHeaders,
-        response: { 201: created(CreatedSession, 'The session; Location is its URL'), ...errorResponses(400, 401, 429) },
+        response: {
+          201: created(CreatedSession, 'The session; Location is its URL'),
+          ...errorResponses(400, 401, 429),
+        },
       },
     },
     async (request, reply) => {
@@ -54,7 +68,14 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
           client.workflow.start('sessionWorkflow', {
             workflowId: sessionWorkflowId(id),
             taskQueue: config.taskQueue,
-            args: [{ sessionId: id, userId: request.caller.id, createdAt: new Date().toISOString(), settings: turnSettingsFrom(config) }],
+            args: [
+              {
+                sessionId: id,
+                userId: request.caller.id,
+                createdAt: new Date().toISOString(),
+                settings: turnSettingsFrom(config),
+              },
+            ],
             typedSearchAttributes: [
               { key: searchAttributes.session, value: id },
               { key: searchAttributes.user, value: request.caller.id },
@@ -75,7 +96,7 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
     {
       schema: {
         operationId: 'listSessions',
-        summary: 'List your open sessions (operators: everyone\'s), newest first',
+        summary: "List your open sessions (operators: everyone's), newest first",
         tags: ['sessions'],
         querystring: SessionListQuery,
         response: { 200: SessionPage, ...errorResponses(400, 401, 429) },
@@ -104,7 +125,8 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
       schema: {
         operationId: 'deleteSession',
         summary: 'Delete a session: cancels its running turn and removes the session and its turns from Temporal',
-        description: 'Afterwards the session and its turns read as 404 at once; listings may show the turns for a few seconds more.',
+        description:
+          'Afterwards the session and its turns read as 404 at once; listings may show the turns for a few seconds more.',
         tags: ['sessions'],
         params: SessionParams,
         response: { 204: { type: 'null', description: 'Deleted' }, ...errorResponses(401, 404, 429) },
@@ -120,7 +142,12 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
     },
   );
 
-  app.post<{ Params: { id: string }; Body: StartTurnBody; Querystring: Static<typeof StartTurnQuery>; Headers: Static<typeof StartTurnHeaders> }>(
+  app.post<{
+    Params: { id: string };
+    Body: StartTurnBody;
+    Querystring: Static<typeof StartTurnQuery>;
+    Headers: Static<typeof StartTurnHeaders>;
+  }>(
     '/v1/sessions/:id/turns',
     {
       handlerTimeout: Math.max(config.requestTimeoutMs, config.waitTimeoutMs + 10_000),
@@ -138,7 +165,11 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
         headers: StartTurnHeaders,
         querystring: StartTurnQuery,
         body: StartTurnBody,
-        response: { 200: TurnView, 202: created(StartedTurn, 'The turn started; Location is its URL'), ...errorResponses(400, 401, 404, 409, 413, 422, 429, 503) },
+        response: {
+          200: TurnView,
+          202: created(StartedTurn, 'The turn started; Location is its URL'),
+          ...errorResponses(400, 401, 404, 409, 413, 422, 429, 503),
+        },
       },
     },
     async (request, reply) => {
@@ -146,35 +177,65 @@ export async function sessionRoutes(app: FastifyInstance, { client, config, skil
       const { skill } = request.body;
       const message = checkedMessage(request.body.message, config);
       const params = request.body.params === undefined ? undefined : checkedParams(request.body.params);
-      if (params !== undefined && !skill) throw new HttpError(400, 'invalid_request', 'params go with a skill: name the skill they are for.');
+      if (params !== undefined && !skill)
+        throw new HttpError(400, 'invalid_request', 'params go with a skill: name the skill they are for.');
       await describeVisibleSession(client, request.caller, sessionId);
       const tokenBudget = await quotas.checkTokenBudget(request.caller.id);
       if (skill && skills) {
         const catalog = await skills.catalog();
         const manifest = catalog.skills.find((entry) => entry.name === skill);
-        if (!manifest) throw new HttpError(400, 'unknown_skill', `There is no enabled skill "${skill}"; GET /v1/skills lists them.`);
+        if (!manifest)
+          throw new HttpError(400, 'unknown_skill', `There is no enabled skill "${skill}"; GET /v1/skills lists them.`);
         if (params !== undefined) checkSkillParams(manifest, params);
       }
       const key = request.headers[idempotencyHeader];
-      const origin = key === undefined ? undefined : { key: keyDigest(request.caller.id, key), requestDigest: requestDigest(request.body), attempt: newAttempt() };
+      const origin =
+        key === undefined
+          ? undefined
+          : {
+              key: keyDigest(request.caller.id, key),
+              requestDigest: requestDigest(request.body),
+              attempt: newAttempt(),
+            };
       let turnId: string;
       try {
         const started = await client.workflow.getHandle(sessionWorkflowId(sessionId)).executeUpdate(startTurnUpdate, {
-          args: [{ ...request.body, message, ...(params !== undefined ? { params } : {}), requestId: request.id, ...(origin ? { idempotency: origin } : {}), ...(tokenBudget !== undefined ? { tokenBudget } : {}) }],
+          args: [
+            {
+              ...request.body,
+              message,
+              ...(params !== undefined ? { params } : {}),
+              requestId: request.id,
+              ...(origin ? { idempotency: origin } : {}),
+              ...(tokenBudget !== undefined ? { tokenBudget } : {}),
+            },
+          ],
         });
         turnId = started.turnId;
-        if (origin && started.idempotency && started.idempotency.requestDigest !== origin.requestDigest) throw keyReused();
-        if (origin && started.idempotency && started.idempotency.attempt !== origin.attempt) void reply.header(replayedHeader, 'true');
+        if (origin && started.idempotency && started.idempotency.requestDigest !== origin.requestDigest)
+          throw keyReused();
+        if (origin && started.idempotency && started.idempotency.attempt !== origin.attempt)
+          void reply.header(replayedHeader, 'true');
       } catch (err) {
         throw mapSessionError(err, sessionId);
       }
       if (request.query.wait) {
         const abort = new AbortController();
         reply.raw.on('close', () => abort.abort());
-        const settled = await waitForTurnToSettle(client, request.caller, turnId, config.waitTimeoutMs, AbortSignal.any([abort.signal, closing]), live);
+        const settled = await waitForTurnToSettle(
+          client,
+          request.caller,
+          turnId,
+          config.waitTimeoutMs,
+          AbortSignal.any([abort.signal, closing]),
+          live,
+        );
         if (settled) return reply.code(200).send(settled);
       }
-      return reply.code(202).header('location', `/v1/turns/${turnId}`).send({ id: turnId, sessionId, status: 'running' });
+      return reply
+        .code(202)
+        .header('location', `/v1/turns/${turnId}`)
+        .send({ id: turnId, sessionId, status: 'running' });
     },
   );
 }
@@ -184,7 +245,14 @@ function checkSkillParams(manifest: SkillManifest, params: Record<string, unknow
   const checked = checkParams(manifest, params);
   if (checked.ok) return;
   const listed = checked.problems.map((problem) => problem.message).join('; ');
-  throw new HttpError(400, 'invalid_params', `The params are not valid for skill ${manifest.name}: ${listed}.`, undefined, checked.problems, manifest.parameters);
+  throw new HttpError(
+    400,
+    'invalid_params',
+    `The params are not valid for skill ${manifest.name}: ${listed}.`,
+    undefined,
+    checked.problems,
+    manifest.parameters,
+  );
 }
 
 function mapSessionError(err: unknown, sessionId: string): unknown {

@@ -24,7 +24,9 @@ export async function skillRoutes(app: FastifyInstance, { skills }: ApiContext):
     },
     async (request) => {
       const { category } = request.query;
-      const entries = (await catalog(skills)).skills.filter((skill) => category === undefined || skill.category === category);
+      const entries = (await catalog(skills)).skills.filter(
+        (skill) => category === undefined || skill.category === category,
+      );
       return { skills: entries.map(summaryOf) };
     },
   );
@@ -69,7 +71,14 @@ function detailOf(skill: SkillManifest) {
     metadata: skill.metadata,
     plan: skill.plan?.source ?? null,
     output: skill.output,
-    checkpointSpecs: skill.checkpoints.map(({ name, kind, ttlMs, onTimeout, params, routes }) => ({ name, kind, ttlMs, onTimeout, params, routes })),
+    checkpointSpecs: skill.checkpoints.map(({ name, kind, ttlMs, onTimeout, params, routes }) => ({
+      name,
+      kind,
+      ttlMs,
+      onTimeout,
+      params,
+      routes,
+    })),
     children: skill.children,
     subskills: skill.subskills,
     resources: skill.resources,

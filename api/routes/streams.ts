@@ -3,7 +3,15 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Caller } from '../auth';
 import type { ApiContext } from '../context';
 import { HttpError } from '../errors';
-import { EventsHeaders, EventsQuery, StreamToken, StreamTokenBody, TurnParams, WsQuery, errorResponses } from '../../core/protocol';
+import {
+  EventsHeaders,
+  EventsQuery,
+  StreamToken,
+  StreamTokenBody,
+  TurnParams,
+  WsQuery,
+  errorResponses,
+} from '../../core/protocol';
 import { TurnFollower } from '../streams/follow-turn';
 import type { StreamLease } from '../streams/open-streams';
 import { SseResponse } from '../streams/sse';
@@ -38,7 +46,7 @@ export async function streamRoutes(app: FastifyInstance, context: ApiContext): P
     {
       schema: {
         operationId: 'createStreamToken',
-        summary: 'Get a short-lived token to open a turn\'s event stream from a browser',
+        summary: "Get a short-lived token to open a turn's event stream from a browser",
         description:
           `Pass it as ?token= to /v1/turns/{id}/events or /v1/turns/{id}/ws. Valid for one turn, ${tokens.ttlMs / 1000} s. ` +
           'Read-only unless scope is "write", which lets a WebSocket answer checkpoints and cancel; a socket opened with a ' +
@@ -49,7 +57,8 @@ export async function streamRoutes(app: FastifyInstance, context: ApiContext): P
       },
     },
     async (request, reply) => {
-      if (request.caller.token) throw new HttpError(403, 'forbidden', 'A stream token cannot issue stream tokens; use your API key.');
+      if (request.caller.token)
+        throw new HttpError(403, 'forbidden', 'A stream token cannot issue stream tokens; use your API key.');
       await describeVisibleTurn(client, request.caller, request.body.turnId);
       return reply.code(201).send(tokens.issue(request.caller, request.body.turnId, request.body.scope));
     },
@@ -62,9 +71,9 @@ export async function streamRoutes(app: FastifyInstance, context: ApiContext): P
       config: { streamToken: true },
       schema: {
         operationId: 'followTurnEvents',
-        summary: 'Follow a turn\'s events (Server-Sent Events)',
+        summary: "Follow a turn's events (Server-Sent Events)",
         description:
-          'Every event of the turn as one SSE message (`data:` is the event\'s JSON), durable events with their offset as ' +
+          "Every event of the turn as one SSE message (`data:` is the event's JSON), durable events with their offset as " +
           'the SSE id; Last-Event-ID (or ?after=) resumes without loss or duplicates. Live message.delta events have no ' +
           'id. The stream ends after the terminal event (done, error or cancelled). Auth: the Authorization header, or ' +
           '?token= from POST /v1/stream-tokens.',
@@ -73,7 +82,10 @@ export async function streamRoutes(app: FastifyInstance, context: ApiContext): P
         querystring: EventsQuery,
         headers: EventsHeaders,
         response: {
-          200: { description: 'text/event-stream of TurnEvent', content: { 'text/event-stream': { schema: { $ref: 'TurnEvent#' } } } },
+          200: {
+            description: 'text/event-stream of TurnEvent',
+            content: { 'text/event-stream': { schema: { $ref: 'TurnEvent#' } } },
+          },
           ...errorResponses(400, 401, 404, 429),
         },
       },

@@ -33,7 +33,10 @@ export async function awaitClosure(client: Client, turnId: string, options: Clos
     const status = await client.workflow
       .getHandle(turnId)
       .describe()
-      .then((description) => description.status.name, () => null);
+      .then(
+        (description) => description.status.name,
+        () => null,
+      );
     if (options.left()) return 'left';
     if (status !== null && status !== 'RUNNING') return 'closed';
     if (Date.now() + pause >= deadline) return 'running';
@@ -43,7 +46,10 @@ export async function awaitClosure(client: Client, turnId: string, options: Clos
 }
 
 /** The turn's description; `gone` when Temporal no longer has it, undefined when it could not be asked. */
-export async function describeTurn(client: Client, turnId: string): Promise<WorkflowExecutionDescription | 'gone' | undefined> {
+export async function describeTurn(
+  client: Client,
+  turnId: string,
+): Promise<WorkflowExecutionDescription | 'gone' | undefined> {
   try {
     return await client.workflow.getHandle(turnId).describe();
   } catch (err) {
@@ -56,7 +62,10 @@ export function historyLengthOf(client: Client, turnId: string): Promise<number 
   return client.workflow
     .getHandle(turnId)
     .describe()
-    .then((description) => description.historyLength, () => undefined);
+    .then(
+      (description) => description.historyLength,
+      () => undefined,
+    );
 }
 
 /** The turn's SkillflowStatus as described (a turn starts running without one). */

@@ -86,7 +86,8 @@ export class TurnFollower implements FeedWatcher {
   private sendLive(event: DeltaEvent): void {
     if (event.call !== undefined && event.attempt !== undefined) {
       const seen = this.attempts.get(event.call);
-      if (seen !== undefined && event.attempt > seen) this.options.send({ type: 'message.reset', call: event.call, attempt: event.attempt });
+      if (seen !== undefined && event.attempt > seen)
+        this.options.send({ type: 'message.reset', call: event.call, attempt: event.attempt });
       if (seen === undefined || event.attempt > seen) this.attempts.set(event.call, event.attempt);
       if (seen !== undefined && event.attempt < seen) return;
     }

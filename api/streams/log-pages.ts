@@ -28,7 +28,9 @@ export async function readLogPages(
 
 async function queryPage(client: Client, turnId: string, after: number, limit: number): Promise<TurnEvent[] | null> {
   try {
-    return await client.connection.withDeadline(Date.now() + queryDeadlineMs, () => client.workflow.getHandle(turnId).query(turnEventsQuery, after, limit));
+    return await client.connection.withDeadline(Date.now() + queryDeadlineMs, () =>
+      client.workflow.getHandle(turnId).query(turnEventsQuery, after, limit),
+    );
   } catch {
     return null;
   }

@@ -36,7 +36,9 @@ export class OpenStreams {
     const place = await this.shared.take(user, this.caps.perUser);
     if (!place.taken) {
       local.release();
-      throw tooMany(`At most ${this.caps.perUser} streams may be open per user, across the API processes; close one first.`);
+      throw tooMany(
+        `At most ${this.caps.perUser} streams may be open per user, across the API processes; close one first.`,
+      );
     }
     return {
       attach: local.attach,
@@ -52,7 +54,8 @@ export class OpenStreams {
     if (held >= this.caps.perUser) {
       throw tooMany(`At most ${this.caps.perUser} streams may be open per user; close one first.`);
     }
-    if (this.leased >= this.caps.total) throw tooMany(`This API process has its maximum of ${this.caps.total} open streams; try again shortly.`);
+    if (this.leased >= this.caps.total)
+      throw tooMany(`This API process has its maximum of ${this.caps.total} open streams; try again shortly.`);
     this.perUser.set(user, held + 1);
     this.leased += 1;
     let released = false;

@@ -14,7 +14,16 @@ redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1
 `;
 
-type ScriptedRedis = Redis & { skillflowTakeStreamPlace(key: string, now: number, max: number, expiresAt: number, place: string, ttlMs: number): Promise<number> };
+type ScriptedRedis = Redis & {
+  skillflowTakeStreamPlace(
+    key: string,
+    now: number,
+    max: number,
+    expiresAt: number,
+    place: string,
+    ttlMs: number,
+  ): Promise<number>;
+};
 
 export type StreamPlace = { taken: true; giveBack(): void } | { taken: false };
 
@@ -36,7 +45,8 @@ export class SharedStreamCounts {
     private readonly onError: (err: unknown) => void,
     private readonly now: () => number = Date.now,
   ) {
-    if (!('skillflowTakeStreamPlace' in redis.client)) redis.client.defineCommand('skillflowTakeStreamPlace', { numberOfKeys: 1, lua: takeScript });
+    if (!('skillflowTakeStreamPlace' in redis.client))
+      redis.client.defineCommand('skillflowTakeStreamPlace', { numberOfKeys: 1, lua: takeScript });
     this.renewal = setInterval(() => void this.renew(), streamPlaceTtlMs / 3);
     this.renewal.unref();
   }
@@ -47,7 +57,16 @@ export class SharedStreamCounts {
     const place = `${this.process}:${(this.taken += 1)}`;
     const now = this.now();
     try {
-      const taken = await this.redis.run((client) => (client as ScriptedRedis).skillflowTakeStreamPlace(key, now, max, now + streamPlaceTtlMs, place, streamPlaceTtlMs));
+      const taken = await this.redis.run((client) =>
+        (client as ScriptedRedis).skillflowTakeStreamPlace(
+          key,
+          now,
+          max,
+          now + streamPlaceTtlMs,
+          place,
+          streamPlaceTtlMs,
+        ),
+      );
       if (taken === 0) return { taken: false };
     } catch (err) {
       this.onError(err);

@@ -5,7 +5,14 @@ import { FeedSchedule } from '../../core/feed-schedule';
 import { HistoryWatch } from '../../core/history-watch';
 import { readRetryMs } from '../../core/read-backoff';
 import type { LiveChannel, LiveEvent } from '../../lib/live';
-import { awaitClosure, closedTurnEnding, describedStatus, describeTurn, goneEnding, historyLengthOf } from './feed-closure';
+import {
+  awaitClosure,
+  closedTurnEnding,
+  describedStatus,
+  describeTurn,
+  goneEnding,
+  historyLengthOf,
+} from './feed-closure';
 import type { TurnFeedSettings } from './feed-settings';
 import { FeedWatchers, type FeedWatcher } from './feed-watchers';
 import { readLogPages } from './log-pages';
@@ -60,7 +67,10 @@ export class TurnFeed {
     this.schedule = new FeedSchedule(settings, Date.now());
     this.unsubscribe = live.subscribe(turnId, (event) => this.onLive(event));
     // A state the worker published for this turn shows its pushes reach this process, before any event is pushed.
-    live.latestState(turnId).then((state) => state && this.schedule.pushesArrive(Date.now()), () => undefined);
+    live.latestState(turnId).then(
+      (state) => state && this.schedule.pushesArrive(Date.now()),
+      () => undefined,
+    );
     void this.run();
   }
 
@@ -323,7 +333,8 @@ export class TurnFeed {
   /** A running turn described after silence: reads the log when its history or status shows pushes went missing. */
   private checkHistory(description: WorkflowExecutionDescription): void {
     if (!this.schedule.pushed || this.readWanted) return;
-    if (!this.history.shouldRead(description.historyLength, describedStatus(description), this.log.lastStatus())) return;
+    if (!this.history.shouldRead(description.historyLength, describedStatus(description), this.log.lastStatus()))
+      return;
     this.describedForRead = description.historyLength;
     this.readWanted = true;
   }

@@ -105,7 +105,15 @@ export class TurnFeeds {
   watch(turnId: string, after: number, watcher: FeedWatcher): FeedHandle {
     let feed = this.feeds.get(turnId);
     if (!feed) {
-      feed = new TurnFeed(this.client, this.live, turnId, this.settings, this.log, () => this.closed(turnId), () => this.catchUpSlot(turnId));
+      feed = new TurnFeed(
+        this.client,
+        this.live,
+        turnId,
+        this.settings,
+        this.log,
+        () => this.closed(turnId),
+        () => this.catchUpSlot(turnId),
+      );
       this.feeds.set(turnId, feed);
     }
     const joined = feed;

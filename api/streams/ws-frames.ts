@@ -14,7 +14,13 @@ export type ClientFrame =
 export type ServerFrame =
   | { type: 'event'; event: StreamItem }
   | ({ type: 'ack'; requestId: RequestId } & Record<string, unknown>)
-  | { type: 'error'; requestId?: RequestId; status: number; error: { code: string; message: string }; retryAfter?: number };
+  | {
+      type: 'error';
+      requestId?: RequestId;
+      status: number;
+      error: { code: string; message: string };
+      retryAfter?: number;
+    };
 
 const checkpointFrame = TypeCompiler.Compile(CheckpointFrame);
 const checkpointAnswer = TypeCompiler.Compile(CheckpointAnswer);
@@ -29,7 +35,8 @@ export function parseClientFrame(data: string): ClientFrame | { invalid: HttpErr
     return { invalid: new HttpError(400, 'invalid_request', 'A frame must be one JSON object.') };
   }
   const frame = (value && typeof value === 'object' ? value : {}) as Record<string, unknown>;
-  const requestId = typeof frame.requestId === 'string' || typeof frame.requestId === 'number' ? frame.requestId : undefined;
+  const requestId =
+    typeof frame.requestId === 'string' || typeof frame.requestId === 'number' ? frame.requestId : undefined;
   const invalid = (message: string) => ({ invalid: new HttpError(400, 'invalid_request', message), requestId });
   switch (frame.type) {
     case 'checkpoint': {
@@ -47,6 +54,7 @@ export function parseClientFrame(data: string): ClientFrame | { invalid: HttpErr
 }
 
 function firstError(prefix: string, errors: Iterable<{ path: string; message: string }>): string {
-  for (const error of errors) return `${prefix}${error.path || (prefix ? '' : '/')} ${error.message.toLowerCase()}`.trim();
+  for (const error of errors)
+    return `${prefix}${error.path || (prefix ? '' : '/')} ${error.message.toLowerCase()}`.trim();
   return 'The frame is not valid.';
 }

@@ -53,7 +53,9 @@ export function runWsSession({ context, caller, turnId, after, socket, lease, on
     if (turnOver && pending === 0 && socket.readyState === socket.OPEN) socket.close(1000, 'turn ended');
   };
   lease.attach(() => socket.close(1001, 'server shutting down'));
-  const expiry = caller.token ? setTimeout(() => socket.close(1008, 'stream token expired'), Math.max(0, caller.token.expiresAt - Date.now())) : undefined;
+  const expiry = caller.token
+    ? setTimeout(() => socket.close(1008, 'stream token expired'), Math.max(0, caller.token.expiresAt - Date.now()))
+    : undefined;
   socket.on('close', () => {
     abort.abort();
     clearTimeout(expiry);
@@ -83,7 +85,16 @@ export function runWsSession({ context, caller, turnId, after, socket, lease, on
       await cancelTurn(context.client, caller, turnId);
       return { type: 'ack', requestId: frame.requestId, cancelRequested: true };
     }
-    const accepted = await answerCheckpoint(context.client, caller, turnId, frame.checkpointId, frame.answer, context.config, undefined, context.live);
+    const accepted = await answerCheckpoint(
+      context.client,
+      caller,
+      turnId,
+      frame.checkpointId,
+      frame.answer,
+      context.config,
+      undefined,
+      context.live,
+    );
     return { type: 'ack', requestId: frame.requestId, ...accepted };
   };
 
@@ -103,7 +114,11 @@ export function runWsSession({ context, caller, turnId, after, socket, lease, on
     if ('invalid' in frame) return sendError(frame.invalid, frame.requestId);
     if (caller.token && caller.token.scope !== 'write') {
       return sendError(
-        new HttpError(403, 'forbidden', 'This socket was opened with a read-only stream token; ask POST /v1/stream-tokens for {"scope": "write"} to answer checkpoints or cancel.'),
+        new HttpError(
+          403,
+          'forbidden',
+          'This socket was opened with a read-only stream token; ask POST /v1/stream-tokens for {"scope": "write"} to answer checkpoints or cancel.',
+        ),
         frame.requestId,
       );
     }
@@ -119,7 +134,13 @@ export function runWsSession({ context, caller, turnId, after, socket, lease, on
     } catch (err) {
       const { status, body, unexpected, retryAfterSeconds } = errorReply(err);
       if (unexpected) onUnexpected(err);
-      send({ type: 'error', requestId: frame.requestId, status, error: body.error, ...(retryAfterSeconds !== undefined ? { retryAfter: retryAfterSeconds } : {}) });
+      send({
+        type: 'error',
+        requestId: frame.requestId,
+        status,
+        error: body.error,
+        ...(retryAfterSeconds !== undefined ? { retryAfter: retryAfterSeconds } : {}),
+      });
     } finally {
       pending -= 1;
       closeIfDone();

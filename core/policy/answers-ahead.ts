@@ -35,8 +35,13 @@ export interface TurnProgress {
 export type AheadOutcome = { kind: 'wait' } | { kind: 'decide' } | { kind: 'refuse'; message: string };
 
 /** The answer as one let in ahead of its checkpoint, or null when it is not one (and is checked as it is). */
-export function answerAheadOf(state: PolicyState, decision: CheckpointDecision, activation: number): AnswerAhead | null {
-  if (state.open || state.delegated || !isPlainObject(decision) || !checkpointActions.includes(decision.action)) return null;
+export function answerAheadOf(
+  state: PolicyState,
+  decision: CheckpointDecision,
+  activation: number,
+): AnswerAhead | null {
+  if (state.open || state.delegated || !isPlainObject(decision) || !checkpointActions.includes(decision.action))
+    return null;
   if (decision.checkpointId !== checkpointIdOf(state.checkpointCount + 1)) return null;
   return { checkpointId: decision.checkpointId, round: state.roundsSinceHuman, activation };
 }
@@ -46,7 +51,10 @@ export function answerAheadOf(state: PolicyState, decision: CheckpointDecision, 
  * still pending is the usual check's to say), refused once the turn cannot open it any more, else it waits.
  */
 export function answerAheadOutcome(state: PolicyState, ahead: AnswerAhead, now: TurnProgress): AheadOutcome {
-  const gone = (why: string): AheadOutcome => ({ kind: 'refuse', message: `Checkpoint ${ahead.checkpointId} cannot be answered: ${why}.` });
+  const gone = (why: string): AheadOutcome => ({
+    kind: 'refuse',
+    message: `Checkpoint ${ahead.checkpointId} cannot be answered: ${why}.`,
+  });
   // A checkpoint opened in a later activation is not the one the client was shown (workflow code checks before it runs).
   if (now.activation !== ahead.activation) return gone('the turn went on without opening it');
   if (state.checkpointCount >= checkpointNumberOf(ahead.checkpointId)!) return { kind: 'decide' };

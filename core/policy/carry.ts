@@ -57,7 +57,9 @@ function withReferences(carry: PlanCarry): PlanCarry {
 /** The carried skills a turn must read back before it continues the plan: those it does not hold whole. */
 export function unresolvedSkills(carry: PlanCarry | undefined): SkillRef[] {
   if (!carry) return [];
-  return (carry.skills ?? []).filter((ref) => !carry.snapshots.some((snapshot) => snapshot.name === ref.name && snapshot.hash === ref.hash));
+  return (carry.skills ?? []).filter(
+    (ref) => !carry.snapshots.some((snapshot) => snapshot.name === ref.name && snapshot.hash === ref.hash),
+  );
 }
 
 /** The carry with the snapshots a turn read back. */

@@ -1,4 +1,13 @@
-import { allowedActions, checkpointIdOf, checkpointNumberOf, decisionProblems, routingActions, decisionResult, parseCheckpointRequest, type CheckpointDecision } from '../checkpoints';
+import {
+  allowedActions,
+  checkpointIdOf,
+  checkpointNumberOf,
+  decisionProblems,
+  routingActions,
+  decisionResult,
+  parseCheckpointRequest,
+  type CheckpointDecision,
+} from '../checkpoints';
 import { schemaOfValues, validateJson, type JsonSchema } from '../json-validator';
 import { valueProblem } from '../skills/field-specs';
 import { fieldsToJsonSchema } from '../skills/json-schema';
@@ -58,7 +67,12 @@ export function onCheckpointRequested(state: PolicyState, call: ToolCall, at: nu
     const checked = validateJson(proposed, paramsSchema, { path: 'params', applyDefaults: true });
     if (!checked.ok) {
       const listed = checked.problems.map((problem) => problem.message).join('; ');
-      return refuse(state, `Checkpoint ${name} was not asked: ${listed}. Its params, as JSON Schema: ${JSON.stringify(paramsSchema)}`, 'refused', checked.problems);
+      return refuse(
+        state,
+        `Checkpoint ${name} was not asked: ${listed}. Its params, as JSON Schema: ${JSON.stringify(paramsSchema)}`,
+        'refused',
+        checked.problems,
+      );
     }
     params = checked.value as Record<string, unknown>;
   }
@@ -78,7 +92,15 @@ export function onCheckpointRequested(state: PolicyState, call: ToolCall, at: nu
     onTimeout: policy.onTimeout,
   };
   const next = stopClock({ ...state, checkpointCount: state.checkpointCount + 1, open }, at);
-  return allow(next, { ask: { ...open, summary: request.summary, ttlMs: policy.ttlMs, skill: state.active?.name ?? null, depth: state.depth } });
+  return allow(next, {
+    ask: {
+      ...open,
+      summary: request.summary,
+      ttlMs: policy.ttlMs,
+      skill: state.active?.name ?? null,
+      depth: state.depth,
+    },
+  });
 }
 
 /**
@@ -88,12 +110,17 @@ export function onCheckpointRequested(state: PolicyState, call: ToolCall, at: nu
 function givenFor(state: PolicyState, spec: CheckpointSpec): Record<string, unknown> {
   const { given } = state;
   if (!given || given.skill !== state.active?.name) return {};
-  const fits = (param: CheckpointSpec['params'][number]) => param.name in given.params && valueProblem(given.params[param.name], param) === null;
+  const fits = (param: CheckpointSpec['params'][number]) =>
+    param.name in given.params && valueProblem(given.params[param.name], param) === null;
   return Object.fromEntries(spec.params.filter(fits).map((param) => [param.name, given.params[param.name]]));
 }
 
 /** A skill run below this one opened a checkpoint, or closed it: answers to it are checked here and passed down. */
-export function onCheckpointDelegated(state: PolicyState, checkpoint: DelegatedCheckpoint | null, checkpointCount: number): Reduction {
+export function onCheckpointDelegated(
+  state: PolicyState,
+  checkpoint: DelegatedCheckpoint | null,
+  checkpointCount: number,
+): Reduction {
   return allow({ ...state, delegated: checkpoint, checkpointCount: Math.max(state.checkpointCount, checkpointCount) });
 }
 
@@ -105,7 +132,13 @@ export const toolApprovalName = (tool: string) => `tool:${tool}`;
  * tool's input schema (so a modified input is validated again). It waits as a free checkpoint of the active skill
  * would; when it expires, the tool does not run and the turn goes on.
  */
-export function onToolApprovalNeeded(state: PolicyState, call: ToolCall, spec: ToolSpec, input: Record<string, unknown>, at: number): Reduction {
+export function onToolApprovalNeeded(
+  state: PolicyState,
+  call: ToolCall,
+  spec: ToolSpec,
+  input: Record<string, unknown>,
+  at: number,
+): Reduction {
   const name = toolApprovalName(spec.name);
   const open: OpenCheckpoint = {
     id: checkpointIdOf(state.checkpointCount + 1),
@@ -128,11 +161,20 @@ export function onToolApprovalNeeded(state: PolicyState, call: ToolCall, spec: T
 }
 
 /** A tool approval settled: run the tool with the approved input, or tell the model it did not run. */
-function onToolApprovalResolved(state: PolicyState, open: OpenCheckpoint, decision: CheckpointDecision, at: number): Reduction {
+function onToolApprovalResolved(
+  state: PolicyState,
+  open: OpenCheckpoint,
+  decision: CheckpointDecision,
+  at: number,
+): Reduction {
   const tool = open.tool!.name;
   const base = startClock({ ...state, open: null }, at);
   if (decision.action === 'cancel') {
-    const result = { cancelled: true, ran: false, note: `The human declined: ${tool} did not run. Go on without it, and tell the user if it matters.` };
+    const result = {
+      cancelled: true,
+      ran: false,
+      note: `The human declined: ${tool} did not run. Go on without it, and tell the user if it matters.`,
+    };
     return allow(base, { result });
   }
   const overrides = decision.overrides ?? {};
@@ -159,7 +201,13 @@ function decisionRefusal(state: PolicyState, decision: CheckpointDecision): Redu
 }
 
 /** The plan moves past a named checkpoint once a human (or its expiry policy) has settled it. */
-function settle(state: PolicyState, open: OpenCheckpoint, decision: CheckpointDecision | 'expired', effective: Record<string, unknown>, at: number): PolicyState {
+function settle(
+  state: PolicyState,
+  open: OpenCheckpoint,
+  decision: CheckpointDecision | 'expired',
+  effective: Record<string, unknown>,
+  at: number,
+): PolicyState {
   const base = startClock({ ...state, open: null }, at);
   if (!base.plan || !namesCheckpoint(base.plan, open.name)) return base;
   const passed = passCheckpoint(base.plan, open.name, decision, effective, at);
@@ -170,7 +218,13 @@ export function onCheckpointResolved(state: PolicyState, decision: CheckpointDec
   const { delegated } = state;
   if (delegated && decision?.checkpointId === delegated.id) {
     const problems = decisionProblems(delegated, decision);
-    if (problems.length > 0) return refuse(state, sentence(problems.map((problem) => problem.message).join('; ')), 'invalid_decision', problems);
+    if (problems.length > 0)
+      return refuse(
+        state,
+        sentence(problems.map((problem) => problem.message).join('; ')),
+        'invalid_decision',
+        problems,
+      );
     return allow({ ...state, delegated: null }, { forward: true });
   }
   const refused = decisionRefusal(state, decision);
@@ -187,19 +241,31 @@ export function onCheckpointResolved(state: PolicyState, decision: CheckpointDec
   return allow(settle(humanDecided, open, decision, effective, at), { result: decisionResult(decision) });
 }
 
-const skippedResult = { skipped: true, note: 'Nobody answered in time. Go on without this decision, and tell the user it was skipped.' };
+const skippedResult = {
+  skipped: true,
+  note: 'Nobody answered in time. Go on without this decision, and tell the user it was skipped.',
+};
 
 export function onCheckpointExpired(state: PolicyState, at: number): Reduction {
   const open = state.open;
   if (!open) return refuse(state, 'No checkpoint is pending.', 'not_pending');
   if (open.tool) {
-    const result = { skipped: true, ran: false, note: `Nobody approved the call in time: ${open.tool.name} did not run. Go on without it, and tell the user.` };
+    const result = {
+      skipped: true,
+      ran: false,
+      note: `Nobody approved the call in time: ${open.tool.name} did not run. Go on without it, and tell the user.`,
+    };
     return allow(startClock({ ...state, open: null }, at), { result });
   }
   if (open.onTimeout === 'cancel') return { state: { ...state, open: null }, verdict: expiredEnd(open.name) };
   if (open.onTimeout === 'approve-defaults' && open.kind === 'approval') {
     const params = withDefaults(open.params ?? {}, open.paramsSchema);
-    const result = { approved: true, defaulted: true, params, note: 'Nobody answered in time: the proposed params stand, with the declared defaults for any left out.' };
+    const result = {
+      approved: true,
+      defaulted: true,
+      params,
+      note: 'Nobody answered in time: the proposed params stand, with the declared defaults for any left out.',
+    };
     return allow(settle(state, open, 'expired', params, at), { result });
   }
   return allow(settle(state, open, 'expired', open.params ?? {}, at), { result: skippedResult });

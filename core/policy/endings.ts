@@ -8,7 +8,8 @@ import type { ActivePlan, End, PolicyState } from './types';
 const remaining = (plan: ActivePlan | null) => (plan ? remainingSteps(plan).join(' → ') : '');
 
 /** What was stopped: the turn, or a skill run (whose plan is not carried anywhere). */
-const stopped = (state: Pick<PolicyState, 'depth'>) => (state.depth > 0 ? 'the skill run was stopped' : 'the turn was stopped');
+const stopped = (state: Pick<PolicyState, 'depth'>) =>
+  state.depth > 0 ? 'the skill run was stopped' : 'the turn was stopped';
 
 /** What the model kept doing: breaking the active plan, going against the human's route, or breaking the run's rules. */
 function violated(state: PolicyState): string {
@@ -22,12 +23,24 @@ function violated(state: PolicyState): string {
 export function planViolationsEnd(state: PolicyState): End {
   const { plan } = state;
   const message = `The model ${violated(state)} ${state.violations} times; ${stopped(state)}. Remaining: ${remaining(plan) || 'none'}.`;
-  return { kind: 'end', ending: { status: 'failed', reason: 'plan_violations', error: { code: 'plan_violations', message } } };
+  return {
+    kind: 'end',
+    ending: { status: 'failed', reason: 'plan_violations', error: { code: 'plan_violations', message } },
+  };
 }
 
 export function roundBudgetEnd(state: PolicyState, plan: ActivePlan | null): End {
   if (!plan) {
-    return { kind: 'end', ending: { status: 'completed', reason: 'max_rounds' }, lastWord: { guidance: roundBudgetGuidance, purpose: 'final answer without tools', fallback: emptyRecoveryAnswer, compact: true } };
+    return {
+      kind: 'end',
+      ending: { status: 'completed', reason: 'max_rounds' },
+      lastWord: {
+        guidance: roundBudgetGuidance,
+        purpose: 'final answer without tools',
+        fallback: emptyRecoveryAnswer,
+        compact: true,
+      },
+    };
   }
   const kept = state.depth > 0 ? '; the skill run was stopped' : "; the plan is kept for the session's next turn";
   const message = `The round budget ran out in skill ${plan.skill}${kept}. Remaining: ${remaining(plan)}.`;
@@ -36,9 +49,14 @@ export function roundBudgetEnd(state: PolicyState, plan: ActivePlan | null): End
 
 /** A turn's unfinished plan is kept for the session's next turn (a skill run's is not carried anywhere). */
 const keptPlan = (state: PolicyState): string =>
-  state.depth === 0 && isUnfinished(state.plan) ? ` The plan is kept for the session's next turn. Remaining: ${remaining(state.plan)}.` : '';
+  state.depth === 0 && isUnfinished(state.plan)
+    ? ` The plan is kept for the session's next turn. Remaining: ${remaining(state.plan)}.`
+    : '';
 
-const tokenBudgetError = (message: string): End => ({ kind: 'end', ending: { status: 'failed', reason: 'token_budget', error: { code: 'token_budget', message } } });
+const tokenBudgetError = (message: string): End => ({
+  kind: 'end',
+  ending: { status: 'failed', reason: 'token_budget', error: { code: 'token_budget', message } },
+});
 
 /** The run's tokens (its skill runs' included) reached what it was given of its user's daily budget: no more model calls. */
 export function tokenBudgetEnd(state: PolicyState, tokens: number, budget: number): End {
@@ -65,7 +83,10 @@ export function skillLimitEnd(skill: string, hit: SkillLimitHit, state: Pick<Pol
       ? `its limit of ${hit.rounds} model rounds (limits.max-iterations: ${hit.rounds})`
       : `its limit of ${formatDuration(hit.ms)} of active time (limits.timeout: ${formatDuration(hit.ms)}; time waiting for a human does not count)`;
   const { plan } = state;
-  const kept = plan && state.depth === 0 ? ` The plan is kept for the session's next turn. Remaining: ${remaining(plan) || 'nothing'}.` : '';
+  const kept =
+    plan && state.depth === 0
+      ? ` The plan is kept for the session's next turn. Remaining: ${remaining(plan) || 'nothing'}.`
+      : '';
   const message = `Skill ${skill} reached ${what}; ${stopped(state)}.${kept}`;
   return { kind: 'end', ending: { status: 'failed', reason: 'skill_limit', error: { code: 'skill_limit', message } } };
 }
@@ -77,11 +98,32 @@ export const cancelledByUserEnd: End = {
 };
 
 export function expiredEnd(checkpoint: string): End {
-  return { kind: 'end', ending: { status: 'cancelled', reason: 'expired', output: `Checkpoint ${checkpoint} expired before anyone answered.` }, result: { expired: true } };
+  return {
+    kind: 'end',
+    ending: {
+      status: 'cancelled',
+      reason: 'expired',
+      output: `Checkpoint ${checkpoint} expired before anyone answered.`,
+    },
+    result: { expired: true },
+  };
 }
 
 /** A skill's declared output still missing or invalid after its one correction. */
-export function invalidOutputEnd(state: Pick<PolicyState, 'depth'>, skill: string, problem: string, output?: string): End {
+export function invalidOutputEnd(
+  state: Pick<PolicyState, 'depth'>,
+  skill: string,
+  problem: string,
+  output?: string,
+): End {
   const message = `Skill ${skill} declares a structured output, and ${problem} after one correction; ${stopped(state)}.`;
-  return { kind: 'end', ending: { status: 'failed', reason: 'invalid_output', error: { code: 'invalid_output', message }, ...(output ? { output } : {}) } };
+  return {
+    kind: 'end',
+    ending: {
+      status: 'failed',
+      reason: 'invalid_output',
+      error: { code: 'invalid_output', message },
+      ...(output ? { output } : {}),
+    },
+  };
 }

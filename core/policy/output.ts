@@ -13,8 +13,12 @@ import { allow, refuse } from './verdicts';
  * missing or invalid output gets one corrective round, then ends the run (reason invalid_output).
  */
 
-const outputOf = (state: PolicyState, skill: string): OutputState => state.outputs[skill] ?? { given: false, corrections: 0 };
-const withOutput = (state: PolicyState, skill: string, output: OutputState): PolicyState => ({ ...state, outputs: { ...state.outputs, [skill]: output } });
+const outputOf = (state: PolicyState, skill: string): OutputState =>
+  state.outputs[skill] ?? { given: false, corrections: 0 };
+const withOutput = (state: PolicyState, skill: string, output: OutputState): PolicyState => ({
+  ...state,
+  outputs: { ...state.outputs, [skill]: output },
+});
 const listed = (problems: SchemaProblem[]) => problems.map((problem) => problem.message).join('; ');
 const schemaText = (fields: FieldSpec[]) => JSON.stringify(fieldsToJsonSchema(fields));
 
@@ -26,18 +30,33 @@ function declaring(state: PolicyState): ActiveSkill | null {
 /** A missing or invalid output: the one correction, or (once it is used, under the rule) the end of the run. */
 function correction(state: PolicyState, skill: string, message: string, problem: string, text?: string): Reduction {
   const output = outputOf(state, skill);
-  if (output.corrections >= 1 && state.rules.structuredOutput) return { state, verdict: invalidOutputEnd(state, skill, problem, text) };
+  if (output.corrections >= 1 && state.rules.structuredOutput)
+    return { state, verdict: invalidOutputEnd(state, skill, problem, text) };
   return refuse(withOutput(state, skill, { ...output, corrections: output.corrections + 1 }), message);
 }
 
 /** submit_output in a turn: the active skill's declared output, validated (defaults filled in). */
 export function onOutputSubmitted(state: PolicyState, input: unknown): Reduction {
-  if (state.depth > 0) return refuse(state, 'In a skill run your final answer is the output: answer with the JSON object itself, without tools.');
+  if (state.depth > 0)
+    return refuse(
+      state,
+      'In a skill run your final answer is the output: answer with the JSON object itself, without tools.',
+    );
   const active = declaring(state);
   if (!active) {
-    return refuse(state, state.active ? `Skill ${state.active.name} declares no output: there is nothing to submit.` : 'No skill is loaded: there is no output to submit.');
+    return refuse(
+      state,
+      state.active
+        ? `Skill ${state.active.name} declares no output: there is nothing to submit.`
+        : 'No skill is loaded: there is no output to submit.',
+    );
   }
-  const schema: JsonSchema = { type: 'object', properties: { output: fieldsToJsonSchema(active.output) }, required: ['output'], additionalProperties: false };
+  const schema: JsonSchema = {
+    type: 'object',
+    properties: { output: fieldsToJsonSchema(active.output) },
+    required: ['output'],
+    additionalProperties: false,
+  };
   const checked = validateJson(input, schema, { applyDefaults: true });
   if (!checked.ok) {
     const problems = listed(checked.problems);
@@ -45,7 +64,9 @@ export function onOutputSubmitted(state: PolicyState, input: unknown): Reduction
     return correction(state, active.name, message, `its output was still invalid (${problems})`);
   }
   // The tool runs with the validated output (defaults filled in): it becomes the turn's artifact.
-  return allow(withOutput(state, active.name, { ...outputOf(state, active.name), given: true }), { input: checked.value as Record<string, unknown> });
+  return allow(withOutput(state, active.name, { ...outputOf(state, active.name), given: true }), {
+    input: checked.value as Record<string, unknown>,
+  });
 }
 
 /**
@@ -65,8 +86,13 @@ export function onFinalWithOutput(state: PolicyState, text: string): Reduction {
 
 function skillRunAnswer(state: PolicyState, active: ActiveSkill, text: string): Reduction {
   const parsed = outputJsonOf(text);
-  const checked = parsed ? validateJson(parsed.value, fieldsToJsonSchema(active.output), { path: 'output', applyDefaults: true }) : null;
-  if (checked?.ok) return allow(withOutput(state, active.name, { ...outputOf(state, active.name), given: true }), { output: checked.value });
+  const checked = parsed
+    ? validateJson(parsed.value, fieldsToJsonSchema(active.output), { path: 'output', applyDefaults: true })
+    : null;
+  if (checked?.ok)
+    return allow(withOutput(state, active.name, { ...outputOf(state, active.name), given: true }), {
+      output: checked.value,
+    });
   const problems = checked ? listed(checked.problems) : 'the answer is not a JSON object';
   const message =
     `Your final answer is the output of skill ${active.name} and it does not match its Output schema: ${problems}. Answer again with ` +

@@ -15,7 +15,10 @@ function describeSymbol(symbol: PlanSymbol, skill: string): string {
 /** What the plan allows now, less the steps that have used up their runs. */
 export function allowedNow(plan: ActivePlan): PlanSymbol[] {
   return allowedNext(plan.automaton, plan.position).filter(
-    (symbol) => symbol.kind === 'checkpoint' || plan.stepLimits[symbol.name] === undefined || (plan.stepRuns[symbol.name] ?? 0) < plan.stepLimits[symbol.name],
+    (symbol) =>
+      symbol.kind === 'checkpoint' ||
+      plan.stepLimits[symbol.name] === undefined ||
+      (plan.stepRuns[symbol.name] ?? 0) < plan.stepLimits[symbol.name],
   );
 }
 
@@ -29,7 +32,8 @@ export function describeAllowed(plan: ActivePlan): string {
 export function remainingSteps(plan: ActivePlan): string[] {
   if (plan.position.complete) return [];
   const { automaton } = plan;
-  const label = (p: number) => (automaton.symbols[p].kind === 'checkpoint' ? `checkpoint:${automaton.symbols[p].name}` : automaton.symbols[p].name);
+  const label = (p: number) =>
+    automaton.symbols[p].kind === 'checkpoint' ? `checkpoint:${automaton.symbols[p].name}` : automaton.symbols[p].name;
   const previous = new Map<number, number | null>();
   const queue: number[] = [];
   for (const p of plan.position.next) {
@@ -73,10 +77,12 @@ export function startSkillPlan(manifest: SkillManifest, nowMs: number): ActivePl
   };
 }
 
-export const hasStep = (plan: ActivePlan, name: string) => plan.automaton.symbols.some((s) => s.kind === 'step' && s.name === name);
+export const hasStep = (plan: ActivePlan, name: string) =>
+  plan.automaton.symbols.some((s) => s.kind === 'step' && s.name === name);
 export const namesCheckpoint = (plan: ActivePlan | null, name: string) =>
   plan !== null && plan.automaton.symbols.some((s) => s.kind === 'checkpoint' && s.name === name);
-export const checkpointSpec = (plan: ActivePlan | null, name: string): CheckpointSpec | undefined => plan?.checkpoints.find((c) => c.name === name);
+export const checkpointSpec = (plan: ActivePlan | null, name: string): CheckpointSpec | undefined =>
+  plan?.checkpoints.find((c) => c.name === name);
 
 /** Why the plan refuses this step now, or null when it allows it (steps the plan does not name are always allowed). */
 export function stepRefusal(plan: ActivePlan, subskill: string): string | null {
@@ -95,7 +101,12 @@ export function stepRefusal(plan: ActivePlan, subskill: string): string | null {
 export function takeStep(plan: ActivePlan, subskill: string): ActivePlan {
   const position = advancePlan(plan.automaton, plan.position, { kind: 'step', name: subskill });
   if (!position) return plan;
-  return { ...plan, position, current: subskill, stepRuns: { ...plan.stepRuns, [subskill]: (plan.stepRuns[subskill] ?? 0) + 1 } };
+  return {
+    ...plan,
+    position,
+    current: subskill,
+    stepRuns: { ...plan.stepRuns, [subskill]: (plan.stepRuns[subskill] ?? 0) + 1 },
+  };
 }
 
 /** Named checkpoints come in plan order; checkpoints the plan does not name are free, unless the deadline has passed. */
@@ -135,7 +146,10 @@ export function passCheckpoint(
   }
   const routes = checkpointSpec(plan, name)?.routes ?? [];
   if (routes.length === 0) return { plan: next };
-  const chosen = decision !== 'expired' && decision.action === 'choose' ? routes.find((r) => r.label === decision.choice) : undefined;
+  const chosen =
+    decision !== 'expired' && decision.action === 'choose'
+      ? routes.find((r) => r.label === decision.choice)
+      : undefined;
   return { plan: next, route: { skill: chosen ? chosen.skill : null, from: name } };
 }
 

@@ -12,13 +12,18 @@ import { allow, violation } from './verdicts';
  * unfinished plan refuses and a declared output must go with.
  */
 export function onRoundStarting(state: PolicyState, at: number, tokens = 0, estimate = 0): Reduction {
-  if (state.tokenBudget !== null && tokens >= state.tokenBudget) return { state, verdict: tokenBudgetEnd(state, tokens, state.tokenBudget) };
+  if (state.tokenBudget !== null && tokens >= state.tokenBudget)
+    return { state, verdict: tokenBudgetEnd(state, tokens, state.tokenBudget) };
   if (state.roundsSinceHuman >= state.settings.maxRounds) {
     return { state, verdict: roundBudgetEnd(state, isUnfinished(state.plan) ? state.plan : null) };
   }
   const counted = countRound(state, at);
   if (counted.end) return { state: counted.state, verdict: counted.end };
-  const next = { ...counted.state, roundsSinceHuman: counted.state.roundsSinceHuman + 1, invocations: newResponse(counted.state.invocations) };
+  const next = {
+    ...counted.state,
+    roundsSinceHuman: counted.state.roundsSinceHuman + 1,
+    invocations: newResponse(counted.state.invocations),
+  };
   const reserve = reserveAskOf(next, tokens, estimate);
   const spending = reserve ? { reserve } : {};
   if (!next.plan) return allow(next, spending);

@@ -59,7 +59,10 @@ export function toolsInScope(state: PolicyState): readonly string[] {
 export function toolScopeRefusal(state: PolicyState, name: string): string {
   const granted = grantedToolNames(state);
   const where = state.active ? `while skill ${state.active.name} is active` : 'before a skill is loaded';
-  const has = granted.length > 0 ? `the tools granted now are ${granted.join(', ')}` : "no tools are granted now beyond the engine's own";
+  const has =
+    granted.length > 0
+      ? `the tools granted now are ${granted.join(', ')}`
+      : "no tools are granted now beyond the engine's own";
   return `Tool ${name} is not available ${where}: ${has}. Use only the tools you were given.`;
 }
 
@@ -85,16 +88,25 @@ export function loadRefusal(state: PolicyState, name: string): string | null {
 export function invokeRefusal(state: PolicyState, name: string): { message: string; violation: boolean } | null {
   if (!state.catalog.includes(name)) {
     const near = closest(name, state.catalog);
-    return { message: `No skill named "${name}".${near ? ` Did you mean "${near}"?` : ''} Known skills: ${state.catalog.join(', ') || 'none'}.`, violation: false };
+    return {
+      message: `No skill named "${name}".${near ? ` Did you mean "${near}"?` : ''} Known skills: ${state.catalog.join(', ') || 'none'}.`,
+      violation: false,
+    };
   }
   const depth = state.depth + 1;
   if (depth > state.settings.maxSkillDepth) {
-    return { message: `Skill runs nest at most ${state.settings.maxSkillDepth} deep (SKILLFLOW_MAX_SKILL_DEPTH); invoking ${name} here would run it at depth ${depth}.`, violation: true };
+    return {
+      message: `Skill runs nest at most ${state.settings.maxSkillDepth} deep (SKILLFLOW_MAX_SKILL_DEPTH); invoking ${name} here would run it at depth ${depth}.`,
+      violation: true,
+    };
   }
   if (state.children !== null) {
     if (state.children.includes(name)) return null;
     const skill = state.active!.name;
-    const message = state.children.length > 0 ? `Skill ${skill} may invoke only its children (${state.children.join(', ')}); ${name} is not one of them.` : `Skill ${skill} invokes no other skills.`;
+    const message =
+      state.children.length > 0
+        ? `Skill ${skill} may invoke only its children (${state.children.join(', ')}); ${name} is not one of them.`
+        : `Skill ${skill} invokes no other skills.`;
     return { message, violation: true };
   }
   // A turn may invoke any skill, except while a plan is in progress or a routing choice stands: then its skill's children.
@@ -105,5 +117,8 @@ export function invokeRefusal(state: PolicyState, name: string): { message: stri
   const why = isUnfinished(plan)
     ? `Skill ${plan.skill} is in progress and its plan is not complete (allowed next: ${describeAllowed(plan)})`
     : `At ${route!.from} the human chose ${route!.skill ?? 'to stop'}`;
-  return { message: `${why}, so ${children.length > 0 ? `only its children (${children.join(', ')}) may` : 'no skill may'} be invoked now.`, violation: true };
+  return {
+    message: `${why}, so ${children.length > 0 ? `only its children (${children.join(', ')}) may` : 'no skill may'} be invoked now.`,
+    violation: true,
+  };
 }

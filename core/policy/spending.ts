@@ -9,7 +9,8 @@ import { allow, refuse } from './verdicts';
  */
 
 /** A new model response: none of its invoke_skill calls made yet. */
-export const newResponse = (invocations: InvocationCount | null): InvocationCount | null => invocations && { ...invocations, inResponse: 0 };
+export const newResponse = (invocations: InvocationCount | null): InvocationCount | null =>
+  invocations && { ...invocations, inResponse: 0 };
 
 /** What a round of a run with a budget reserves: its estimate, within what the run has left (never nothing). */
 export function reserveAskOf(state: PolicyState, tokens: number, estimate: number): ReserveAsk | undefined {
@@ -33,13 +34,22 @@ export function onInvocationAllowed(state: PolicyState, skill: string, tokens: n
   const { maxInvocationsPerResponse: perResponse, maxInvocationsPerTurn: perTurn } = state.settings;
   const notRun = `${skill} was not invoked`;
   if (invocations.inResponse >= perResponse) {
-    return refuse(state, `At most ${perResponse} invoke_skill calls run per model response (SKILLFLOW_MAX_INVOCATIONS_PER_RESPONSE); ${notRun}. Call it again in a later response if you still need it.`);
+    return refuse(
+      state,
+      `At most ${perResponse} invoke_skill calls run per model response (SKILLFLOW_MAX_INVOCATIONS_PER_RESPONSE); ${notRun}. Call it again in a later response if you still need it.`,
+    );
   }
   if (invocations.left <= 0) {
-    return refuse(state, `This turn has made its ${perTurn} invoke_skill calls, its skill runs' included (SKILLFLOW_MAX_INVOCATIONS_PER_TURN); ${notRun}. Go on without it.`);
+    return refuse(
+      state,
+      `This turn has made its ${perTurn} invoke_skill calls, its skill runs' included (SKILLFLOW_MAX_INVOCATIONS_PER_TURN); ${notRun}. Go on without it.`,
+    );
   }
   if (tokenBudget !== null && tokens >= tokenBudget) {
-    return refuse(state, `The model tokens this ${state.depth > 0 ? 'skill run' : 'turn'} was given of the user's daily budget are used up (SKILLFLOW_USER_DAILY_TOKENS); ${notRun}.`);
+    return refuse(
+      state,
+      `The model tokens this ${state.depth > 0 ? 'skill run' : 'turn'} was given of the user's daily budget are used up (SKILLFLOW_USER_DAILY_TOKENS); ${notRun}.`,
+    );
   }
   const left = invocations.left - 1;
   const next = { ...state, invocations: { left, inResponse: invocations.inResponse + 1 } };
@@ -50,7 +60,9 @@ export function onInvocationAllowed(state: PolicyState, skill: string, tokens: n
 export function unstarted(state: PolicyState, call: ToolCall): Reduction {
   const { invocations } = state;
   const counted = invocations !== null && typeof (call.input as Record<string, unknown> | null)?.skill === 'string';
-  return allow(counted ? { ...state, invocations: { left: invocations.left + 1, inResponse: invocations.inResponse - 1 } } : state);
+  return allow(
+    counted ? { ...state, invocations: { left: invocations.left + 1, inResponse: invocations.inResponse - 1 } } : state,
+  );
 }
 
 /** A skill run ended: the calls it and the runs under it made count against this run's. */

@@ -1,4 +1,10 @@
-import { defaultMaxInvocationsPerResponse, defaultMaxInvocationsPerTurn, defaultMaxSkillDepth, defaultTurnSettings, type TurnSettings } from '../settings';
+import {
+  defaultMaxInvocationsPerResponse,
+  defaultMaxInvocationsPerTurn,
+  defaultMaxSkillDepth,
+  defaultTurnSettings,
+  type TurnSettings,
+} from '../settings';
 import type { PolicyRules, PolicySettings, PolicyState } from './types';
 
 /** The rules of code that started before each rule existed: what turns already running keep. */
@@ -79,11 +85,23 @@ export const workflowPatches = {
 export const baselinePatch = 'baseline-2026-11';
 
 /** The patch ids baselinePatch implies. */
-export const impliedByBaseline: readonly string[] = [...Object.values(rulePatches), ...Object.values(enginePatches), ...Object.values(workflowPatches)];
+export const impliedByBaseline: readonly string[] = [
+  ...Object.values(rulePatches),
+  ...Object.values(enginePatches),
+  ...Object.values(workflowPatches),
+];
 
 /** The policy's settings from a turn's (sessions created before a setting existed lack it: its default). */
 export function policySettingsOf(settings: Pick<TurnSettings, keyof PolicySettings>): PolicySettings {
-  const { maxRounds, maxPlanViolations, checkpointTtlMs, checkpointOnTimeout, maxSkillDepth, maxInvocationsPerResponse, maxInvocationsPerTurn } = settings;
+  const {
+    maxRounds,
+    maxPlanViolations,
+    checkpointTtlMs,
+    checkpointOnTimeout,
+    maxSkillDepth,
+    maxInvocationsPerResponse,
+    maxInvocationsPerTurn,
+  } = settings;
   return {
     maxRounds,
     maxPlanViolations,

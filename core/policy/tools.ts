@@ -55,7 +55,8 @@ export function onToolRequested(state: PolicyState, call: ToolCall, at: number, 
 function onRegisteredToolRequested(state: PolicyState, call: ToolCall, at: number): Reduction {
   if (engineToolsInScope(state).includes(call.name)) return allow(state);
   const tools = toolsInScope(state);
-  if (!catalogTools(state).some((tool) => tool.name === call.name)) return refuse(state, `There is no tool named "${call.name}". Available tools: ${tools.join(', ')}.`);
+  if (!catalogTools(state).some((tool) => tool.name === call.name))
+    return refuse(state, `There is no tool named "${call.name}". Available tools: ${tools.join(', ')}.`);
   if (!tools.includes(call.name)) return violation(state, toolScopeRefusal(state, call.name));
   // The workflow reads a granted tool's detail before it asks (only a catalog read by reference lacks any).
   const spec = state.tools.find((tool) => tool.name === call.name);
@@ -63,7 +64,12 @@ function onRegisteredToolRequested(state: PolicyState, call: ToolCall, at: numbe
   const checked = validateJson(call.input, spec.inputSchema, { applyDefaults: true });
   if (!checked.ok) {
     const listed = checked.problems.map((problem) => problem.message).join('; ');
-    return refuse(state, `${spec.name} was not run: its input is not valid: ${listed}. Fix the input and call it again.`, 'refused', checked.problems);
+    return refuse(
+      state,
+      `${spec.name} was not run: its input is not valid: ${listed}. Fix the input and call it again.`,
+      'refused',
+      checked.problems,
+    );
   }
   const input = checked.value as Record<string, unknown>;
   return spec.needsApproval ? onToolApprovalNeeded(state, call, spec, input, at) : allow(state, { input });
@@ -74,8 +80,13 @@ export function onToolFinished(state: PolicyState, call: ToolCall, outcome: Tool
     case 'skill.loaded': {
       const { manifest } = outcome;
       // A reload of the skill in progress keeps its position; any other skill starts its own plan.
-      const plan = isUnfinished(state.plan) && state.plan.skill === manifest.name ? state.plan : startSkillPlan(manifest, at);
-      const next = activate({ ...state, plan, route: null, instructions: { ...state.instructions, skill: call.id } }, manifest, at);
+      const plan =
+        isUnfinished(state.plan) && state.plan.skill === manifest.name ? state.plan : startSkillPlan(manifest, at);
+      const next = activate(
+        { ...state, plan, route: null, instructions: { ...state.instructions, skill: call.id } },
+        manifest,
+        at,
+      );
       return allow(next, { allowedNext: plan ? allowedNow(plan) : [] });
     }
     case 'subskill.loaded': {
@@ -90,7 +101,12 @@ export function onToolFinished(state: PolicyState, call: ToolCall, outcome: Tool
       return unstarted(state, call);
     case 'skill.invoked': {
       const invocations = afterInvocation(state.invocations, outcome.runs ?? 0);
-      return allow({ ...state, delegated: null, checkpointCount: Math.max(state.checkpointCount, outcome.checkpointCount), invocations });
+      return allow({
+        ...state,
+        delegated: null,
+        checkpointCount: Math.max(state.checkpointCount, outcome.checkpointCount),
+        invocations,
+      });
     }
     default:
       return allow(state);

@@ -24,11 +24,20 @@ export function onTurnStarted(event: TurnStarted): Reduction {
     ...(rules.registeredTools && tools ? catalogState(tools) : {}),
     given: event.given ?? null,
     tokenBudget: event.tokenBudget ?? null,
-    invocations: rules.spendingBounds ? { left: invocation?.invocationsLeft ?? settings.maxInvocationsPerTurn, inResponse: 0 } : null,
+    invocations: rules.spendingBounds
+      ? { left: invocation?.invocationsLeft ?? settings.maxInvocationsPerTurn, inResponse: 0 }
+      : null,
   };
   if (invocation) {
     const { manifest, depth, checkpointBase, params } = invocation;
-    const run = { ...state, depth, children: manifest.children, checkpointCount: checkpointBase, given: { skill: manifest.name, params }, plan: startSkillPlan(manifest, at) };
+    const run = {
+      ...state,
+      depth,
+      children: manifest.children,
+      checkpointCount: checkpointBase,
+      given: { skill: manifest.name, params },
+      plan: startSkillPlan(manifest, at),
+    };
     return allow(activate(run, manifest, at));
   }
   if (!carry) return allow(state);
@@ -54,12 +63,20 @@ export function onTurnStarted(event: TurnStarted): Reduction {
 }
 
 /** The catalog in the policy's state: the whole specs, or the headers (their detail read once granted). */
-function catalogState(tools: ToolCatalog | ToolCatalogReference): Pick<PolicyState, 'tools' | 'headers' | 'rootGrants'> {
-  return isCatalogReference(tools) ? { tools: [], headers: tools.headers, rootGrants: tools.rootGrants } : { tools: tools.tools, headers: null, rootGrants: tools.rootGrants };
+function catalogState(
+  tools: ToolCatalog | ToolCatalogReference,
+): Pick<PolicyState, 'tools' | 'headers' | 'rootGrants'> {
+  return isCatalogReference(tools)
+    ? { tools: [], headers: tools.headers, rootGrants: tools.rootGrants }
+    : { tools: tools.tools, headers: null, rootGrants: tools.rootGrants };
 }
 
 /** Adds the specs a run read the detail of (each once, the first read kept). */
 export function onToolsDetailed(state: PolicyState, specs: ToolSpec[]): Reduction {
-  const added = specs.filter((spec, i) => !state.tools.some((held) => held.name === spec.name) && specs.findIndex((other) => other.name === spec.name) === i);
+  const added = specs.filter(
+    (spec, i) =>
+      !state.tools.some((held) => held.name === spec.name) &&
+      specs.findIndex((other) => other.name === spec.name) === i,
+  );
   return allow(added.length > 0 ? { ...state, tools: [...state.tools, ...added] } : state);
 }

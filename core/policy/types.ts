@@ -1,9 +1,25 @@
 import type { Reservation } from '../budget';
-import type { CheckpointAction, CheckpointDecision, CheckpointKind, DecisionProblem, PendingCheckpoint } from '../checkpoints';
+import type {
+  CheckpointAction,
+  CheckpointDecision,
+  CheckpointKind,
+  DecisionProblem,
+  PendingCheckpoint,
+} from '../checkpoints';
 import type { JsonSchema } from '../json-validator';
 import type { PlanSymbol } from '../skills/plan-ast';
 import type { PlanAutomaton, PlanState } from '../skills/plan-automaton';
-import type { CheckpointSpec, DeadlineSpec, FieldSpec, FreeCheckpointPolicy, OnTimeout, SkillLimits, SkillManifest, SkillRef, SkillSnapshot } from '../skills/types';
+import type {
+  CheckpointSpec,
+  DeadlineSpec,
+  FieldSpec,
+  FreeCheckpointPolicy,
+  OnTimeout,
+  SkillLimits,
+  SkillManifest,
+  SkillRef,
+  SkillSnapshot,
+} from '../skills/types';
 import type { TurnSettings } from '../settings';
 import type { ToolCatalog, ToolCatalogReference, ToolHeader, ToolSpec } from '../tools/types';
 import type { TurnEnding } from '../turn';
@@ -107,14 +123,20 @@ export interface PolicyRules {
   spendingBounds: boolean;
 }
 
-export type PolicySettings = Pick<TurnSettings, 'maxRounds' | 'maxPlanViolations' | 'checkpointTtlMs' | 'checkpointOnTimeout'> & {
+export type PolicySettings = Pick<
+  TurnSettings,
+  'maxRounds' | 'maxPlanViolations' | 'checkpointTtlMs' | 'checkpointOnTimeout'
+> & {
   maxSkillDepth: number;
   maxInvocationsPerResponse: number;
   maxInvocationsPerTurn: number;
 };
 
 /** A checkpoint a skill run below this one waits at: answers to it are checked here and passed down. */
-export type DelegatedCheckpoint = Pick<PendingCheckpoint, 'id' | 'name' | 'kind' | 'params' | 'paramsSchema' | 'options' | 'actions'>;
+export type DelegatedCheckpoint = Pick<
+  PendingCheckpoint,
+  'id' | 'name' | 'kind' | 'params' | 'paramsSchema' | 'options' | 'actions'
+>;
 
 /** A skill's structured output in this run: whether it was given, and the corrections it took. */
 export interface OutputState {

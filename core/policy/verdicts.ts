@@ -2,9 +2,17 @@ import type { DecisionProblem } from '../checkpoints';
 import { planViolationsEnd } from './endings';
 import type { Allow, PolicyState, Reduction, Refuse, RefusalCode } from './types';
 
-export const allow = (state: PolicyState, details: Omit<Allow, 'kind'> = {}): Reduction => ({ state, verdict: { kind: 'allow', ...details } });
+export const allow = (state: PolicyState, details: Omit<Allow, 'kind'> = {}): Reduction => ({
+  state,
+  verdict: { kind: 'allow', ...details },
+});
 
-export function refuse(state: PolicyState, message: string, code: RefusalCode = 'refused', problems?: DecisionProblem[]): Reduction {
+export function refuse(
+  state: PolicyState,
+  message: string,
+  code: RefusalCode = 'refused',
+  problems?: DecisionProblem[],
+): Reduction {
   const verdict: Refuse = { kind: 'refuse', message, code, ...(problems ? { problems } : {}) };
   return { state, verdict };
 }
@@ -15,6 +23,7 @@ export function refuse(state: PolicyState, message: string, code: RefusalCode = 
  */
 export function violation(state: PolicyState, message: string, mayEnd = true): Reduction {
   const next = { ...state, violations: state.violations + 1 };
-  if (mayEnd && next.violations >= next.settings.maxPlanViolations) return { state: next, verdict: planViolationsEnd(next) };
+  if (mayEnd && next.violations >= next.settings.maxPlanViolations)
+    return { state: next, verdict: planViolationsEnd(next) };
   return refuse(next, message);
 }

@@ -10,5 +10,9 @@ export { CheckpointAnswer };
 
 export const AnswerHeaders = IdempotencyHeaders('the same answer back, also once the turn went on or ended');
 
-export const CheckpointAccepted = Type.Object({ checkpointId: Type.String(), action: CheckpointAction, by: Type.String() });
+export const CheckpointAccepted = Type.Object({
+  checkpointId: Type.String(),
+  action: CheckpointAction,
+  by: Type.String(),
+});
 export type CheckpointAccepted = Static<typeof CheckpointAccepted>;

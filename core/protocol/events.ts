@@ -8,15 +8,20 @@ import { Timestamp } from './common';
  * without an offset. `TurnEvent` is their union, discriminated by `type`.
  */
 const durable = {
-  offset: Type.Integer({ minimum: 1, description: 'Position in the turn\'s durable log' }),
+  offset: Type.Integer({ minimum: 1, description: "Position in the turn's durable log" }),
   at: Timestamp,
 };
-const terminal = { synthesized: Type.Optional(Type.Literal(true, { description: 'Made up by the API for a turn Temporal closed without one' })) };
+const terminal = {
+  synthesized: Type.Optional(
+    Type.Literal(true, { description: 'Made up by the API for a turn Temporal closed without one' }),
+  ),
+};
 const liveOnly = new Set(['message.delta', 'thinking.delta']);
 const terminalTypes = new Set(['done', 'error', 'cancelled']);
 
 /** `checkpoint.requested` -> `CheckpointRequestedEvent` */
-const componentName = (type: string) => `${type.replace(/(^|[._])([a-z])/g, (_m, _s, c: string) => c.toUpperCase())}Event`;
+const componentName = (type: string) =>
+  `${type.replace(/(^|[._])([a-z])/g, (_m, _s, c: string) => c.toUpperCase())}Event`;
 
 const component = (type: string, schema: TObject<TProperties>) => {
   const extra = liveOnly.has(type) ? {} : { ...durable, ...(terminalTypes.has(type) ? terminal : {}) };
@@ -33,7 +38,15 @@ export const TurnEvent = Type.Union(
   {
     $id: 'TurnEvent',
     description: 'One event of a turn (docs/events.md), discriminated by type',
-    discriminator: { propertyName: 'type', mapping: Object.fromEntries(eventComponents.map((schema) => [(schema.properties as { type: { const: string } }).type.const, `#/components/schemas/${schema.$id}`])) },
+    discriminator: {
+      propertyName: 'type',
+      mapping: Object.fromEntries(
+        eventComponents.map((schema) => [
+          (schema.properties as { type: { const: string } }).type.const,
+          `#/components/schemas/${schema.$id}`,
+        ]),
+      ),
+    },
   },
 );
 

@@ -13,4 +13,17 @@ import { eventComponents, TurnEvent } from './events';
 import { Artifact, SkillExecution, StartedTurn, TurnSummary, TurnView } from './turns';
 
 /** Schemas with an `$id`: added to the app once, referenced by routes, listed as components in the OpenAPI document. */
-export const sharedSchemas = [ErrorBody, StartedTurn, SkillExecution, Artifact, TurnView, TurnSummary, ...eventComponents, TurnEvent, SessionSummary, SessionView, SkillSummary, SkillDetail];
+export const sharedSchemas = [
+  ErrorBody,
+  StartedTurn,
+  SkillExecution,
+  Artifact,
+  TurnView,
+  TurnSummary,
+  ...eventComponents,
+  TurnEvent,
+  SessionSummary,
+  SessionView,
+  SkillSummary,
+  SkillDetail,
+];

@@ -10,11 +10,14 @@ export const CreateSessionHeaders = IdempotencyHeaders('the same session');
 export const StartTurnHeaders = IdempotencyHeaders('the same turn, also after the session continued as new');
 
 export const SessionListQuery = Type.Object({
-  user: Type.Optional({ ...UserId, description: 'Operators only: one user\'s sessions' }),
+  user: Type.Optional({ ...UserId, description: "Operators only: one user's sessions" }),
   ...PageQuery,
 });
 
-export const SessionSummary = Type.Object({ id: SessionId, userId: Type.String(), createdAt: Timestamp }, { $id: 'SessionSummary' });
+export const SessionSummary = Type.Object(
+  { id: SessionId, userId: Type.String(), createdAt: Timestamp },
+  { $id: 'SessionSummary' },
+);
 
 export const SessionPage = Type.Object({ sessions: Type.Array(Type.Ref(SessionSummary)), nextCursor: NextCursor });
 
@@ -29,7 +32,11 @@ export const SessionTurn = Type.Object({
   error: Nullable(TurnError),
   createdAt: Timestamp,
   endedAt: Nullable(Timestamp),
-  truncated: Type.Optional(Type.Boolean({ description: 'The text was cut to fit the session\'s limits; GET /v1/turns/:id has the whole output' })),
+  truncated: Type.Optional(
+    Type.Boolean({
+      description: "The text was cut to fit the session's limits; GET /v1/turns/:id has the whole output",
+    }),
+  ),
 });
 
 export const SessionView = Type.Object(

@@ -18,7 +18,7 @@ export const SkillSummary = Type.Object(
     tags: Type.Array(Type.String()),
     version: Nullable(Type.String()),
     parameters: Type.Array(FieldSpec),
-    steps: Type.Array(Type.String({ description: 'The plan\'s steps, in order of first appearance' })),
+    steps: Type.Array(Type.String({ description: "The plan's steps, in order of first appearance" })),
     checkpoints: Type.Array(Type.String()),
   },
   { $id: 'SkillSummary' },

@@ -10,7 +10,10 @@ const Scope = Type.Union(
   { description: 'read: follow the turn (the default); write: also answer checkpoints and cancel over the WebSocket' },
 );
 
-export const StreamTokenBody = Type.Object({ turnId: TurnId, scope: Type.Optional(Scope) }, { additionalProperties: false });
+export const StreamTokenBody = Type.Object(
+  { turnId: TurnId, scope: Type.Optional(Scope) },
+  { additionalProperties: false },
+);
 
 export const StreamToken = Type.Object({
   token: Type.String({ description: 'Pass as ?token= to GET /v1/turns/{id}/events or /ws; valid for this turn only' }),
@@ -23,7 +26,9 @@ export const WsQuery = Type.Object({
   token: Type.Optional(Type.String({ maxLength: 1024, description: 'A stream token from POST /v1/stream-tokens' })),
 });
 
-const RequestId = Type.Union([Type.String({ minLength: 1, maxLength: 128 }), Type.Integer()], { description: 'Echoed in the ack or error' });
+const RequestId = Type.Union([Type.String({ minLength: 1, maxLength: 128 }), Type.Integer()], {
+  description: 'Echoed in the ack or error',
+});
 
 /** Client → server frames of the WebSocket protocol (docs/api.md). */
 export const CheckpointFrame = Type.Object(
@@ -34,4 +39,7 @@ export const CheckpointFrame = Type.Object(
   },
   { additionalProperties: true },
 );
-export const CancelFrame = Type.Object({ type: Type.Literal('cancel'), requestId: RequestId }, { additionalProperties: false });
+export const CancelFrame = Type.Object(
+  { type: Type.Literal('cancel'), requestId: RequestId },
+  { additionalProperties: false },
+);

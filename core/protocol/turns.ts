@@ -2,7 +2,17 @@ import { Type, type Static } from '@sinclair/typebox';
 import { PendingCheckpoint } from '../schemas/checkpoints';
 import { Artifact, SkillExecution } from '../schemas/skill-runs';
 import { TurnError, TurnRequest, TurnStatus, Usage } from '../schemas/turn';
-import { NextCursor, Nullable, PageQuery, SessionId, SkillName, StreamTokenQuery, Timestamp, TurnId, UserId } from './common';
+import {
+  NextCursor,
+  Nullable,
+  PageQuery,
+  SessionId,
+  SkillName,
+  StreamTokenQuery,
+  Timestamp,
+  TurnId,
+  UserId,
+} from './common';
 
 export { TurnStatus };
 
@@ -13,11 +23,17 @@ export type StartTurnBody = TurnRequest;
 
 export const StartTurnQuery = Type.Object({
   wait: Type.Optional(
-    Type.Boolean({ description: 'Hold the request until the turn ends or waits at a checkpoint (200 with the turn), up to a bound (then 202)' }),
+    Type.Boolean({
+      description:
+        'Hold the request until the turn ends or waits at a checkpoint (200 with the turn), up to a bound (then 202)',
+    }),
   ),
 });
 
-export const StartedTurn = Type.Object({ id: TurnId, sessionId: SessionId, status: TurnStatus }, { $id: 'StartedTurn' });
+export const StartedTurn = Type.Object(
+  { id: TurnId, sessionId: SessionId, status: TurnStatus },
+  { $id: 'StartedTurn' },
+);
 
 export { Artifact, PendingCheckpoint, SkillExecution, TurnError, Usage };
 
@@ -27,17 +43,22 @@ export const TurnView = Type.Object(
     sessionId: SessionId,
     workflowId: Type.String(),
     status: TurnStatus,
-    reason: Nullable(Type.String({ description: 'Why it ended or waits the way it does, e.g. cancelled, terminated, expired' })),
+    reason: Nullable(
+      Type.String({ description: 'Why it ended or waits the way it does, e.g. cancelled, terminated, expired' }),
+    ),
     pendingCheckpoint: Nullable(PendingCheckpoint),
     output: Nullable(Type.String()),
     error: Nullable(TurnError),
     skill: Nullable(Type.String({ description: 'The skill whose plan is in force' })),
-    step: Nullable(Type.String({ description: 'That skill\'s current step' })),
+    step: Nullable(Type.String({ description: "That skill's current step" })),
     usage: Usage,
     skills: Type.Array(Type.Ref(SkillExecution), {
-      description: 'Every skill run under the turn (invoke_skill, at any depth), in the order they started: execution records',
+      description:
+        'Every skill run under the turn (invoke_skill, at any depth), in the order they started: execution records',
     }),
-    artifacts: Type.Array(Type.Ref(Artifact), { description: 'The turn\'s structured outputs: the declared outputs of its skills, validated' }),
+    artifacts: Type.Array(Type.Ref(Artifact), {
+      description: "The turn's structured outputs: the declared outputs of its skills, validated",
+    }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -49,7 +70,7 @@ export const TurnListQuery = Type.Object({
   status: Type.Optional(TurnStatus),
   skill: Type.Optional(SkillName),
   session: Type.Optional(SessionId),
-  user: Type.Optional({ ...UserId, description: 'Operators only: one user\'s turns' }),
+  user: Type.Optional({ ...UserId, description: "Operators only: one user's turns" }),
   ...PageQuery,
 });
 export type TurnListQuery = Static<typeof TurnListQuery>;
@@ -75,7 +96,9 @@ export const TurnPage = Type.Object({ turns: Type.Array(Type.Ref(TurnSummary)), 
 export const CancelAccepted = Type.Object({ id: TurnId, cancelRequested: Type.Literal(true) });
 
 export const EventsQuery = Type.Object({
-  after: Type.Optional(Type.Integer({ minimum: 0, description: 'Send events after this offset (Last-Event-ID wins when both are given)' })),
+  after: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'Send events after this offset (Last-Event-ID wins when both are given)' }),
+  ),
   token: StreamTokenQuery,
 });
 

@@ -11,4 +11,8 @@ export const Timestamp = Type.String({ format: 'date-time' });
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 /** Skill names as the Agent Skills spec has them (core/skills/names.ts checks the same rule in code). */
-export const SkillName = Type.String({ pattern: '^[a-z0-9](?:[a-z0-9]|-(?!-)){0,62}[a-z0-9]?$', maxLength: 64, description: 'Skill name' });
+export const SkillName = Type.String({
+  pattern: '^[a-z0-9](?:[a-z0-9]|-(?!-)){0,62}[a-z0-9]?$',
+  maxLength: 64,
+  description: 'Skill name',
+});

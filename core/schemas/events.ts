@@ -11,7 +11,8 @@ const located = {
   depth: Type.Optional(
     Type.Integer({
       minimum: 1,
-      description: 'Inside a skill run: its depth (1 for a skill the turn invoked). On the tool events of invoke_skill and load_skill: the depth of the skill called',
+      description:
+        'Inside a skill run: its depth (1 for a skill the turn invoked). On the tool events of invoke_skill and load_skill: the depth of the skill called',
     }),
   ),
 };
@@ -23,7 +24,9 @@ const event = <T extends string, P extends TProperties>(type: T, description: st
 /** Live deltas carry the model call they belong to (its activity id) and that call's attempt. */
 const callAndAttempt = {
   call: Type.Optional(Type.String({ description: 'The model call (activity id) that produced it' })),
-  attempt: Type.Optional(Type.Integer({ description: 'The attempt of that call; a higher one replaces the text of an earlier one' })),
+  attempt: Type.Optional(
+    Type.Integer({ description: 'The attempt of that call; a higher one replaces the text of an earlier one' }),
+  ),
 };
 /** Skill calls (invoke_skill, load_skill) say so; their `name` is the skill's for invoke_skill. */
 const skillCall = {
@@ -31,7 +34,12 @@ const skillCall = {
 };
 /** Where the tool comes from: the engine, a built-in, a module of the tools folder, or an MCP server (named). */
 const toolOrigin = {
-  source: Type.Optional(Type.Union(toolSources.map((source) => Type.Literal(source)), { description: 'engine, builtin, custom or mcp; absent for a name no tool has' })),
+  source: Type.Optional(
+    Type.Union(
+      toolSources.map((source) => Type.Literal(source)),
+      { description: 'engine, builtin, custom or mcp; absent for a name no tool has' },
+    ),
+  ),
   server: Type.Optional(Type.String({ description: 'The MCP server of an mcp tool' })),
 };
 
@@ -44,7 +52,7 @@ export const SkillContentReference = Type.Object(
   {
     skill: Type.String({ description: 'The skill loaded' }),
     subskill: Type.Optional(Type.String({ description: 'load_subskill: the subskill loaded' })),
-    hash: Type.String({ description: 'sha256 (hex) of the skill version\'s files, the version pinned in the turn' }),
+    hash: Type.String({ description: "sha256 (hex) of the skill version's files, the version pinned in the turn" }),
     chars: Type.Integer({ minimum: 0, description: 'Length of the tool result the model was given' }),
   },
   { description: 'A skill text given to the model, by reference' },
@@ -52,35 +60,58 @@ export const SkillContentReference = Type.Object(
 export type SkillContentReference = Static<typeof SkillContentReference>;
 
 export const turnEventSchemas = {
-  status: event('status', 'The turn\'s status changed', { status: TurnStatus, reason: Type.Optional(Type.String()) }),
-  'message.delta': event('message.delta', 'Live only: a piece of the model\'s text as it streams', { text: Type.String(), ...callAndAttempt }),
-  'thinking.delta': event('thinking.delta', 'Live only: a piece of extended thinking', { text: Type.String(), ...callAndAttempt }),
-  message: event('message', 'The model\'s text of one round, whole', { text: Type.String() }),
+  status: event('status', "The turn's status changed", { status: TurnStatus, reason: Type.Optional(Type.String()) }),
+  'message.delta': event('message.delta', "Live only: a piece of the model's text as it streams", {
+    text: Type.String(),
+    ...callAndAttempt,
+  }),
+  'thinking.delta': event('thinking.delta', 'Live only: a piece of extended thinking', {
+    text: Type.String(),
+    ...callAndAttempt,
+  }),
+  message: event('message', "The model's text of one round, whole", { text: Type.String() }),
   'tool.start': event('tool.start', 'A tool call begins', {
     name: Type.String(),
     args: Type.Unknown(),
     callId: Type.String(),
     ...skillCall,
-    input: Type.Optional(Type.Unknown({ description: 'Skill calls: invoke_skill\'s {task, params}, load_skill\'s input' })),
+    input: Type.Optional(
+      Type.Unknown({ description: "Skill calls: invoke_skill's {task, params}, load_skill's input" }),
+    ),
     ...toolOrigin,
   }),
-  'tool.end': event('tool.end', 'A tool call\'s result, as the model sees it; a skill text the model was given, by reference', {
-    name: Type.String(),
-    result: Type.Unknown({ description: 'The result as the model sees it; for a successful load_skill or load_subskill, a SkillContentReference; for a call a cancel cut (which the model never sees), {"cancelled": "turn cancelled"}' }),
-    callId: Type.String(),
-    isError: Type.Boolean(),
-    ...skillCall,
-    ...toolOrigin,
+  'tool.end': event(
+    'tool.end',
+    "A tool call's result, as the model sees it; a skill text the model was given, by reference",
+    {
+      name: Type.String(),
+      result: Type.Unknown({
+        description:
+          'The result as the model sees it; for a successful load_skill or load_subskill, a SkillContentReference; for a call a cancel cut (which the model never sees), {"cancelled": "turn cancelled"}',
+      }),
+      callId: Type.String(),
+      isError: Type.Boolean(),
+      ...skillCall,
+      ...toolOrigin,
+    },
+  ),
+  'checkpoint.requested': event('checkpoint.requested', 'The turn waits for a human', {
+    checkpoint: PendingCheckpoint,
   }),
-  'checkpoint.requested': event('checkpoint.requested', 'The turn waits for a human', { checkpoint: PendingCheckpoint }),
-  'checkpoint.resolved': event('checkpoint.resolved', 'A decision was accepted', { checkpointId: Type.String(), action: CheckpointAction, by: Type.String() }),
-  'checkpoint.expired': event('checkpoint.expired', 'Nobody answered before expiresAt', { checkpointId: Type.String() }),
+  'checkpoint.resolved': event('checkpoint.resolved', 'A decision was accepted', {
+    checkpointId: Type.String(),
+    action: CheckpointAction,
+    by: Type.String(),
+  }),
+  'checkpoint.expired': event('checkpoint.expired', 'Nobody answered before expiresAt', {
+    checkpointId: Type.String(),
+  }),
   step: event('step', 'The step orchestrator moved', {
     skill: Type.String(),
     step: Type.Union([Type.String(), Type.Null()], { description: 'The last step taken; null right after loading' }),
     remaining: Type.Array(Type.String(), { description: 'The shortest list of steps that completes the plan' }),
   }),
-  artifact: event('artifact', 'A structured output: a skill\'s declared output, validated', {
+  artifact: event('artifact', "A structured output: a skill's declared output, validated", {
     name: Type.String({ description: 'The skill whose output it is' }),
     mimeType: Type.String(),
     data: Type.Unknown(),
@@ -95,8 +126,12 @@ export const TurnEventBody = Type.Union(Object.values(turnEventSchemas));
 export type TurnEventBody = Static<typeof TurnEventBody>;
 
 /** Sent by the API's streams, never logged: a retried model call starts its text again. */
-export const MessageResetEvent = event('message.reset', 'Live only: drop the partial text of this model call; its retry streams again', {
-  call: Type.String(),
-  attempt: Type.Integer(),
-});
+export const MessageResetEvent = event(
+  'message.reset',
+  'Live only: drop the partial text of this model call; its retry streams again',
+  {
+    call: Type.String(),
+    attempt: Type.Integer(),
+  },
+);
 export type MessageResetEvent = Static<typeof MessageResetEvent>;

@@ -32,18 +32,25 @@ export type HistoryMessage = Static<typeof HistoryMessage>;
  */
 export const SkillExecution = Type.Object(
   {
-    workflowId: Type.String({ description: 'The skill run\'s child workflow id (in the Temporal UI, under its parent)' }),
+    workflowId: Type.String({
+      description: "The skill run's child workflow id (in the Temporal UI, under its parent)",
+    }),
     parentWorkflowId: Type.String({ description: 'The turn, or the skill run that invoked it' }),
     callId: Type.String({ description: 'The invoke_skill call (tool_use id) that started it' }),
     skill: SkillName,
     depth: Type.Integer({ minimum: 1, description: '1 for a skill the turn invoked, +1 per nesting' }),
     status: TurnStatus,
     task: Type.String(),
-    params: Type.Record(Type.String(), Type.Unknown(), { description: 'The parameters it ran with: validated, declared defaults filled in' }),
+    params: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'The parameters it ran with: validated, declared defaults filled in',
+    }),
     startedAt: Timestamp,
     endedAt: Nullable(Timestamp),
     durationMs: Nullable(Type.Integer({ description: 'From start to end, human waits included' })),
-    output: Type.Unknown({ description: 'What it returned: the validated JSON of a skill that declares an output, else its answer text; null while it runs or when it failed' }),
+    output: Type.Unknown({
+      description:
+        'What it returned: the validated JSON of a skill that declares an output, else its answer text; null while it runs or when it failed',
+    }),
     error: Nullable(TurnError),
     usage: Usage,
   },
@@ -58,7 +65,7 @@ export const Artifact = Type.Object(
     mimeType: Type.String(),
     data: Type.Unknown(),
     callId: Type.String({ description: 'The submit_output or invoke_skill call that produced it' }),
-    depth: Type.Integer({ minimum: 0, description: '0 for the turn\'s own skill, else the depth of the skill run' }),
+    depth: Type.Integer({ minimum: 0, description: "0 for the turn's own skill, else the depth of the skill run" }),
   },
   { $id: 'Artifact' },
 );

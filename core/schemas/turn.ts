@@ -22,10 +22,11 @@ export const TurnRequest = Type.Object(
     skill: Type.Optional(SkillName),
     params: Type.Optional(
       Type.Record(Type.String(), Type.Unknown(), {
-        description: "With skill: the skill's parameters (GET /v1/skills/:name), validated before the turn starts; its checkpoints propose them",
+        description:
+          "With skill: the skill's parameters (GET /v1/skills/:name), validated before the turn starts; its checkpoints propose them",
       }),
     ),
-    supersede: Type.Optional(Type.Boolean({ description: 'Cancel the session\'s running or waiting turn first' })),
+    supersede: Type.Optional(Type.Boolean({ description: "Cancel the session's running or waiting turn first" })),
   },
   { additionalProperties: false },
 );

@@ -19,7 +19,15 @@ export const skillRules = [
 export function skillCatalogText(skills: CatalogEntry[]): string | null {
   if (skills.length === 0) return null;
   const lines = skills.map((skill) => `- ${skill.name}: ${skill.description.replace(/\s+/g, ' ').trim()}`);
-  return ['# Skills', '', 'Skills available to you (name: description):', ...lines, '', 'Rules for skills:', skillRules].join('\n');
+  return [
+    '# Skills',
+    '',
+    'Skills available to you (name: description):',
+    ...lines,
+    '',
+    'Rules for skills:',
+    skillRules,
+  ].join('\n');
 }
 
 /** System prompt blocks of a turn: the base agent prompt, then the skill catalog as a block of its own. */

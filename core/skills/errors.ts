@@ -28,7 +28,9 @@ export class SkillError extends Error {
 }
 
 export function formatProblem(problem: Pick<SkillProblem, 'file' | 'field' | 'message'>): string {
-  return problem.field === '-' ? `${problem.file}: ${problem.message}` : `${problem.file}: ${problem.field}: ${problem.message}`;
+  return problem.field === '-'
+    ? `${problem.file}: ${problem.message}`
+    : `${problem.file}: ${problem.field}: ${problem.message}`;
 }
 
 export class SkillValidationError extends SkillError {
@@ -37,8 +39,16 @@ export class SkillValidationError extends SkillError {
   readonly field: string;
   readonly problems: SkillProblem[];
   constructor(problems: SkillProblem[]) {
-    const first = problems[0] ?? { severity: 'error', skill: '', file: 'skill', field: '-', message: 'the skill is not valid', fix: 'run skillflow skills validate.' };
-    const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})` : '';
+    const first = problems[0] ?? {
+      severity: 'error',
+      skill: '',
+      file: 'skill',
+      field: '-',
+      message: 'the skill is not valid',
+      fix: 'run skillflow skills validate.',
+    };
+    const more =
+      problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})` : '';
     super(`${formatProblem(first)}${more}.`, first.fix);
     this.file = first.file;
     this.field = first.field;

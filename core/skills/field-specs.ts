@@ -12,7 +12,11 @@ export const fieldKeys = ['type', 'description', 'required', 'default', 'enum', 
 export function checkFields(value: unknown, path: string, report: Report): FieldSpec[] {
   if (value === undefined) return [];
   if (!isPlainObject(value)) {
-    report(path, `${path} is ${describeValue(value)}, not a map of fields`, `write one "NAME:" entry per field, each with type and description (see docs/skills.md).`);
+    report(
+      path,
+      `${path} is ${describeValue(value)}, not a map of fields`,
+      `write one "NAME:" entry per field, each with type and description (see docs/skills.md).`,
+    );
     return [];
   }
   return Object.entries(value).flatMap(([name, spec]) => {
@@ -28,25 +32,45 @@ function checkField(name: string, spec: unknown, path: string, report: Report): 
     report(field, message, fix);
   };
   if (!isSnakeName(name)) {
-    fail(path, `field name "${name}" is not snake_case`, 'start with a-z and use only a-z, 0-9 and _, e.g. time_limit_min.');
+    fail(
+      path,
+      `field name "${name}" is not snake_case`,
+      'start with a-z and use only a-z, 0-9 and _, e.g. time_limit_min.',
+    );
   }
   if (!isPlainObject(spec)) {
-    fail(path, `${path} is ${describeValue(spec)}, not a map`, 'give the field "type:" and "description:" lines, indented under its name.');
+    fail(
+      path,
+      `${path} is ${describeValue(spec)}, not a map`,
+      'give the field "type:" and "description:" lines, indented under its name.',
+    );
     return null;
   }
   for (const key of Object.keys(spec)) {
     if ((fieldKeys as readonly string[]).includes(key)) continue;
     const near = closest(key, fieldKeys);
-    fail(`${path}.${key}`, `"${key}" is not a field property`, near ? `did you mean "${near}"?` : `use only ${fieldKeys.join(', ')}.`);
+    fail(
+      `${path}.${key}`,
+      `"${key}" is not a field property`,
+      near ? `did you mean "${near}"?` : `use only ${fieldKeys.join(', ')}.`,
+    );
   }
   const type = spec.type;
   if (typeof type !== 'string' || !(fieldTypes as readonly string[]).includes(type)) {
-    fail(`${path}.type`, type === undefined ? 'type is missing' : `type ${JSON.stringify(type)} is not supported`, `use one of ${fieldTypes.join(', ')}.`);
+    fail(
+      `${path}.type`,
+      type === undefined ? 'type is missing' : `type ${JSON.stringify(type)} is not supported`,
+      `use one of ${fieldTypes.join(', ')}.`,
+    );
     return null;
   }
   const fieldType = type as FieldType;
   if (typeof spec.description !== 'string' || spec.description.trim() === '') {
-    fail(`${path}.description`, 'description is missing or empty', 'say in a sentence what the field holds; the model reads it.');
+    fail(
+      `${path}.description`,
+      'description is missing or empty',
+      'say in a sentence what the field holds; the model reads it.',
+    );
   }
   if (spec.required !== undefined && typeof spec.required !== 'boolean') {
     fail(`${path}.required`, `required is ${describeValue(spec.required)}`, 'write required: true or required: false.');
@@ -54,9 +78,18 @@ function checkField(name: string, spec: unknown, path: string, report: Report): 
 
   let items: ItemType | undefined;
   if (spec.items !== undefined) {
-    if (fieldType !== 'array') fail(`${path}.items`, 'items is only for fields of type array', 'remove items, or make the field an array.');
-    else if (typeof spec.items !== 'string' || spec.items === 'array' || !(fieldTypes as readonly string[]).includes(spec.items)) {
-      fail(`${path}.items`, `items ${JSON.stringify(spec.items)} is not a supported item type`, 'use one of string, number, integer, boolean, object.');
+    if (fieldType !== 'array')
+      fail(`${path}.items`, 'items is only for fields of type array', 'remove items, or make the field an array.');
+    else if (
+      typeof spec.items !== 'string' ||
+      spec.items === 'array' ||
+      !(fieldTypes as readonly string[]).includes(spec.items)
+    ) {
+      fail(
+        `${path}.items`,
+        `items ${JSON.stringify(spec.items)} is not a supported item type`,
+        'use one of string, number, integer, boolean, object.',
+      );
     } else items = spec.items as ItemType;
   }
   const valueType: FieldType | undefined = fieldType === 'array' ? items : fieldType;
@@ -64,13 +97,27 @@ function checkField(name: string, spec: unknown, path: string, report: Report): 
   let enumValues: (string | number)[] | undefined;
   if (spec.enum !== undefined) {
     if (!Array.isArray(spec.enum) || spec.enum.length === 0) {
-      fail(`${path}.enum`, 'enum must be a non-empty list', 'list the allowed values, e.g. enum: [easy, medium, hard].');
+      fail(
+        `${path}.enum`,
+        'enum must be a non-empty list',
+        'list the allowed values, e.g. enum: [easy, medium, hard].',
+      );
     } else if (valueType !== 'string' && valueType !== 'number' && valueType !== 'integer') {
-      fail(`${path}.enum`, `enum needs string, number or integer values, but the field's values are ${valueType ?? 'untyped'}`, fieldType === 'array' ? 'add items: string (or number, integer).' : 'remove enum.');
+      fail(
+        `${path}.enum`,
+        `enum needs string, number or integer values, but the field's values are ${valueType ?? 'untyped'}`,
+        fieldType === 'array' ? 'add items: string (or number, integer).' : 'remove enum.',
+      );
     } else {
       const bad = spec.enum.find((entry) => valueProblem(entry, { type: valueType }) !== null);
-      if (bad !== undefined) fail(`${path}.enum`, `enum value ${JSON.stringify(bad)} is not ${article(valueType)}`, `make every enum value ${article(valueType)}.`);
-      else if (new Set(spec.enum).size !== spec.enum.length) fail(`${path}.enum`, 'enum lists a value twice', 'list each value once.');
+      if (bad !== undefined)
+        fail(
+          `${path}.enum`,
+          `enum value ${JSON.stringify(bad)} is not ${article(valueType)}`,
+          `make every enum value ${article(valueType)}.`,
+        );
+      else if (new Set(spec.enum).size !== spec.enum.length)
+        fail(`${path}.enum`, 'enum lists a value twice', 'list each value once.');
       else enumValues = spec.enum as (string | number)[];
     }
   }
@@ -79,8 +126,10 @@ function checkField(name: string, spec: unknown, path: string, report: Report): 
   for (const bound of ['minimum', 'maximum'] as const) {
     const raw = spec[bound];
     if (raw === undefined) continue;
-    if (fieldType !== 'number' && fieldType !== 'integer') fail(`${path}.${bound}`, `${bound} is only for number and integer fields`, `remove ${bound}.`);
-    else if (typeof raw !== 'number' || !Number.isFinite(raw)) fail(`${path}.${bound}`, `${bound} is ${describeValue(raw)}`, `write a number, e.g. ${bound}: 1.`);
+    if (fieldType !== 'number' && fieldType !== 'integer')
+      fail(`${path}.${bound}`, `${bound} is only for number and integer fields`, `remove ${bound}.`);
+    else if (typeof raw !== 'number' || !Number.isFinite(raw))
+      fail(`${path}.${bound}`, `${bound} is ${describeValue(raw)}`, `write a number, e.g. ${bound}: 1.`);
     else bounds[bound] = raw;
   }
   if (bounds.minimum !== undefined && bounds.maximum !== undefined && bounds.minimum > bounds.maximum) {
@@ -90,8 +139,14 @@ function checkField(name: string, spec: unknown, path: string, report: Report): 
   const hasDefault = spec.default !== undefined;
   if (hasDefault) {
     const problem = valueProblem(spec.default, { type: fieldType, items, enum: enumValues, ...bounds });
-    if (problem) fail(`${path}.default`, `default ${problem}`, 'make the default a valid value of the field, or remove it.');
-    if (spec.required === true) fail(`${path}.required`, 'a required field cannot have a default', 'remove the default, or write required: false.');
+    if (problem)
+      fail(`${path}.default`, `default ${problem}`, 'make the default a valid value of the field, or remove it.');
+    if (spec.required === true)
+      fail(
+        `${path}.required`,
+        'a required field cannot have a default',
+        'remove the default, or write required: false.',
+      );
   }
   if (start.errors > 0) return null;
   return {
@@ -111,7 +166,12 @@ function article(type: string): string {
 }
 
 /** Why a value does not fit a field (`"ten" is a string, not an integer`), or null when it does. */
-export function valueProblem(value: unknown, field: Pick<FieldSpec, 'type' | 'items' | 'enum' | 'minimum' | 'maximum'>): string | null {
-  const checked = validateJson(value, fieldToJsonSchema({ ...field, description: '' }), { path: JSON.stringify(value) });
+export function valueProblem(
+  value: unknown,
+  field: Pick<FieldSpec, 'type' | 'items' | 'enum' | 'minimum' | 'maximum'>,
+): string | null {
+  const checked = validateJson(value, fieldToJsonSchema({ ...field, description: '' }), {
+    path: JSON.stringify(value),
+  });
   return checked.ok ? null : checked.problems[0].message;
 }

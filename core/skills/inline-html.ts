@@ -22,14 +22,29 @@ export type UnitMode = 'prose' | 'html' | 'flat';
 
 /** Elements removed with their content: a browser never shows it, so the model must not read it either. */
 const droppedElements = new Set([
-  'script', 'style', 'iframe', 'object', 'embed', 'template', 'noscript', 'svg', 'math', 'textarea', 'title', 'xmp',
-  'noembed', 'noframes', 'plaintext',
+  'script',
+  'style',
+  'iframe',
+  'object',
+  'embed',
+  'template',
+  'noscript',
+  'svg',
+  'math',
+  'textarea',
+  'title',
+  'xmp',
+  'noembed',
+  'noframes',
+  'plaintext',
 ]);
 
-const openTag = /<([A-Za-z][A-Za-z0-9-]*)(?:\s+[A-Za-z_:][A-Za-z0-9_.:-]*(?:\s*=\s*(?:[^\s"'=<>`]+|'[^']*'|"[^"]*"))?)*\s*\/?>/y;
+const openTag =
+  /<([A-Za-z][A-Za-z0-9-]*)(?:\s+[A-Za-z_:][A-Za-z0-9_.:-]*(?:\s*=\s*(?:[^\s"'=<>`]+|'[^']*'|"[^"]*"))?)*\s*\/?>/y;
 const closeTag = /<\/[A-Za-z][A-Za-z0-9-]*\s*>/y;
 const uriAutolink = /<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>\u0000-\u001f]*)>/y;
-const emailAutolink = /<[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*>/y;
+const emailAutolink =
+  /<[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*>/y;
 const plainRun = /[^\\`<]+/y;
 const asciiPunctuation = /[!-/:-@[-`{-~]/;
 /** After a `<`, these could start a construct this scanner removes (tag, closing tag, comment, declaration, PI). */
@@ -119,7 +134,8 @@ class UnitScanner {
       return html ? text.length : -1;
     };
     for (const [open, close] of commentLike) {
-      if (open === '<!--' && (text.startsWith('<!-->', i) || text.startsWith('<!--->', i))) return i + (text[i + 4] === '>' ? 5 : 6);
+      if (open === '<!--' && (text.startsWith('<!-->', i) || text.startsWith('<!--->', i)))
+        return i + (text[i + 4] === '>' ? 5 : 6);
       const end = delimited(open, close);
       if (end === null) continue;
       if (end !== -1) return end;
@@ -174,7 +190,10 @@ class UnitScanner {
     const closing = new RegExp(`</${name}\\s*>`, 'gi');
     closing.lastIndex = from;
     const match = closing.exec(this.text);
-    this.closings.set(name, match ? { start: match.index, end: match.index + match[0].length } : { start: -1, end: -1 });
+    this.closings.set(
+      name,
+      match ? { start: match.index, end: match.index + match[0].length } : { start: -1, end: -1 },
+    );
     return match ? match.index + match[0].length : this.text.length;
   }
 
@@ -255,7 +274,7 @@ const commentLike: Array<[string, string]> = [
 
 function indexBacktickRuns(text: string): Map<number, number[]> {
   const runs = new Map<number, number[]>();
-  for (let i = text.indexOf('`'); i !== -1; ) {
+  for (let i = text.indexOf('`'); i !== -1;) {
     let length = 1;
     while (text[i + length] === '`') length += 1;
     const list = runs.get(length) ?? [];

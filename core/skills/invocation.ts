@@ -43,18 +43,30 @@ const historySchema: JsonSchema = {
 
 const inputSchema: JsonSchema = {
   type: 'object',
-  properties: { skill: { type: 'string' }, task: { type: 'string' }, params: { type: 'object' }, history: historySchema },
+  properties: {
+    skill: { type: 'string' },
+    task: { type: 'string' },
+    params: { type: 'object' },
+    history: historySchema,
+  },
   required: ['skill', 'task'],
   additionalProperties: false,
 };
 
 /** The JSON Schema of a skill's declared parameters (an object that takes nothing when it declares none). */
-export const parametersSchema = (skill: Pick<SkillManifest, 'parameters'>): JsonSchema => fieldsToJsonSchema(skill.parameters);
+export const parametersSchema = (skill: Pick<SkillManifest, 'parameters'>): JsonSchema =>
+  fieldsToJsonSchema(skill.parameters);
 
 /** Checks a skill's parameters as given (by invoke_skill or the API): the value with defaults filled in, or the problems. */
-export function checkParams(skill: Pick<SkillManifest, 'parameters'>, params: unknown, path = 'params'): { ok: true; value: Record<string, unknown> } | { ok: false; problems: SchemaProblem[] } {
+export function checkParams(
+  skill: Pick<SkillManifest, 'parameters'>,
+  params: unknown,
+  path = 'params',
+): { ok: true; value: Record<string, unknown> } | { ok: false; problems: SchemaProblem[] } {
   const checked = validateJson(params ?? {}, parametersSchema(skill), { path, applyDefaults: true });
-  return checked.ok ? { ok: true, value: checked.value as Record<string, unknown> } : { ok: false, problems: checked.problems };
+  return checked.ok
+    ? { ok: true, value: checked.value as Record<string, unknown> }
+    : { ok: false, problems: checked.problems };
 }
 
 export function checkInvocation(input: unknown, skills: SkillManifest[]): InvocationCheck {
@@ -70,7 +82,15 @@ export function checkInvocation(input: unknown, skills: SkillManifest[]): Invoca
       const params = checkParams(manifest, input.params);
       if (!params.ok) problems.push(...params.problems);
       else if (problems.length === 0) {
-        return { ok: true, invocation: { skill: manifest.name, task: input.task as string, history: (input.history ?? []) as HistoryMessage[], params: params.value } };
+        return {
+          ok: true,
+          invocation: {
+            skill: manifest.name,
+            task: input.task as string,
+            history: (input.history ?? []) as HistoryMessage[],
+            params: params.value,
+          },
+        };
       }
     }
   }
@@ -90,13 +110,26 @@ export function checkInvocation(input: unknown, skills: SkillManifest[]): Invoca
 function unknownSkill(name: string, skills: SkillManifest[]): SchemaProblem {
   const names = skills.map((skill) => skill.name);
   const near = closest(name, names);
-  return { path: 'skill', rule: 'enum', allowed: names, message: `skill "${name}" is not a skill of the catalog${near ? ` (did you mean "${near}"?)` : ''}` };
+  return {
+    path: 'skill',
+    rule: 'enum',
+    allowed: names,
+    message: `skill "${name}" is not a skill of the catalog${near ? ` (did you mean "${near}"?)` : ''}`,
+  };
 }
 
 function textProblems(text: string, path: string): SchemaProblem[] {
-  if (text.trim() === '') return [{ path, rule: 'required', message: `${path} is empty; say what the skill should do` }];
+  if (text.trim() === '')
+    return [{ path, rule: 'required', message: `${path} is empty; say what the skill should do` }];
   if (text.length > invocationLimits.textChars) {
-    return [{ path, rule: 'maximum', allowed: { maximum: invocationLimits.textChars }, message: `${path} has ${text.length} characters, more than ${invocationLimits.textChars}` }];
+    return [
+      {
+        path,
+        rule: 'maximum',
+        allowed: { maximum: invocationLimits.textChars },
+        message: `${path} has ${text.length} characters, more than ${invocationLimits.textChars}`,
+      },
+    ];
   }
   return [];
 }
@@ -104,19 +137,37 @@ function textProblems(text: string, path: string): SchemaProblem[] {
 /** A history is a conversation: user and assistant text in turn, from a user message to an assistant one (the task follows). */
 function historyProblems(history: unknown[]): SchemaProblem[] {
   if (history.length > invocationLimits.historyMessages) {
-    return [{ path: 'history', rule: 'maximum', allowed: { maximum: invocationLimits.historyMessages }, message: `history has ${history.length} messages, more than ${invocationLimits.historyMessages}` }];
+    return [
+      {
+        path: 'history',
+        rule: 'maximum',
+        allowed: { maximum: invocationLimits.historyMessages },
+        message: `history has ${history.length} messages, more than ${invocationLimits.historyMessages}`,
+      },
+    ];
   }
   const problems: SchemaProblem[] = [];
   history.forEach((message, index) => {
     if (!isPlainObject(message)) return;
     const expected = index % 2 === 0 ? 'user' : 'assistant';
     if (message.role !== expected && (message.role === 'user' || message.role === 'assistant')) {
-      problems.push({ path: `history[${index}].role`, rule: 'enum', allowed: [expected], message: `history[${index}].role is ${message.role}; the history alternates from user to assistant, so it must be ${expected}` });
+      problems.push({
+        path: `history[${index}].role`,
+        rule: 'enum',
+        allowed: [expected],
+        message: `history[${index}].role is ${message.role}; the history alternates from user to assistant, so it must be ${expected}`,
+      });
     }
-    if (typeof message.content === 'string') problems.push(...textProblems(message.content, `history[${index}].content`));
+    if (typeof message.content === 'string')
+      problems.push(...textProblems(message.content, `history[${index}].content`));
   });
   if (history.length % 2 === 1) {
-    problems.push({ path: 'history', rule: 'required', message: 'history ends with a user message; end it with the assistant\'s reply (the task is the next user message)' });
+    problems.push({
+      path: 'history',
+      rule: 'required',
+      message:
+        "history ends with a user message; end it with the assistant's reply (the task is the next user message)",
+    });
   }
   return problems;
 }

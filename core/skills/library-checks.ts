@@ -11,7 +11,9 @@ export function settleLibrary(manifests: SkillManifest[]): { valid: SkillManifes
   for (;;) {
     const found = checkLibrary(valid);
     const broken = new Set(found.filter((p) => p.severity === 'error').map((p) => p.skill));
-    const fresh = found.filter((p) => !problems.some((q) => q.skill === p.skill && q.field === p.field && q.message === p.message));
+    const fresh = found.filter(
+      (p) => !problems.some((q) => q.skill === p.skill && q.field === p.field && q.message === p.message),
+    );
     problems.push(...fresh);
     if (broken.size === 0) return { valid, problems };
     valid = valid.filter((m) => !broken.has(m.name));
@@ -29,28 +31,56 @@ export function checkLibrary(manifests: SkillManifest[]): SkillProblem[] {
     const found = byName.get(target);
     if (!found) {
       const near = closest(target, names);
-      report('error', from, field, `${role} "${target}" is not a valid skill of this library`, near ? `did you mean "${near}"? Otherwise add the skill or fix it.` : `add a skill folder ${target}/, fix it, or remove the reference.`);
+      report(
+        'error',
+        from,
+        field,
+        `${role} "${target}" is not a valid skill of this library`,
+        near
+          ? `did you mean "${near}"? Otherwise add the skill or fix it.`
+          : `add a skill folder ${target}/, fix it, or remove the reference.`,
+      );
     } else if (!found.enabled) {
-      report('warning', from, field, `${role} "${target}" is disabled, so it cannot be loaded`, `enable ${target} (metadata.enabled: "true") or remove the reference.`);
+      report(
+        'warning',
+        from,
+        field,
+        `${role} "${target}" is disabled, so it cannot be loaded`,
+        `enable ${target} (metadata.enabled: "true") or remove the reference.`,
+      );
     }
   };
   const seen = new Set<string>();
   for (const manifest of manifests) {
     if (!seen.has(manifest.name)) seen.add(manifest.name);
-    else report('error', manifest.name, '-', `two skill folders are named "${manifest.name}" once Unicode-normalised (NFKC), which makes them one name`, 'rename one of the folders and its name.');
+    else
+      report(
+        'error',
+        manifest.name,
+        '-',
+        `two skill folders are named "${manifest.name}" once Unicode-normalised (NFKC), which makes them one name`,
+        'rename one of the folders and its name.',
+      );
   }
   for (const manifest of manifests) {
     for (const child of manifest.children) reference(manifest.name, 'children', child, 'child skill');
     for (const checkpoint of manifest.checkpoints) {
       for (const route of checkpoint.routes) {
-        if (route.skill) reference(manifest.name, `checkpoints.${checkpoint.name}.routes.${route.id}`, route.skill, 'route target');
+        if (route.skill)
+          reference(manifest.name, `checkpoints.${checkpoint.name}.routes.${route.id}`, route.skill, 'route target');
       }
     }
   }
   for (const manifest of manifests) {
     const cycle = cycleThrough(manifest.name, byName);
     if (cycle) {
-      report('error', manifest.name, 'children', `child skills form a cycle: ${cycle.join(' → ')}`, `remove one link of the cycle from the children of one of these skills.`);
+      report(
+        'error',
+        manifest.name,
+        'children',
+        `child skills form a cycle: ${cycle.join(' → ')}`,
+        `remove one link of the cycle from the children of one of these skills.`,
+      );
     }
   }
   return problems;

@@ -24,5 +24,9 @@ export const skillLimits = {
 export type SkillSizeLimits = { [K in keyof typeof skillLimits]: number };
 
 export function formatBytes(bytes: number): string {
-  return bytes >= 1024 && bytes % 1024 === 0 ? `${bytes / 1024} KiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${bytes} bytes`;
+  return bytes >= 1024 && bytes % 1024 === 0
+    ? `${bytes / 1024} KiB`
+    : bytes >= 1024
+      ? `${(bytes / 1024).toFixed(1)} KiB`
+      : `${bytes} bytes`;
 }

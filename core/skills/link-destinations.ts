@@ -15,7 +15,7 @@ export function isAllowedUrl(url: string, from = 0): boolean {
   let scheme = '';
   let opened = false;
   const end = Math.min(url.length, from + schemeLookahead);
-  for (let i = from; i < end; ) {
+  for (let i = from; i < end;) {
     let ch = url[i];
     let width = 1;
     // Whitespace written out ends a markdown destination; written as an entity, browsers drop it from the URL.

@@ -34,13 +34,22 @@ export function buildManifest(facts: SkillFolderFacts, problems: ProblemList): S
     ...engine,
     ...(effort ? { effort } : {}),
     ...sidecar,
-    checkpoints: sidecar.checkpoints.map((checkpoint) => ({ ...checkpoint, inPlan: planCheckpoints.includes(checkpoint.name) })),
+    checkpoints: sidecar.checkpoints.map((checkpoint) => ({
+      ...checkpoint,
+      inPlan: planCheckpoints.includes(checkpoint.name),
+    })),
     subskills: facts.subskills,
     resources: facts.resources,
   };
 }
 
-function checkAgainstPlan(sidecar: SidecarSpec, plan: PlanSpec | null, planWritten: boolean, facts: SkillFolderFacts, problems: ProblemList): void {
+function checkAgainstPlan(
+  sidecar: SidecarSpec,
+  plan: PlanSpec | null,
+  planWritten: boolean,
+  facts: SkillFolderFacts,
+  problems: ProblemList,
+): void {
   const error = (field: string, message: string, fix: string) => problems.error(sidecarFileName, field, message, fix);
   const automaton = plan ? compilePlan(plan.root) : null;
   sidecar.deadlines.forEach((deadline, index) => {
@@ -51,39 +60,62 @@ function checkAgainstPlan(sidecar: SidecarSpec, plan: PlanSpec | null, planWritt
       return;
     }
     if (!plan.steps.includes(deadline.jumpTo)) {
-      error(`${path}.jump-to`, `jump-to "${deadline.jumpTo}" is not a step of the plan`, `name one of the plan's steps: ${plan.steps.join(', ') || '(the plan has none)'}.`);
+      error(
+        `${path}.jump-to`,
+        `jump-to "${deadline.jumpTo}" is not a step of the plan`,
+        `name one of the plan's steps: ${plan.steps.join(', ') || '(the plan has none)'}.`,
+      );
       return;
     }
     if (deadline.source.kind !== 'param') return;
     const { checkpoint, param } = deadline.source;
     if (!plan.checkpoints.includes(checkpoint)) {
-      error(`${path}.from`, `checkpoint "${checkpoint}" is not in the plan`, 'take the deadline from a checkpoint the plan names, so it is always approved before the clock starts.');
+      error(
+        `${path}.from`,
+        `checkpoint "${checkpoint}" is not in the plan`,
+        'take the deadline from a checkpoint the plan names, so it is always approved before the clock starts.',
+      );
       return;
     }
     const declared = sidecar.checkpoints.find((c) => c.name === checkpoint)?.params.find((p) => p.name === param);
     if (!declared || (declared.type !== 'number' && declared.type !== 'integer')) {
       error(
         `${path}.from`,
-        declared ? `param ${checkpoint}.${param} is ${declared.type}, not a number` : `checkpoint ${checkpoint} declares no param ${param}`,
+        declared
+          ? `param ${checkpoint}.${param} is ${declared.type}, not a number`
+          : `checkpoint ${checkpoint} declares no param ${param}`,
         `declare it under checkpoints.${checkpoint}.params with type integer (or number).`,
       );
       return;
     }
     if (!canFollow(automaton, { kind: 'checkpoint', name: checkpoint }, { kind: 'step', name: deadline.jumpTo })) {
-      error(`${path}.jump-to`, `step "${deadline.jumpTo}" never comes after checkpoint ${checkpoint} in the plan`, 'jump to a step that follows the checkpoint the deadline starts from.');
+      error(
+        `${path}.jump-to`,
+        `step "${deadline.jumpTo}" never comes after checkpoint ${checkpoint} in the plan`,
+        'jump to a step that follows the checkpoint the deadline starts from.',
+      );
     }
   });
   for (const limit of sidecar.stepLimits) {
     if (facts.subskills.includes(limit.step)) continue;
     const near = closest(limit.step, facts.subskills);
-    error(`steps.${limit.step}`, `"${limit.step}" is not a subskill of this skill`, near ? `did you mean "${near}"?` : `name a file of ${subskillFolder}/ without .md.`);
+    error(
+      `steps.${limit.step}`,
+      `"${limit.step}" is not a subskill of this skill`,
+      near ? `did you mean "${near}"?` : `name a file of ${subskillFolder}/ without .md.`,
+    );
   }
   if (sidecar.children.includes(facts.folder)) {
     error('children', `the skill lists itself as a child`, 'remove it; a skill cannot nest inside itself.');
   }
   for (const tool of sidecar.tools ?? []) {
     if (engineToolNames.includes(tool)) {
-      problems.warning(sidecarFileName, 'tools', `${tool} is an engine tool, offered in every turn anyway`, `remove ${tool} from tools.`);
+      problems.warning(
+        sidecarFileName,
+        'tools',
+        `${tool} is an engine tool, offered in every turn anyway`,
+        `remove ${tool} from tools.`,
+      );
     }
   }
 }

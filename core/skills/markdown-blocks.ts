@@ -41,7 +41,7 @@ export function markdownUnits(text: string): Unit[] {
     for (let line = start; line < unit.end; line += 1) unitAt[line] = unit;
   }
   const units: Unit[] = [];
-  for (let line = 0; line < lineCount; ) {
+  for (let line = 0; line < lineCount;) {
     const unit = unitAt[line] ?? { kind: 'prose', start: line, end: line + 1 };
     units.push(unit);
     line = unit.end;

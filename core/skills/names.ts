@@ -14,7 +14,10 @@ export function isKebabWord(value: string): boolean {
 
 /** Why a subskill name breaks its rule, or null when it is fine. */
 export function kebabWordProblem(value: string): string | null {
-  return hyphenProblem(value) ?? (/[^a-z0-9-]/.test(value) ? 'may contain only lowercase letters a-z, digits 0-9 and hyphens' : null);
+  return (
+    hyphenProblem(value) ??
+    (/[^a-z0-9-]/.test(value) ? 'may contain only lowercase letters a-z, digits 0-9 and hyphens' : null)
+  );
 }
 
 /**
@@ -31,7 +34,12 @@ export function isSkillName(value: string): boolean {
 /** Why a skill name breaks the spec's rules (as skills-ref reads them), or null when it is fine. */
 export function skillNameProblem(value: string): string | null {
   const name = canonicalSkillName(value);
-  return hyphenProblem(name) ?? (/[^\p{L}\p{N}-]/u.test(name) || name !== name.toLowerCase() ? 'may contain only lowercase letters, digits and hyphens' : null);
+  return (
+    hyphenProblem(name) ??
+    (/[^\p{L}\p{N}-]/u.test(name) || name !== name.toLowerCase()
+      ? 'may contain only lowercase letters, digits and hyphens'
+      : null)
+  );
 }
 
 function hyphenProblem(value: string): string | null {

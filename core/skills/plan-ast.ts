@@ -33,7 +33,10 @@ export function formatPlan(node: PlanNode): string {
     case 'optional':
     case 'zeroOrMore':
     case 'oneOrMore': {
-      const inner = node.item.kind === 'step' || node.item.kind === 'checkpoint' ? formatPlan(node.item) : `(${formatPlan(node.item)})`;
+      const inner =
+        node.item.kind === 'step' || node.item.kind === 'checkpoint'
+          ? formatPlan(node.item)
+          : `(${formatPlan(node.item)})`;
       return `${inner}${quantifierOf[node.kind]}`;
     }
   }
@@ -55,5 +58,11 @@ export function planSymbols(node: PlanNode): PlanSymbol[] {
 }
 
 export function distinctNames(node: PlanNode, kind: PlanSymbol['kind']): string[] {
-  return [...new Set(planSymbols(node).filter((symbol) => symbol.kind === kind).map((symbol) => symbol.name))];
+  return [
+    ...new Set(
+      planSymbols(node)
+        .filter((symbol) => symbol.kind === kind)
+        .map((symbol) => symbol.name),
+    ),
+  ];
 }

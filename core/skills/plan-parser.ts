@@ -59,7 +59,11 @@ function wordToken(word: string, column: number): Token {
     return { type: 'checkpoint', name, column };
   }
   if (word.includes(':')) {
-    throw new PlanSyntaxError(`"${word}" has an unknown prefix`, column, 'checkpoints are written checkpoint:NAME; steps are bare subskill names.');
+    throw new PlanSyntaxError(
+      `"${word}" has an unknown prefix`,
+      column,
+      'checkpoints are written checkpoint:NAME; steps are bare subskill names.',
+    );
   }
   if (!isKebabWord(word)) {
     throw new PlanSyntaxError(
@@ -77,11 +81,16 @@ class Parser {
 
   parsePlan(): PlanNode {
     if (this.peek().type === 'end') {
-      throw new PlanSyntaxError('the plan is empty', 1, 'name at least one step or checkpoint, or remove metadata.plan.');
+      throw new PlanSyntaxError(
+        'the plan is empty',
+        1,
+        'name at least one step or checkpoint, or remove metadata.plan.',
+      );
     }
     const node = this.parseAlternative();
     const next = this.peek();
-    if (next.type === ')') throw new PlanSyntaxError('")" has no matching "("', next.column, 'remove it or add the "(" it closes.');
+    if (next.type === ')')
+      throw new PlanSyntaxError('")" has no matching "("', next.column, 'remove it or add the "(" it closes.');
     return node;
   }
 
@@ -91,7 +100,9 @@ class Parser {
       this.position += 1;
       options.push(this.parseSequence());
     }
-    return options.length === 1 ? options[0] : { kind: 'choice', options: options.flatMap((o) => (o.kind === 'choice' ? o.options : [o])) };
+    return options.length === 1
+      ? options[0]
+      : { kind: 'choice', options: options.flatMap((o) => (o.kind === 'choice' ? o.options : [o])) };
   }
 
   private parseSequence(): PlanNode {
@@ -108,9 +119,17 @@ class Parser {
     const next = this.peek();
     const previous = this.tokens[this.position - 1];
     if (previous?.type === '(' && next.type === ')') {
-      return new PlanSyntaxError('empty group "()"', previous.column, 'put at least one step or checkpoint between the parentheses, or remove them.');
+      return new PlanSyntaxError(
+        'empty group "()"',
+        previous.column,
+        'put at least one step or checkpoint between the parentheses, or remove them.',
+      );
     }
-    return new PlanSyntaxError('"|" needs a step, checkpoint or group on both sides', next.column, 'remove the extra "|" or add the missing alternative.');
+    return new PlanSyntaxError(
+      '"|" needs a step, checkpoint or group on both sides',
+      next.column,
+      'remove the extra "|" or add the missing alternative.',
+    );
   }
 
   private parseQuantified(): PlanNode {
@@ -120,7 +139,11 @@ class Parser {
     this.position += 1;
     const after = this.peek();
     if (after.type === '?' || after.type === '*' || after.type === '+') {
-      throw new PlanSyntaxError(`two quantifiers in a row ("${next.type}${after.type}")`, after.column, 'keep one of ?, * and +, or group first: (step+)?');
+      throw new PlanSyntaxError(
+        `two quantifiers in a row ("${next.type}${after.type}")`,
+        after.column,
+        'keep one of ?, * and +, or group first: (step+)?',
+      );
     }
     const kind = next.type === '?' ? 'optional' : next.type === '*' ? 'zeroOrMore' : 'oneOrMore';
     return { kind, item };
@@ -143,9 +166,17 @@ class Parser {
       case '?':
       case '*':
       case '+':
-        throw new PlanSyntaxError(`"${token.type}" has nothing to repeat`, token.column, 'put the quantifier right after a step, checkpoint or ")".');
+        throw new PlanSyntaxError(
+          `"${token.type}" has nothing to repeat`,
+          token.column,
+          'put the quantifier right after a step, checkpoint or ")".',
+        );
       default:
-        throw new PlanSyntaxError(`unexpected "${token.type}"`, token.column, 'check the plan against the grammar in docs/skills.md.');
+        throw new PlanSyntaxError(
+          `unexpected "${token.type}"`,
+          token.column,
+          'check the plan against the grammar in docs/skills.md.',
+        );
     }
   }
 
@@ -157,7 +188,11 @@ class Parser {
 /** Parses plan text into its tree; throws PlanSyntaxError with the column and the fix. */
 export function parsePlan(source: string): PlanNode {
   if (source.length > maxPlanLength) {
-    throw new PlanSyntaxError(`the plan is ${source.length} characters long; the limit is ${maxPlanLength}`, maxPlanLength + 1, 'split the skill into smaller skills.');
+    throw new PlanSyntaxError(
+      `the plan is ${source.length} characters long; the limit is ${maxPlanLength}`,
+      maxPlanLength + 1,
+      'split the skill into smaller skills.',
+    );
   }
   return new Parser(tokenize(source)).parsePlan();
 }

@@ -46,7 +46,9 @@ export function closest(word: string, candidates: readonly string[]): string | n
     }
   }
   if (best !== null || lower.length < 3) return best;
-  const related = candidates.filter((candidate) => candidate.length >= 3 && (candidate.startsWith(lower) || lower.startsWith(candidate)));
+  const related = candidates.filter(
+    (candidate) => candidate.length >= 3 && (candidate.startsWith(lower) || lower.startsWith(candidate)),
+  );
   return related.length === 1 ? related[0] : null;
 }
 

@@ -15,13 +15,20 @@ export function checkResourcePath(raw: string): ResourcePathCheck {
   if (raw.length > maxResourcePathLength) return refuse(`the path is longer than ${maxResourcePathLength} characters`);
   if (/[\u0000-\u001F\u007F]/.test(raw)) return refuse('the path contains control characters');
   if (raw.includes('\\')) return refuse('backslashes are not allowed; separate folders with /');
-  if (/%[0-9A-Fa-f]{2}/.test(raw)) return refuse('percent-encoded paths are not accepted; give the path exactly as listed');
-  if (raw.startsWith('/') || raw.startsWith('~') || /^[A-Za-z]:/.test(raw) || /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(raw)) {
+  if (/%[0-9A-Fa-f]{2}/.test(raw))
+    return refuse('percent-encoded paths are not accepted; give the path exactly as listed');
+  if (
+    raw.startsWith('/') ||
+    raw.startsWith('~') ||
+    /^[A-Za-z]:/.test(raw) ||
+    /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(raw)
+  ) {
     return refuse('absolute paths are not allowed; give the path relative to the skill folder');
   }
   const path = raw.startsWith('./') ? raw.slice(2) : raw;
   const segments = path.split('/');
-  if (segments.some((s) => s === '..')) return refuse('".." is not allowed; only files inside the skill folder can be read');
+  if (segments.some((s) => s === '..'))
+    return refuse('".." is not allowed; only files inside the skill folder can be read');
   if (segments.some((s) => s === '' || s === '.')) return refuse('the path has an empty or "." segment');
   return { ok: true, path };
 }

@@ -36,7 +36,10 @@ export interface SkillToolOutcome {
 }
 
 /** load_skill's I/O: the pinned snapshot, or the one the port fetches; a result instead when the input is wrong. */
-export async function fetchSkill(input: unknown, context: Pick<SkillToolContext, 'skills' | 'state' | 'ports'>): Promise<{ snapshot: SkillSnapshot } | { result: ToolResult }> {
+export async function fetchSkill(
+  input: unknown,
+  context: Pick<SkillToolContext, 'skills' | 'state' | 'ports'>,
+): Promise<{ snapshot: SkillSnapshot } | { result: ToolResult }> {
   try {
     const step = prepareLoadSkill(input, context.skills, context.state);
     if (step.kind === 'fetch') return { snapshot: await context.ports.loadSkillSnapshot({ name: step.name }) };
@@ -47,14 +50,20 @@ export async function fetchSkill(input: unknown, context: Pick<SkillToolContext,
 }
 
 /** Runs one skill tool call. Never throws: every failure becomes an error result the model sees. */
-export async function runSkillTool(call: { name: string; input: unknown }, context: SkillToolContext): Promise<SkillToolOutcome> {
+export async function runSkillTool(
+  call: { name: string; input: unknown },
+  context: SkillToolContext,
+): Promise<SkillToolOutcome> {
   const { state } = context;
   try {
     switch (call.name) {
       case SkillToolName.loadSkill: {
         const fetched = await fetchSkill(call.input, context);
         if ('result' in fetched) return { result: fetched.result, state };
-        return { result: loadSkillResult(fetched.snapshot, context.allowedNext?.(fetched.snapshot)), state: pinSkill(state, fetched.snapshot) };
+        return {
+          result: loadSkillResult(fetched.snapshot, context.allowedNext?.(fetched.snapshot)),
+          state: pinSkill(state, fetched.snapshot),
+        };
       }
       case SkillToolName.loadSubskill:
         return { result: loadSubskillResult(call.input, state), state };

@@ -21,12 +21,30 @@ import {
 } from './types';
 
 /** The engine data of `skillflow.yaml`, the strictly validated sidecar beside SKILL.md (docs/skills.md). */
-export const sidecarKeys = ['parameters', 'output', 'checkpoints', 'free-checkpoints', 'deadlines', 'steps', 'limits', 'children', 'tools'] as const;
+export const sidecarKeys = [
+  'parameters',
+  'output',
+  'checkpoints',
+  'free-checkpoints',
+  'deadlines',
+  'steps',
+  'limits',
+  'children',
+  'tools',
+] as const;
 
 /** The engine data a sidecar declares: the manifest's fields of the same names (`inPlan` is filled in by the manifest). */
 export type SidecarSpec = Pick<
   SkillManifest,
-  'parameters' | 'output' | 'checkpoints' | 'freeCheckpoints' | 'deadlines' | 'stepLimits' | 'limits' | 'children' | 'tools'
+  | 'parameters'
+  | 'output'
+  | 'checkpoints'
+  | 'freeCheckpoints'
+  | 'deadlines'
+  | 'stepLimits'
+  | 'limits'
+  | 'children'
+  | 'tools'
 >;
 
 export const emptySidecar = (): SidecarSpec => ({
@@ -47,7 +65,11 @@ export function checkSidecar(data: unknown, problems: ProblemList): SidecarSpec 
   if (data === undefined || data === null) return spec;
   const report: Report = (field, message, fix) => problems.error(sidecarFileName, field, message, fix);
   if (!isPlainObject(data)) {
-    report('-', `skillflow.yaml holds ${describeValue(data)}, not a map`, `start it with top-level keys such as ${sidecarKeys.slice(0, 3).join(', ')}.`);
+    report(
+      '-',
+      `skillflow.yaml holds ${describeValue(data)}, not a map`,
+      `start it with top-level keys such as ${sidecarKeys.slice(0, 3).join(', ')}.`,
+    );
     return spec;
   }
   unknownKeys(data, sidecarKeys, '', report);
@@ -58,8 +80,23 @@ export function checkSidecar(data: unknown, problems: ProblemList): SidecarSpec 
   spec.deadlines = checkDeadlines(data.deadlines, report);
   spec.stepLimits = checkStepLimits(data.steps, report);
   spec.limits = checkLimits(data.limits, report);
-  spec.children = checkNameList(data.children, 'children', isSkillName, 'skill names (lowercase letters, digits, single hyphens)', report).map(canonicalSkillName);
-  spec.tools = data.tools === undefined ? null : checkNameList(data.tools, 'tools', (word) => parseGrant(word) !== null, 'tool grants: tool names (letters, digits, _ and -), category:NAME or mcp:SERVER', report);
+  spec.children = checkNameList(
+    data.children,
+    'children',
+    isSkillName,
+    'skill names (lowercase letters, digits, single hyphens)',
+    report,
+  ).map(canonicalSkillName);
+  spec.tools =
+    data.tools === undefined
+      ? null
+      : checkNameList(
+          data.tools,
+          'tools',
+          (word) => parseGrant(word) !== null,
+          'tool grants: tool names (letters, digits, _ and -), category:NAME or mcp:SERVER',
+          report,
+        );
   return spec;
 }
 
@@ -68,7 +105,11 @@ function unknownKeys(map: Record<string, unknown>, allowed: readonly string[], p
     if (allowed.includes(key)) continue;
     const near = closest(key, allowed);
     const field = path ? `${path}.${key}` : key;
-    report(field, `"${key}" is not a known key${path ? ` of ${path}` : ''}`, near ? `did you mean "${near}"?` : `use only ${allowed.join(', ')}.`);
+    report(
+      field,
+      `"${key}" is not a known key${path ? ` of ${path}` : ''}`,
+      near ? `did you mean "${near}"?` : `use only ${allowed.join(', ')}.`,
+    );
   }
 }
 
@@ -93,10 +134,15 @@ function ttlAndPolicy<P extends string>(
   const policy = entry['on-timeout'];
   if (policy === undefined) return { ttlMs, onTimeout: 'cancel' };
   if (typeof policy !== 'string' || !(policies as readonly string[]).includes(policy)) {
-    report(`${path}.on-timeout`, `on-timeout ${JSON.stringify(policy)} is not a policy`, `use one of ${policies.join(', ')}.`);
+    report(
+      `${path}.on-timeout`,
+      `on-timeout ${JSON.stringify(policy)} is not a policy`,
+      `use one of ${policies.join(', ')}.`,
+    );
     return { ttlMs, onTimeout: 'cancel' };
   }
-  if (entry.ttl === undefined) report(`${path}.on-timeout`, 'on-timeout has no ttl to act on', 'add a ttl, e.g. ttl: 30m, or remove on-timeout.');
+  if (entry.ttl === undefined)
+    report(`${path}.on-timeout`, 'on-timeout has no ttl to act on', 'add a ttl, e.g. ttl: 30m, or remove on-timeout.');
   return { ttlMs, onTimeout: policy as P };
 }
 
@@ -108,29 +154,51 @@ function checkCheckpoints(value: unknown, report: Report): CheckpointSpec[] {
   return Object.entries(map).flatMap(([name, raw]) => {
     const path = `checkpoints.${name}`;
     if (!isSnakeName(name)) {
-      report(path, `checkpoint name "${name}" is not snake_case`, 'start with a-z and use only a-z, 0-9 and _, e.g. exam_params.');
+      report(
+        path,
+        `checkpoint name "${name}" is not snake_case`,
+        'start with a-z and use only a-z, 0-9 and _, e.g. exam_params.',
+      );
       return [];
     }
     const entry = raw === null ? {} : raw;
     if (!isPlainObject(entry)) {
-      report(path, `${path} is ${describeValue(entry)}, not a map`, 'give the checkpoint kind, ttl, on-timeout, params or routes lines, indented under its name.');
+      report(
+        path,
+        `${path} is ${describeValue(entry)}, not a map`,
+        'give the checkpoint kind, ttl, on-timeout, params or routes lines, indented under its name.',
+      );
       return [];
     }
     unknownKeys(entry, checkpointKeys, path, report);
     let kind: CheckpointKind = 'approval';
     if (entry.kind !== undefined) {
-      if (typeof entry.kind === 'string' && (checkpointKinds as readonly string[]).includes(entry.kind)) kind = entry.kind as CheckpointKind;
-      else report(`${path}.kind`, `kind ${JSON.stringify(entry.kind)} is not a checkpoint kind`, `use one of ${checkpointKinds.join(', ')}.`);
+      if (typeof entry.kind === 'string' && (checkpointKinds as readonly string[]).includes(entry.kind))
+        kind = entry.kind as CheckpointKind;
+      else
+        report(
+          `${path}.kind`,
+          `kind ${JSON.stringify(entry.kind)} is not a checkpoint kind`,
+          `use one of ${checkpointKinds.join(', ')}.`,
+        );
     }
     const { ttlMs, onTimeout } = ttlAndPolicy<OnTimeout>(entry, path, onTimeoutPolicies, report);
     const params = checkFields(entry.params, `${path}.params`, report);
     const routes = checkRoutes(entry.routes, `${path}.routes`, report);
     if (routes.length > 0 && onTimeout === 'approve-defaults') {
-      report(`${path}.on-timeout`, 'a routing checkpoint has no default route to approve', 'use skip (no route: only the final answer) or cancel.');
+      report(
+        `${path}.on-timeout`,
+        'a routing checkpoint has no default route to approve',
+        'use skip (no route: only the final answer) or cancel.',
+      );
     }
     if (onTimeout === 'approve-defaults') {
       for (const param of params.filter((p) => p.default === undefined)) {
-        report(`${path}.params.${param.name}.default`, `on-timeout approve-defaults needs a default for every param, and ${param.name} has none`, `add a default to ${param.name}, or pick another on-timeout policy.`);
+        report(
+          `${path}.params.${param.name}.default`,
+          `on-timeout approve-defaults needs a default for every param, and ${param.name} has none`,
+          `add a default to ${param.name}, or pick another on-timeout policy.`,
+        );
       }
     }
     return [{ name, kind, ttlMs, onTimeout, params, routes, inPlan: false }];
@@ -143,16 +211,29 @@ function checkRoutes(value: unknown, path: string, report: Report): RouteOption[
   const routes: RouteOption[] = [];
   for (const [id, label] of Object.entries(map)) {
     if (id !== 'stop' && !isSkillName(id)) {
-      report(`${path}.${id}`, `route "${id}" is neither a skill name nor stop`, 'key each route by the skill it allows next, or by stop.');
+      report(
+        `${path}.${id}`,
+        `route "${id}" is neither a skill name nor stop`,
+        'key each route by the skill it allows next, or by stop.',
+      );
       continue;
     }
     if (typeof label !== 'string' || label.trim() === '') {
-      report(`${path}.${id}`, `the label of route ${id} is ${typeof label === 'string' ? 'empty' : describeValue(label)}`, 'write the text the human sees for this choice.');
+      report(
+        `${path}.${id}`,
+        `the label of route ${id} is ${typeof label === 'string' ? 'empty' : describeValue(label)}`,
+        'write the text the human sees for this choice.',
+      );
       continue;
     }
     routes.push({ id, label: label.trim(), skill: id === 'stop' ? null : canonicalSkillName(id) });
   }
-  if (routes.length === 1) report(path, 'a routing checkpoint with one route offers no choice', 'add another route (for example stop), or remove routes.');
+  if (routes.length === 1)
+    report(
+      path,
+      'a routing checkpoint with one route offers no choice',
+      'add another route (for example stop), or remove routes.',
+    );
   return routes;
 }
 
@@ -172,7 +253,11 @@ export const deadlineKeys = ['from', 'unit', 'after', 'jump-to'] as const;
 function checkDeadlines(value: unknown, report: Report): DeadlineSpec[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) {
-    report('deadlines', `deadlines is ${describeValue(value)}, not a list`, 'write "- from: CHECKPOINT.PARAM" or "- after: DURATION" items, each with jump-to.');
+    report(
+      'deadlines',
+      `deadlines is ${describeValue(value)}, not a list`,
+      'write "- from: CHECKPOINT.PARAM" or "- after: DURATION" items, each with jump-to.',
+    );
     return [];
   }
   return value.flatMap((raw, index): DeadlineSpec[] => {
@@ -184,7 +269,11 @@ function checkDeadlines(value: unknown, report: Report): DeadlineSpec[] {
     unknownKeys(raw, deadlineKeys, path, report);
     const jumpTo = raw['jump-to'];
     if (typeof jumpTo !== 'string' || !isKebabWord(jumpTo)) {
-      report(`${path}.jump-to`, jumpTo === undefined ? 'jump-to is missing' : `jump-to ${JSON.stringify(jumpTo)} is not a step name`, 'name the plan step to go to when time is up, e.g. jump-to: performance-analytics.');
+      report(
+        `${path}.jump-to`,
+        jumpTo === undefined ? 'jump-to is missing' : `jump-to ${JSON.stringify(jumpTo)} is not a step name`,
+        'name the plan step to go to when time is up, e.g. jump-to: performance-analytics.',
+      );
       return [];
     }
     const source = deadlineSource(raw, path, report);
@@ -194,22 +283,35 @@ function checkDeadlines(value: unknown, report: Report): DeadlineSpec[] {
 
 function deadlineSource(raw: Record<string, unknown>, path: string, report: Report): DeadlineSource | null {
   if ((raw.from === undefined) === (raw.after === undefined)) {
-    report(path, 'a deadline needs exactly one of from and after', 'use from: CHECKPOINT.PARAM (a time the human approves) or after: DURATION (from when the skill loads).');
+    report(
+      path,
+      'a deadline needs exactly one of from and after',
+      'use from: CHECKPOINT.PARAM (a time the human approves) or after: DURATION (from when the skill loads).',
+    );
     return null;
   }
   if (raw.after !== undefined) {
     const ms = parseDuration(raw.after);
     if (ms === null) report(`${path}.after`, `after ${JSON.stringify(raw.after)} is not a duration`, durationFix);
-    if (raw.unit !== undefined) report(`${path}.unit`, 'unit goes with from, not with after', 'remove unit; the duration carries its own unit.');
+    if (raw.unit !== undefined)
+      report(`${path}.unit`, 'unit goes with from, not with after', 'remove unit; the duration carries its own unit.');
     return ms === null ? null : { kind: 'fixed', ms };
   }
   const match = typeof raw.from === 'string' ? /^([a-z][a-z0-9_]*)\.([a-z][a-z0-9_]*)$/.exec(raw.from) : null;
   if (!match) {
-    report(`${path}.from`, `from ${JSON.stringify(raw.from)} is not CHECKPOINT.PARAM`, 'name a checkpoint and one of its numeric params, e.g. from: exam_params.time_limit_min.');
+    report(
+      `${path}.from`,
+      `from ${JSON.stringify(raw.from)} is not CHECKPOINT.PARAM`,
+      'name a checkpoint and one of its numeric params, e.g. from: exam_params.time_limit_min.',
+    );
     return null;
   }
   if (typeof raw.unit !== 'string' || !(deadlineUnits as readonly string[]).includes(raw.unit)) {
-    report(`${path}.unit`, raw.unit === undefined ? 'unit is missing' : `unit ${JSON.stringify(raw.unit)} is not a time unit`, `say what the param counts: ${deadlineUnits.join(', ')}.`);
+    report(
+      `${path}.unit`,
+      raw.unit === undefined ? 'unit is missing' : `unit ${JSON.stringify(raw.unit)} is not a time unit`,
+      `say what the param counts: ${deadlineUnits.join(', ')}.`,
+    );
     return null;
   }
   return { kind: 'param', checkpoint: match[1], param: match[2], unit: raw.unit as DeadlineUnit };
@@ -229,7 +331,11 @@ function checkStepLimits(value: unknown, report: Report): StepLimit[] {
     unknownKeys(raw, stepLimitKeys, path, report);
     const maxRuns = raw['max-runs'];
     if (!Number.isInteger(maxRuns) || (maxRuns as number) < 1) {
-      report(`${path}.max-runs`, `max-runs ${JSON.stringify(maxRuns)} is not a whole number of at least 1`, 'write how many times the step may run in one turn, e.g. max-runs: 60.');
+      report(
+        `${path}.max-runs`,
+        `max-runs ${JSON.stringify(maxRuns)} is not a whole number of at least 1`,
+        'write how many times the step may run in one turn, e.g. max-runs: 60.',
+      );
       return [];
     }
     return [{ step, maxRuns: maxRuns as number }];
@@ -245,17 +351,30 @@ function checkLimits(value: unknown, report: Report): SkillLimits {
   unknownKeys(map, limitKeys, 'limits', report);
   const iterations = map['max-iterations'];
   if (iterations !== undefined) {
-    if (Number.isInteger(iterations) && (iterations as number) >= 1 && (iterations as number) <= 1000) limits.maxIterations = iterations as number;
-    else report('limits.max-iterations', `max-iterations ${JSON.stringify(iterations)} is not a whole number from 1 to 1000`, 'write the most model rounds the skill may take, e.g. max-iterations: 40.');
+    if (Number.isInteger(iterations) && (iterations as number) >= 1 && (iterations as number) <= 1000)
+      limits.maxIterations = iterations as number;
+    else
+      report(
+        'limits.max-iterations',
+        `max-iterations ${JSON.stringify(iterations)} is not a whole number from 1 to 1000`,
+        'write the most model rounds the skill may take, e.g. max-iterations: 40.',
+      );
   }
   if (map.timeout !== undefined) {
     limits.timeoutMs = parseDuration(map.timeout);
-    if (limits.timeoutMs === null) report('limits.timeout', `timeout ${JSON.stringify(map.timeout)} is not a duration`, durationFix);
+    if (limits.timeoutMs === null)
+      report('limits.timeout', `timeout ${JSON.stringify(map.timeout)} is not a duration`, durationFix);
   }
   return limits;
 }
 
-function checkNameList(value: unknown, path: string, valid: (name: string) => boolean, what: string, report: Report): string[] {
+function checkNameList(
+  value: unknown,
+  path: string,
+  valid: (name: string) => boolean,
+  what: string,
+  report: Report,
+): string[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) {
     report(path, `${path} is ${describeValue(value)}, not a list`, `write a list of ${what}, e.g. ${path}: [a, b].`);
@@ -263,7 +382,8 @@ function checkNameList(value: unknown, path: string, valid: (name: string) => bo
   }
   const names: string[] = [];
   value.forEach((name, index) => {
-    if (typeof name !== 'string' || !valid(name)) report(`${path}[${index}]`, `${JSON.stringify(name)} is not one of the ${what}`, `list only ${what}.`);
+    if (typeof name !== 'string' || !valid(name))
+      report(`${path}[${index}]`, `${JSON.stringify(name)} is not one of the ${what}`, `list only ${what}.`);
     else if (names.includes(name)) report(`${path}[${index}]`, `${name} is listed twice`, 'list each name once.');
     else names.push(name);
   });

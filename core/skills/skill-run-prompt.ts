@@ -40,9 +40,9 @@ export function skillRunSystemPrompt(input: SkillRunPromptInput): TextBlock[] {
     ...invocableLines(children, input.depthCapped),
     '',
     manifest.output.length > 0
-      ? 'Your final answer is this run\'s output: one JSON object that matches the Output schema above, and nothing else. ' +
+      ? "Your final answer is this run's output: one JSON object that matches the Output schema above, and nothing else. " +
         'It is checked against the schema; an answer that does not match gets one chance to be corrected, then the run fails.'
-      : 'Your final answer is this run\'s output, as text: it is returned to the agent that invoked the skill.',
+      : "Your final answer is this run's output, as text: it is returned to the agent that invoked the skill.",
   ];
   return [
     { type: 'text', text: input.basePrompt },
@@ -52,15 +52,25 @@ export function skillRunSystemPrompt(input: SkillRunPromptInput): TextBlock[] {
 
 function invocableLines(children: Child[], depthCapped: boolean): string[] {
   if (children.length === 0) {
-    return [depthCapped ? 'Skills nest no deeper than this: this run invokes no other skills.' : 'This skill invokes no other skills.'];
+    return [
+      depthCapped
+        ? 'Skills nest no deeper than this: this run invokes no other skills.'
+        : 'This skill invokes no other skills.',
+    ];
   }
   return [
     `Skills you may invoke with ${SkillToolName.invokeSkill} (name: description; parameters as JSON Schema):`,
-    ...children.map((child) => `- ${child.name}: ${child.description.replace(/\s+/g, ' ').trim()} Parameters: ${JSON.stringify(parametersSchema(child))}`),
+    ...children.map(
+      (child) =>
+        `- ${child.name}: ${child.description.replace(/\s+/g, ' ').trim()} Parameters: ${JSON.stringify(parametersSchema(child))}`,
+    ),
   ];
 }
 
 /** A skill run's conversation (seed 003): the history it was handed, then the task as the user's message. */
 export function skillRunMessages(history: HistoryMessage[], task: string): ChatMessage[] {
-  return [...history.map((message) => ({ role: message.role, content: message.content })), { role: 'user', content: task }];
+  return [
+    ...history.map((message) => ({ role: message.role, content: message.content })),
+    { role: 'user', content: task },
+  ];
 }

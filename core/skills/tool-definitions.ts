@@ -27,7 +27,8 @@ export function skillToolDefinitions(skills: Known[]): ToolDefinition[] {
     },
     {
       name: SkillToolName.loadSubskill,
-      description: "Load one subskill of a loaded skill, when the skill's instructions reach it. Returns the subskill's instructions.",
+      description:
+        "Load one subskill of a loaded skill, when the skill's instructions reach it. Returns the subskill's instructions.",
       input_schema: {
         type: 'object',
         properties: {
@@ -46,7 +47,11 @@ export function skillToolDefinitions(skills: Known[]): ToolDefinition[] {
         type: 'object',
         properties: {
           path: { type: 'string', description: 'Path relative to the skill folder, e.g. references/guide.md.' },
-          skill: { type: 'string', description: 'The loaded skill; defaults to the most recently loaded one.', ...enumOf(names) },
+          skill: {
+            type: 'string',
+            description: 'The loaded skill; defaults to the most recently loaded one.',
+            ...enumOf(names),
+          },
         },
         required: ['path'],
         additionalProperties: false,
@@ -57,7 +62,9 @@ export function skillToolDefinitions(skills: Known[]): ToolDefinition[] {
       description: 'List the available skills with their description, category and parameters.',
       input_schema: {
         type: 'object',
-        properties: { category: { type: 'string', description: 'Only skills of this category.', ...enumOf(categories) } },
+        properties: {
+          category: { type: 'string', description: 'Only skills of this category.', ...enumOf(categories) },
+        },
         additionalProperties: false,
       },
     },
@@ -76,8 +83,15 @@ export function invokeSkillDefinition(skills: Known[]): ToolDefinition {
       type: 'object',
       properties: {
         skill: { type: 'string', description: 'The skill to run.', ...enumOf(skills.map((s) => s.name)) },
-        task: { type: 'string', description: 'What the skill should do, self-contained: the skill sees nothing else of this conversation.' },
-        params: { type: 'object', description: "The skill's parameters, as its Parameters schema declares them; declared defaults fill in the rest." },
+        task: {
+          type: 'string',
+          description: 'What the skill should do, self-contained: the skill sees nothing else of this conversation.',
+        },
+        params: {
+          type: 'object',
+          description:
+            "The skill's parameters, as its Parameters schema declares them; declared defaults fill in the rest.",
+        },
         history: {
           type: 'array',
           description: `Earlier messages the skill should know, oldest first (at most ${invocationLimits.historyMessages}): user and assistant text only, alternating, from a user message to an assistant message.`,
@@ -98,7 +112,7 @@ export function invokeSkillDefinition(skills: Known[]): ToolDefinition {
 export const submitOutputDefinition: ToolDefinition = {
   name: SkillToolName.submitOutput,
   description:
-    "Hand in the structured output the loaded skill declares (the Output schema load_skill showed), when its instructions say so and " +
+    'Hand in the structured output the loaded skill declares (the Output schema load_skill showed), when its instructions say so and ' +
     'before your final answer. The output is checked against the schema; an error result lists every problem to fix.',
   input_schema: {
     type: 'object',

@@ -2,10 +2,12 @@ import { digestOf } from '../transcript';
 import type { ToolCatalog, ToolCatalogReference, ToolDetail, ToolHeader, ToolSpec } from './types';
 
 /** The digest of a tool's detail: what a header names it by, and a worker checks the detail it holds against. */
-export const detailDigestOf = (detail: ToolDetail): string => digestOf({ description: detail.description, inputSchema: detail.inputSchema });
+export const detailDigestOf = (detail: ToolDetail): string =>
+  digestOf({ description: detail.description, inputSchema: detail.inputSchema });
 
 /** Whether a catalog is a run's reference to the worker's, rather than the whole catalog of older runs. */
-export const isCatalogReference = (catalog: ToolCatalog | ToolCatalogReference): catalog is ToolCatalogReference => 'headers' in catalog;
+export const isCatalogReference = (catalog: ToolCatalog | ToolCatalogReference): catalog is ToolCatalogReference =>
+  'headers' in catalog;
 
 /** Whether a spec carries its detail (engine tools, and registered tools as runs before the reference read them). */
 export const hasDetail = (spec: ToolSpec | ToolHeader): spec is ToolSpec => 'inputSchema' in spec;
@@ -21,4 +23,3 @@ export function specOf(header: ToolHeader, detail: ToolDetail): ToolSpec {
   const { detail: _digest, ...rest } = header;
   return { ...rest, description: detail.description, inputSchema: detail.inputSchema };
 }
-

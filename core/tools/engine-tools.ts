@@ -20,7 +20,11 @@ export const engineToolCategory: Record<string, string> = {
   [humanApprovalToolName]: 'hitl',
 };
 
-export function engineToolSpec(definition: ToolDefinition, category: string, runsIn: ToolSpec['runsIn'] = 'workflow'): ToolSpec {
+export function engineToolSpec(
+  definition: ToolDefinition,
+  category: string,
+  runsIn: ToolSpec['runsIn'] = 'workflow',
+): ToolSpec {
   return {
     name: definition.name,
     description: definition.description,
@@ -35,12 +39,18 @@ export function engineToolSpec(definition: ToolDefinition, category: string, run
 
 /** The engine's tools for a turn whose catalog holds these skills (skill names are an enum of the catalog). */
 export function engineToolSpecs(skills: Pick<SkillManifest, 'name' | 'category'>[]): ToolSpec[] {
-  return [...skillToolDefinitions(skills), checkpointToolDefinition].map((definition) => engineToolSpec(definition, engineToolCategory[definition.name]));
+  return [...skillToolDefinitions(skills), checkpointToolDefinition].map((definition) =>
+    engineToolSpec(definition, engineToolCategory[definition.name]),
+  );
 }
 
 /** What the model is given for a tool: its name, description and input schema. */
 export function toolDefinitionOf(spec: ToolSpec): ToolDefinition {
-  return { name: spec.name, description: spec.description, input_schema: spec.inputSchema as ToolDefinition['input_schema'] };
+  return {
+    name: spec.name,
+    description: spec.description,
+    input_schema: spec.inputSchema as ToolDefinition['input_schema'],
+  };
 }
 
 /** The idempotency key of one call of a non-idempotent tool: the same for every attempt of its activity. */

@@ -60,12 +60,17 @@ export const functions: Readonly<Record<string, Fn>> = {
 };
 
 function roundTo(x: number, digits: number): number {
-  if (!Number.isInteger(digits) || digits < 0 || digits > 15) throw new Error('round(x, digits) needs whole digits from 0 to 15');
+  if (!Number.isInteger(digits) || digits < 0 || digits > 15)
+    throw new Error('round(x, digits) needs whole digits from 0 to 15');
   const factor = 10 ** digits;
   return Math.round((x + Number.EPSILON * Math.sign(x)) * factor) / factor;
 }
 
-type Token = { kind: 'number'; value: number; at: number } | { kind: 'name'; value: string; at: number } | { kind: 'op'; value: string; at: number } | { kind: 'end'; at: number };
+type Token =
+  | { kind: 'number'; value: number; at: number }
+  | { kind: 'name'; value: string; at: number }
+  | { kind: 'op'; value: string; at: number }
+  | { kind: 'end'; at: number };
 
 function tokenize(source: string): Token[] {
   const tokens: Token[] = [];
@@ -74,13 +79,19 @@ function tokenize(source: string): Token[] {
   while (at < source.length) {
     pattern.lastIndex = at;
     const match = pattern.exec(source);
-    if (!match) throw new ExpressionError(`Unexpected character ${JSON.stringify(source[at])} at position ${at + 1}`, at);
+    if (!match)
+      throw new ExpressionError(`Unexpected character ${JSON.stringify(source[at])} at position ${at + 1}`, at);
     const text = match[0];
     if (/^\s/.test(text)) {
       // whitespace separates tokens
     } else if (/^[\d.]/.test(text)) tokens.push({ kind: 'number', value: Number(text), at });
     else if (/^[A-Za-z_]/.test(text)) tokens.push({ kind: 'name', value: text.toLowerCase(), at });
-    else tokens.push({ kind: 'op', value: ({ '×': '*', '÷': '/', '−': '-', '**': '^' } as Record<string, string>)[text] ?? text, at });
+    else
+      tokens.push({
+        kind: 'op',
+        value: ({ '×': '*', '÷': '/', '−': '-', '**': '^' } as Record<string, string>)[text] ?? text,
+        at,
+      });
     at += text.length;
   }
   tokens.push({ kind: 'end', at: source.length });
@@ -145,7 +156,8 @@ class Parser {
       if (this.isOp('*') || this.isOp('/') || this.isOp('%')) {
         const token = this.tokens[this.index++] as { value: string; at: number };
         const right = this.unary();
-        if ((token.value === '/' || token.value === '%') && right === 0) this.fail(token.value === '/' ? 'Division by zero' : 'Remainder of a division by zero', token as Token);
+        if ((token.value === '/' || token.value === '%') && right === 0)
+          this.fail(token.value === '/' ? 'Division by zero' : 'Remainder of a division by zero', token as Token);
         value = token.value === '*' ? value * right : token.value === '/' ? value / right : value % right;
       } else if (this.startsOperand()) {
         value *= this.unary(); // implicit multiplication: 2pi, 3(1+2)
@@ -176,7 +188,8 @@ class Parser {
     let value = this.primary();
     while (this.isOp('!')) {
       const token = this.tokens[this.index++];
-      if (!Number.isInteger(value) || value < 0 || value > maxFactorial) this.fail(`Factorial needs a whole number from 0 to ${maxFactorial}`, token);
+      if (!Number.isInteger(value) || value < 0 || value > maxFactorial)
+        this.fail(`Factorial needs a whole number from 0 to ${maxFactorial}`, token);
       let product = 1;
       for (let n = 2; n <= value; n++) product *= n;
       value = product;
@@ -196,7 +209,10 @@ class Parser {
       if (isFunction && this.isOp('(')) return this.call(token.value, token);
       if (Object.hasOwn(constants, token.value)) return constants[token.value];
       if (isFunction) this.fail(`Function ${token.value} needs its arguments in parentheses`);
-      this.fail(`Unknown name ${JSON.stringify(token.value)}; known are ${Object.keys(constants).join(', ')} and the functions ${Object.keys(functions).join(', ')}`, token);
+      this.fail(
+        `Unknown name ${JSON.stringify(token.value)}; known are ${Object.keys(constants).join(', ')} and the functions ${Object.keys(functions).join(', ')}`,
+        token,
+      );
     }
     if (this.isOp('(')) {
       this.index++;
@@ -223,7 +239,10 @@ class Parser {
     const { arity, apply } = functions[name];
     const [min, max] = typeof arity === 'number' ? [arity, arity] : arity;
     if (args.length < min || args.length > max) {
-      this.fail(`${name} takes ${min === max ? min : `${min} to ${max}`} argument${max === 1 ? '' : 's'}, not ${args.length}`, at);
+      this.fail(
+        `${name} takes ${min === max ? min : `${min} to ${max}`} argument${max === 1 ? '' : 's'}, not ${args.length}`,
+        at,
+      );
     }
     try {
       return apply(...args);
@@ -235,10 +254,12 @@ class Parser {
 
 /** Evaluates an arithmetic expression; throws ExpressionError (with the position) for anything it cannot evaluate. */
 export function evaluateExpression(source: string): number {
-  if (source.length > maxExpressionLength) throw new ExpressionError(`The expression is longer than ${maxExpressionLength} characters`, maxExpressionLength);
+  if (source.length > maxExpressionLength)
+    throw new ExpressionError(`The expression is longer than ${maxExpressionLength} characters`, maxExpressionLength);
   if (source.trim() === '') throw new ExpressionError('The expression is empty', 0);
   const value = new Parser(tokenize(source)).parse();
-  if (Number.isNaN(value)) throw new ExpressionError('The result is not a number (e.g. the square root of a negative number)', 0);
+  if (Number.isNaN(value))
+    throw new ExpressionError('The result is not a number (e.g. the square root of a negative number)', 0);
   if (!Number.isFinite(value)) throw new ExpressionError('The result is too large to represent', 0);
   return value;
 }

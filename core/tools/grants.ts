@@ -6,7 +6,8 @@ import type { ToolSpec } from './types';
  * (SKILLFLOW_DEFAULT_TOOLS) says which registered tools the model may see. A grant is a tool name (`calculator`), a
  * category (`category:web`), or every tool of an MCP server (`mcp:github`). The engine's own tools need no grant.
  */
-export type Grant = { kind: 'tool'; name: string } | { kind: 'category'; category: string } | { kind: 'server'; server: string };
+export type Grant =
+  { kind: 'tool'; name: string } | { kind: 'category'; category: string } | { kind: 'server'; server: string };
 
 export const categoryGrantPrefix = 'category:';
 export const serverGrantPrefix = 'mcp:';
@@ -29,7 +30,8 @@ export function parseGrant(word: string): Grant | null {
 export const grantPattern = '^([A-Za-z0-9_-]{1,64}|category:[a-z][a-z0-9_-]{0,31}|mcp:\\S(.*\\S)?)$';
 
 /** What a grant in words should look like, for error messages and docs. */
-export const grantSyntax = 'a tool name (letters, digits, _ and -), category:NAME or mcp:SERVER (the server\'s name as the MCP configuration writes it)';
+export const grantSyntax =
+  "a tool name (letters, digits, _ and -), category:NAME or mcp:SERVER (the server's name as the MCP configuration writes it)";
 
 /** The words of an `allowed-tools` string (space-separated, as the spec writes it). */
 export function allowedToolsWords(allowedTools: string | null | undefined): string[] {
@@ -62,7 +64,11 @@ export function grantedTools<T extends Grantable>(tools: readonly T[], grants: r
 }
 
 /** The grants that give none of these tools: worth a warning (a typo, or a tool nobody registered). */
-export function unmatchedGrants(tools: readonly Grantable[], grants: readonly string[], ignore: readonly string[] = []): string[] {
+export function unmatchedGrants(
+  tools: readonly Grantable[],
+  grants: readonly string[],
+  ignore: readonly string[] = [],
+): string[] {
   return grants.filter((word) => {
     if (ignore.includes(word)) return false;
     const grant = parseGrant(word);

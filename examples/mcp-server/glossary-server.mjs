@@ -13,7 +13,8 @@ const server = new McpServer({ name: 'glossary', version: '1.0.0' });
 server.registerTool(
   'define',
   {
-    description: "Look a term up in the course glossary. Answers with the course's own definition, or says the term is not in it.",
+    description:
+      "Look a term up in the course glossary. Answers with the course's own definition, or says the term is not in it.",
     inputSchema: { term: z.string().min(1).max(100) },
     annotations: { readOnlyHint: true },
   },
@@ -21,7 +22,15 @@ server.registerTool(
     const definition = glossary[term.trim().toLowerCase()];
     return definition
       ? { content: [{ type: 'text', text: `${term}: ${definition}` }] }
-      : { content: [{ type: 'text', text: `${term} is not in the course glossary (${process.env.GLOSSARY_COURSE ?? 'no course'}).` }], isError: true };
+      : {
+          content: [
+            {
+              type: 'text',
+              text: `${term} is not in the course glossary (${process.env.GLOSSARY_COURSE ?? 'no course'}).`,
+            },
+          ],
+          isError: true,
+        };
   },
 );
 await server.connect(new StdioServerTransport());

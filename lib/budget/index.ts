@@ -11,5 +11,7 @@ type LedgerConfig = Pick<Config, 'redisUrl' | 'redisPrefix' | 'storeUrl'>;
 export function createTokenLedger(config: LedgerConfig, log: (line: string) => void = () => undefined): TokenLedger {
   const url = config.redisUrl ?? (config.storeUrl && /^rediss?:/.test(config.storeUrl) ? config.storeUrl : undefined);
   if (!url) return new MemoryTokenLedger();
-  return new RedisTokenLedger(url, config.redisPrefix, (err) => log(`token ledger: Redis failed (${(err as Error).message}); a model round goes on unreserved`));
+  return new RedisTokenLedger(url, config.redisPrefix, (err) =>
+    log(`token ledger: Redis failed (${(err as Error).message}); a model round goes on unreserved`),
+  );
 }

@@ -36,7 +36,11 @@ export class RedisTokenLedger implements TokenLedger {
     private readonly onError: (err: unknown) => void = () => undefined,
     commandTimeoutMs = 2_000,
   ) {
-    this.client = new Redis(url, { connectionName: 'skillflow-budget', maxRetriesPerRequest: 0, commandTimeout: commandTimeoutMs });
+    this.client = new Redis(url, {
+      connectionName: 'skillflow-budget',
+      maxRetriesPerRequest: 0,
+      commandTimeout: commandTimeoutMs,
+    });
     this.client.on('error', () => undefined);
   }
 
@@ -46,7 +50,15 @@ export class RedisTokenLedger implements TokenLedger {
 
   async reserve({ scope, left, tokens }: ReserveRequest): Promise<Reservation> {
     try {
-      const [granted, available] = (await this.client.eval(reserveScript, 2, this.ledgerKey(scope), this.ceilingKey(scope), left, tokens, ledgerRetentionMs)) as [number, number];
+      const [granted, available] = (await this.client.eval(
+        reserveScript,
+        2,
+        this.ledgerKey(scope),
+        this.ceilingKey(scope),
+        left,
+        tokens,
+        ledgerRetentionMs,
+      )) as [number, number];
       return granted > 0 ? { granted: true, tokens: granted } : { granted: false, available };
     } catch (err) {
       this.onError(err);

@@ -58,7 +58,8 @@ const defaultRetryMs = 250;
 const terminalTypes = new Set(['done', 'error', 'cancelled']);
 
 /** `Idempotency-Key`: a retry with the same key gets the first request's result (docs/api.md). */
-const keyHeader = (options: { idempotencyKey?: string }): Record<string, string> => (options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {});
+const keyHeader = (options: { idempotencyKey?: string }): Record<string, string> =>
+  options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {};
 
 /**
  * A typed client of the skillflow API (docs/api.md); the `skillflow` CLI uses it. Methods are named after the
@@ -90,8 +91,17 @@ export class SkillflowClient {
   }
 
   /** Starts a turn: the started turn, or with `wait` the turn once it ended or waits at a checkpoint. */
-  startTurn(sessionId: string, request: TurnRequest, options: { wait?: boolean; idempotencyKey?: string } = {}): Promise<StartedTurnReply | Turn> {
-    return this.request('POST', `/v1/sessions/${encodeURIComponent(sessionId)}/turns${options.wait ? '?wait=true' : ''}`, request, keyHeader(options));
+  startTurn(
+    sessionId: string,
+    request: TurnRequest,
+    options: { wait?: boolean; idempotencyKey?: string } = {},
+  ): Promise<StartedTurnReply | Turn> {
+    return this.request(
+      'POST',
+      `/v1/sessions/${encodeURIComponent(sessionId)}/turns${options.wait ? '?wait=true' : ''}`,
+      request,
+      keyHeader(options),
+    );
   }
 
   listTurns(filter: TurnFilter = {}): Promise<TurnList> {
@@ -103,12 +113,25 @@ export class SkillflowClient {
   }
 
   async getTurnLog(id: string, after = 0): Promise<LoggedEvent[]> {
-    const log = await this.request<{ events: LoggedEvent[] }>('GET', `/v1/turns/${encodeURIComponent(id)}/log${queryString({ after })}`);
+    const log = await this.request<{ events: LoggedEvent[] }>(
+      'GET',
+      `/v1/turns/${encodeURIComponent(id)}/log${queryString({ after })}`,
+    );
     return log.events;
   }
 
-  answerCheckpoint(turnId: string, checkpointId: string, answer: CheckpointAnswer, options: { idempotencyKey?: string } = {}): Promise<AnswerAccepted> {
-    return this.request('POST', `/v1/turns/${encodeURIComponent(turnId)}/checkpoints/${encodeURIComponent(checkpointId)}`, answer, keyHeader(options));
+  answerCheckpoint(
+    turnId: string,
+    checkpointId: string,
+    answer: CheckpointAnswer,
+    options: { idempotencyKey?: string } = {},
+  ): Promise<AnswerAccepted> {
+    return this.request(
+      'POST',
+      `/v1/turns/${encodeURIComponent(turnId)}/checkpoints/${encodeURIComponent(checkpointId)}`,
+      answer,
+      keyHeader(options),
+    );
   }
 
   cancelTurn(id: string): Promise<{ id: string; cancelRequested: true }> {
@@ -137,7 +160,13 @@ export class SkillflowClient {
       const before = after;
       let cause: unknown;
       try {
-        const response = await this.send('GET', `/v1/turns/${encodeURIComponent(id)}/events`, undefined, { 'last-event-id': String(after), accept: 'text/event-stream' }, options.signal);
+        const response = await this.send(
+          'GET',
+          `/v1/turns/${encodeURIComponent(id)}/events`,
+          undefined,
+          { 'last-event-id': String(after), accept: 'text/event-stream' },
+          options.signal,
+        );
         if (!response.ok) throw await apiError(response);
         for await (const message of readServerSentEvents(response.body!, parser)) {
           const event = JSON.parse(message.data) as StreamEvent;
@@ -154,19 +183,37 @@ export class SkillflowClient {
       if (after !== before) failures = 0;
       if (failures >= maxReconnects) {
         const how = cause === undefined ? 'ended without its terminal event' : `failed (${(cause as Error).message})`;
-        throw new SkillflowApiError(0, 'stream_interrupted', `The event stream of turn ${id} ${how} ${failures + 1} times in a row; follow it again later from offset ${after}.`, undefined, undefined, { cause });
+        throw new SkillflowApiError(
+          0,
+          'stream_interrupted',
+          `The event stream of turn ${id} ${how} ${failures + 1} times in a row; follow it again later from offset ${after}.`,
+          undefined,
+          undefined,
+          { cause },
+        );
       }
       await sleep((options.retryMs ?? parser.retryMs ?? defaultRetryMs) * (failures + 1), options.signal);
     }
   }
 
-  private async request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  private async request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<T> {
     const response = await this.send(method, path, body, headers);
     if (!response.ok) throw await apiError(response);
     return (response.status === 204 ? undefined : await response.json()) as T;
   }
 
-  private async send(method: string, path: string, body: unknown, headers: Record<string, string>, signal?: AbortSignal): Promise<Response> {
+  private async send(
+    method: string,
+    path: string,
+    body: unknown,
+    headers: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<Response> {
     try {
       return await this.fetch(`${this.baseUrl}${path}`, {
         method,
@@ -182,7 +229,11 @@ export class SkillflowClient {
       if (signal?.aborted) throw err;
       const cause = (err as { cause?: { code?: string; message?: string; errors?: { code?: string }[] } }).cause;
       const reason = cause?.code ?? cause?.errors?.[0]?.code ?? cause?.message ?? (err as Error).message;
-      throw new SkillflowApiError(0, 'unreachable', `The skillflow API at ${this.baseUrl} does not answer (${reason}).`);
+      throw new SkillflowApiError(
+        0,
+        'unreachable',
+        `The skillflow API at ${this.baseUrl} does not answer (${reason}).`,
+      );
     }
   }
 }
@@ -205,13 +256,29 @@ async function apiError(response: Response): Promise<SkillflowApiError> {
   const retryAfterSeconds = Number.isFinite(retryAfter) ? retryAfter : undefined;
   try {
     const { error } = JSON.parse(text) as { error: { code: string; message: string; requestId?: string } };
-    return new SkillflowApiError(response.status, error.code, error.message, error.requestId ?? response.headers.get('x-request-id') ?? undefined, retryAfterSeconds);
+    return new SkillflowApiError(
+      response.status,
+      error.code,
+      error.message,
+      error.requestId ?? response.headers.get('x-request-id') ?? undefined,
+      retryAfterSeconds,
+    );
   } catch {
-    return new SkillflowApiError(response.status, 'http_error', `HTTP ${response.status}: ${text.slice(0, 200)}`, response.headers.get('x-request-id') ?? undefined, retryAfterSeconds);
+    return new SkillflowApiError(
+      response.status,
+      'http_error',
+      `HTTP ${response.status}: ${text.slice(0, 200)}`,
+      response.headers.get('x-request-id') ?? undefined,
+      retryAfterSeconds,
+    );
   }
 }
 
 function queryString(query: Record<string, string | number | boolean | undefined>): string {
-  const entries = Object.entries(query).filter((entry): entry is [string, string | number | boolean] => entry[1] !== undefined);
-  return entries.length === 0 ? '' : `?${new URLSearchParams(entries.map(([key, value]): [string, string] => [key, String(value)])).toString()}`;
+  const entries = Object.entries(query).filter(
+    (entry): entry is [string, string | number | boolean] => entry[1] !== undefined,
+  );
+  return entries.length === 0
+    ? ''
+    : `?${new URLSearchParams(entries.map(([key, value]): [string, string] => [key, String(value)])).toString()}`;
 }

@@ -73,7 +73,10 @@ export class ServerSentEventParser {
 }
 
 /** Reads a `text/event-stream` body into its events; `parser.retryMs` then holds any reconnection time it set. */
-export async function* readServerSentEvents(body: ReadableStream<Uint8Array>, parser = new ServerSentEventParser()): AsyncGenerator<ServerSentEvent> {
+export async function* readServerSentEvents(
+  body: ReadableStream<Uint8Array>,
+  parser = new ServerSentEventParser(),
+): AsyncGenerator<ServerSentEvent> {
   const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
     yield* parser.push(decoder.decode(chunk, { stream: true }));

@@ -17,7 +17,15 @@ import type { MessageResetEvent } from '../../core/schemas/events';
 import type { TurnError, TurnRequest, TurnStatus } from '../../core/turn';
 
 /** The API's shapes for TypeScript clients: taken from the same schemas and core types the API validates with. */
-export type { CheckpointAction, CheckpointAnswer, PendingCheckpoint, TurnError, TurnEventBody, TurnRequest, TurnStatus };
+export type {
+  CheckpointAction,
+  CheckpointAnswer,
+  PendingCheckpoint,
+  TurnError,
+  TurnEventBody,
+  TurnRequest,
+  TurnStatus,
+};
 export type Turn = TurnView;
 export type TurnListItem = TurnSummary;
 export type TurnFilter = TurnListQuery;

@@ -24,7 +24,8 @@ export interface CodecRoute {
   uiToken?: string;
 }
 
-export type AccessVerdict = { allowed: true; caller: string } | { allowed: false; status: 401 | 403; code: string; message: string };
+export type AccessVerdict =
+  { allowed: true; caller: string } | { allowed: false; status: 401 | 403; code: string; message: string };
 
 /** Only the last segment of the path names the action (the protocol lets the endpoints sit at any depth). */
 export function routeOf(pathname: string): CodecRoute {
@@ -39,15 +40,32 @@ export function checkAccess(access: CodecAccess, route: CodecRoute, authorizatio
   if (route.uiToken !== undefined) {
     return same(access.uiToken, route.uiToken)
       ? { allowed: true, caller: 'temporal-ui' }
-      : { allowed: false, status: 401, code: 'unauthorized', message: 'That UI endpoint token is not valid: use the endpoint the codec printed at start.' };
+      : {
+          allowed: false,
+          status: 401,
+          code: 'unauthorized',
+          message: 'That UI endpoint token is not valid: use the endpoint the codec printed at start.',
+        };
   }
   const given = authorization ? /^bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization)?.[1] : undefined;
   if (!given) {
-    return { allowed: false, status: 401, code: 'unauthorized', message: 'Send an operator\'s API key as "Authorization: Bearer <key>", or call the UI endpoint (/ui/<token>/decode).' };
+    return {
+      allowed: false,
+      status: 401,
+      code: 'unauthorized',
+      message:
+        'Send an operator\'s API key as "Authorization: Bearer <key>", or call the UI endpoint (/ui/<token>/decode).',
+    };
   }
   const key = access.keys().find((candidate) => same(candidate.key, given));
   if (!key) return { allowed: false, status: 401, code: 'unauthorized', message: 'That API key is not valid.' };
-  if (!key.operator) return { allowed: false, status: 403, code: 'forbidden', message: "Only operators may decode payloads, and that key is not an operator's." };
+  if (!key.operator)
+    return {
+      allowed: false,
+      status: 403,
+      code: 'forbidden',
+      message: "Only operators may decode payloads, and that key is not an operator's.",
+    };
   return { allowed: true, caller: key.user };
 }
 
@@ -68,7 +86,9 @@ export function codecAccessOf(config: Config, warn: (line: string) => void): Cod
     uiToken = uiTokenOf(config);
   } catch (err) {
     // A read-only secrets dir (compose mounts the API's read-only): the UI endpoint stays closed, keys still work.
-    warn(`The UI endpoint is closed: no SKILLFLOW_CODEC_UI_TOKEN, and none can be kept in ${config.secretsDir} (${(err as Error).message}).`);
+    warn(
+      `The UI endpoint is closed: no SKILLFLOW_CODEC_UI_TOKEN, and none can be kept in ${config.secretsDir} (${(err as Error).message}).`,
+    );
     uiToken = randomBytes(32).toString('base64url');
   }
   return { authEnabled: config.authEnabled, keys: apiKeysOf(config), uiToken };
@@ -88,7 +108,9 @@ function apiKeysOf(config: Config): () => ApiKey[] {
 
 export function uiTokenOf(config: Config): string {
   if (config.codec.uiToken) return config.codec.uiToken;
-  return readOrCreateSecretFile(path.join(config.secretsDir, 'codec-ui-token'), () => randomBytes(32).toString('base64url')).value;
+  return readOrCreateSecretFile(path.join(config.secretsDir, 'codec-ui-token'), () =>
+    randomBytes(32).toString('base64url'),
+  ).value;
 }
 
 /** The endpoint to configure the Temporal UI with (`--ui-codec-endpoint`, TEMPORAL_CODEC_ENDPOINT). */

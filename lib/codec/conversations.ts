@@ -23,7 +23,9 @@ export class RecentConversations {
   }
 
   keep(turnId: string, key: ConversationKey, messages: ChatMessage[]): void {
-    const held = (this.turns.get(turnId) ?? []).filter((entry) => entry.count !== key.count || entry.digest !== key.digest);
+    const held = (this.turns.get(turnId) ?? []).filter(
+      (entry) => entry.count !== key.count || entry.digest !== key.digest,
+    );
     held.push({ ...key, messages });
     this.turns.delete(turnId);
     this.turns.set(turnId, held.slice(-this.perTurn));

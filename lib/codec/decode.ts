@@ -69,12 +69,16 @@ async function decodePayload(payload: JsonPayload, sources: CodecSources): Promi
   return changed ? withData(payload, value) : payload;
 }
 
-const withData = (payload: JsonPayload, value: unknown): JsonPayload => ({ ...payload, data: Buffer.from(JSON.stringify(value), 'utf8').toString('base64') });
+const withData = (payload: JsonPayload, value: unknown): JsonPayload => ({
+  ...payload,
+  data: Buffer.from(JSON.stringify(value), 'utf8').toString('base64'),
+});
 
 /** The JSON value of a `json/plain` payload; undefined for any other encoding or data that is not JSON. */
 function jsonValueOf(payload: JsonPayload): unknown {
   const encoding = payload.metadata?.encoding;
-  if (typeof encoding !== 'string' || fromBase64(encoding) !== jsonEncoding || typeof payload.data !== 'string') return undefined;
+  if (typeof encoding !== 'string' || fromBase64(encoding) !== jsonEncoding || typeof payload.data !== 'string')
+    return undefined;
   try {
     return JSON.parse(fromBase64(payload.data)) as unknown;
   } catch {
@@ -93,7 +97,9 @@ async function resolveModelCall(call: ModelCallReferences, sources: CodecSources
     note: resolvedNote(`${store.description}, scope ${turnScope(call.turnId)}`),
     ...(system === undefined ? {} : { system }),
     ...(tools === undefined ? {} : { tools }),
-    ...(messages === undefined ? {} : conversationView(messages, call.delta!.baseCount, sources.conversationBytes ?? defaultConversationBytes)),
+    ...(messages === undefined
+      ? {}
+      : conversationView(messages, call.delta!.baseCount, sources.conversationBytes ?? defaultConversationBytes)),
   };
 }
 
@@ -123,7 +129,11 @@ async function conversationOf(sources: CodecSources, turnId: string, delta: Tran
   const conversation = [...base, ...delta.append];
   if (!delta.repeated || delta.repeated.length === 0) return conversation;
   const restored = restoreRepeated(conversation, delta.baseCount, delta.repeated);
-  if (!restored) throw new TurnEntryError('inconsistent', `A repeated tool result of turn ${turnId} names a content its conversation does not hold`);
+  if (!restored)
+    throw new TurnEntryError(
+      'inconsistent',
+      `A repeated tool result of turn ${turnId} names a content its conversation does not hold`,
+    );
   return restored;
 }
 
@@ -133,7 +143,9 @@ async function attempt<T>(read: () => Promise<T>, sources: CodecSources): Promis
   } catch (err) {
     const message = (err as Error).message;
     if (err instanceof TurnEntryError && err.problem === 'missing') {
-      return { unavailable: `${message}. The store keeps a turn's entries for ${sources.storeRetentionHours} hours after its last model call (SKILLFLOW_STORE_RETENTION_HOURS).` };
+      return {
+        unavailable: `${message}. The store keeps a turn's entries for ${sources.storeRetentionHours} hours after its last model call (SKILLFLOW_STORE_RETENTION_HOURS).`,
+      };
     }
     return { unavailable: `${message}.` };
   }

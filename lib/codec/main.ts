@@ -8,7 +8,9 @@ async function main(): Promise<void> {
   const logger = createLogger('skillflow-codec');
   for (const warning of config.warnings) logger.warn(warning);
   const codec = await serveCodec(config, (line) => logger.warn(line));
-  logger.info(`Codec listening on ${codec.url} (POST /decode, /encode; operators' API keys); the Temporal UI's endpoint is kept in SKILLFLOW_CODEC_UI_TOKEN or ${config.secretsDir}/codec-ui-token`);
+  logger.info(
+    `Codec listening on ${codec.url} (POST /decode, /encode; operators' API keys); the Temporal UI's endpoint is kept in SKILLFLOW_CODEC_UI_TOKEN or ${config.secretsDir}/codec-ui-token`,
+  );
   const stop = (signal: string) => {
     logger.info(`${signal}: stopping`);
     void codec.close().then(() => process.exit(0));

@@ -18,7 +18,11 @@ export interface RunningCodec {
 }
 
 /** The codec of a deployment: its shared store and skill store, its keys, on SKILLFLOW_CODEC_HOST:PORT. */
-export async function serveCodec(config: Config, log: (line: string) => void, port = config.codec.port): Promise<RunningCodec> {
+export async function serveCodec(
+  config: Config,
+  log: (line: string) => void,
+  port = config.codec.port,
+): Promise<RunningCodec> {
   const store = createSharedStore(config);
   const access = codecAccessOf(config, log);
   const server = createCodecServer({
@@ -34,8 +38,18 @@ export async function serveCodec(config: Config, log: (line: string) => void, po
     uiOrigins: config.codec.uiOrigins,
     maxBodyBytes: config.codec.maxBodyBytes,
     log,
-    failedAuth: config.addressRateLimitPerMinute > 0 ? new RateLimiter(new MemoryWindowStore(), config.addressRateLimitPerMinute, 60_000) : undefined,
-    localOnly: config.authEnabled ? undefined : localOnlyOf('the codec', 'SKILLFLOW_CODEC_UI_ORIGINS', config.codec.uiOrigins, isLoopbackHost(config.codec.host)),
+    failedAuth:
+      config.addressRateLimitPerMinute > 0
+        ? new RateLimiter(new MemoryWindowStore(), config.addressRateLimitPerMinute, 60_000)
+        : undefined,
+    localOnly: config.authEnabled
+      ? undefined
+      : localOnlyOf(
+          'the codec',
+          'SKILLFLOW_CODEC_UI_ORIGINS',
+          config.codec.uiOrigins,
+          isLoopbackHost(config.codec.host),
+        ),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -7,7 +7,8 @@ import { isLiveEvent, isTurnSnapshot, type LiveEvent } from './channel';
  */
 export const maxFrameBytes = 256 * 1024;
 
-export type Frame = { turnId: string; event: LiveEvent } | { turnId: string; state: TurnSnapshot } | { turnId: string; forget: true };
+export type Frame =
+  { turnId: string; event: LiveEvent } | { turnId: string; state: TurnSnapshot } | { turnId: string; forget: true };
 
 /** An event as a frame, or null when it is too large for one (a stream that misses it reads it from the log). */
 export function encodeFrame(turnId: string, event: LiveEvent): string | null {

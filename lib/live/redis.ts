@@ -89,13 +89,25 @@ export class RedisChannel implements LiveChannel {
   publishState(turnId: string, snapshot: TurnSnapshot): void {
     const json = JSON.stringify({ offset: snapshot.offset, runId: snapshot.runId, state: snapshot.state });
     this.publisher
-      .run((redis) => redis.eval(setNewerState, 1, this.stateKey(turnId), snapshot.offset, json, stateTtlSeconds, snapshot.runId ?? ''))
+      .run((redis) =>
+        redis.eval(
+          setNewerState,
+          1,
+          this.stateKey(turnId),
+          snapshot.offset,
+          json,
+          stateTtlSeconds,
+          snapshot.runId ?? '',
+        ),
+      )
       .catch(() => undefined);
   }
 
   async latestState(turnId: string): Promise<TurnSnapshot | undefined> {
     try {
-      const value: unknown = JSON.parse((await this.publisher.run((redis) => redis.get(this.stateKey(turnId)))) ?? 'null');
+      const value: unknown = JSON.parse(
+        (await this.publisher.run((redis) => redis.get(this.stateKey(turnId)))) ?? 'null',
+      );
       return isTurnSnapshot(value) ? value : undefined;
     } catch {
       return undefined;
@@ -171,7 +183,9 @@ export class RedisChannel implements LiveChannel {
   private resubscribe(subscriber: Redis): void {
     const reconnect = this.subscriberWasReady;
     this.subscriberWasReady = true;
-    const turnIds = [...this.subscriptions.keys()].filter((turnId) => reconnect || this.failedSubscriptions.has(turnId));
+    const turnIds = [...this.subscriptions.keys()].filter(
+      (turnId) => reconnect || this.failedSubscriptions.has(turnId),
+    );
     this.failedSubscriptions.clear();
     if (turnIds.length === 0) return;
     subscriber.subscribe(...turnIds.map((turnId) => this.prefix + turnId)).then(
@@ -191,7 +205,11 @@ export class RedisChannel implements LiveChannel {
   }
 
   private connect(role: string, extra: RedisOptions): Redis {
-    const client = new Redis(this.url, { lazyConnect: false, connectionName: `${this.options.name ?? 'skillflow-live'}-${role}`, ...extra });
+    const client = new Redis(this.url, {
+      lazyConnect: false,
+      connectionName: `${this.options.name ?? 'skillflow-live'}-${role}`,
+      ...extra,
+    });
     client.on('error', (err: Error) => this.report(err));
     client.on('ready', () => {
       if (this.lastError) this.options.log?.(`live events: Redis ${role} connection ready again`, 'info');

@@ -70,6 +70,7 @@ export function untrustedSocketReason(socketPath: string): string | null {
   }
   if (!stat.isSocket()) return `${socketPath} is not a socket`;
   const uid = process.getuid?.();
-  if (uid !== undefined && stat.uid !== uid) return `${socketPath} belongs to uid ${stat.uid}, not to this process's user (uid ${uid})`;
+  if (uid !== undefined && stat.uid !== uid)
+    return `${socketPath} belongs to uid ${stat.uid}, not to this process's user (uid ${uid})`;
   return null;
 }

@@ -94,7 +94,8 @@ export class SocketPublisher implements LiveChannel {
     if (this.closed) return;
     const untrusted = untrustedSocketReason(this.socketPath);
     if (untrusted) {
-      if (!this.reportedUntrusted) this.options.log?.(`live events: not connecting: ${untrusted}; deltas are dropped (retrying)`);
+      if (!this.reportedUntrusted)
+        this.options.log?.(`live events: not connecting: ${untrusted}; deltas are dropped (retrying)`);
       this.reportedUntrusted = true;
       this.scheduleReconnect();
       return;
@@ -117,7 +118,9 @@ export class SocketPublisher implements LiveChannel {
       this.connected = false;
       this.socket = undefined;
       if (!this.reportedDown) {
-        this.options.log?.(`live events: no API listening on ${this.socketPath}; deltas are dropped until one is (retrying)`);
+        this.options.log?.(
+          `live events: no API listening on ${this.socketPath}; deltas are dropped until one is (retrying)`,
+        );
         this.reportedDown = true;
       }
       this.scheduleReconnect();

@@ -39,7 +39,11 @@ interface Found {
 }
 
 /** Lists a skill folder and reports layout problems (nested SKILL.md, bad subskill files, size caps, symlinks). */
-export async function listSkillFolder(root: string, problems: ProblemList, limits: SkillSizeLimits): Promise<SkillFolderListing> {
+export async function listSkillFolder(
+  root: string,
+  problems: ProblemList,
+  limits: SkillSizeLimits,
+): Promise<SkillFolderListing> {
   const fingerprint = createHash('sha256');
   const files: Found[] = [];
   const listing: SkillFolderListing = { skillFile: null, sidecar: null, subskills: [], resources: [], fingerprint: '' };
@@ -47,7 +51,12 @@ export async function listSkillFolder(root: string, problems: ProblemList, limit
   try {
     realRoot = await fsp.realpath(root);
   } catch (error) {
-    problems.error('', '-', `the skill folder cannot be read (${readFailure(error)})`, 'check that it exists and that skillflow may read it.');
+    problems.error(
+      '',
+      '-',
+      `the skill folder cannot be read (${readFailure(error)})`,
+      'check that it exists and that skillflow may read it.',
+    );
     listing.fingerprint = fingerprint.update(`unreadable\t${readFailure(error)}`).digest('hex');
     return listing;
   }
@@ -67,10 +76,17 @@ export async function listSkillFolder(root: string, problems: ProblemList, limit
       const abs = path.join(root, rel);
       const found = await resolveEntry(rel, abs, realRoot, problems);
       if (!found) continue;
-      fingerprint.update(`${rel}\t${found.stat.size}\t${found.stat.mtimeMs}\t${found.stat.ctimeMs}\t${found.stat.ino}\n`);
+      fingerprint.update(
+        `${rel}\t${found.stat.size}\t${found.stat.mtimeMs}\t${found.stat.ctimeMs}\t${found.stat.ino}\n`,
+      );
       if (found.stat.isDirectory()) {
         if (depth >= limits.folderDepth) {
-          problems.warning(rel, '-', `folders deeper than ${limits.folderDepth} levels are not searched`, 'move the files it holds closer to the skill folder.');
+          problems.warning(
+            rel,
+            '-',
+            `folders deeper than ${limits.folderDepth} levels are not searched`,
+            'move the files it holds closer to the skill folder.',
+          );
         } else {
           await visit(rel, depth + 1);
         }
@@ -83,10 +99,20 @@ export async function listSkillFolder(root: string, problems: ProblemList, limit
 
   for (const file of files) classify(file, listing, problems, limits);
   if (listing.subskills.length > limits.subskillCount) {
-    problems.error(subskillFolder, '-', `the skill has ${listing.subskills.length} subskills; the limit is ${limits.subskillCount}`, 'merge subskills or split the skill.');
+    problems.error(
+      subskillFolder,
+      '-',
+      `the skill has ${listing.subskills.length} subskills; the limit is ${limits.subskillCount}`,
+      'merge subskills or split the skill.',
+    );
   }
   if (listing.resources.length > limits.resourceCount) {
-    problems.error('', '-', `the skill folder holds ${listing.resources.length} resource files; the limit is ${limits.resourceCount}`, 'remove files the skill does not need.');
+    problems.error(
+      '',
+      '-',
+      `the skill folder holds ${listing.resources.length} resource files; the limit is ${limits.resourceCount}`,
+      'remove files the skill does not need.',
+    );
   }
   listing.fingerprint = fingerprint.digest('hex');
   return listing;
@@ -100,7 +126,13 @@ async function resolveEntry(rel: string, abs: string, realRoot: string, problems
   } catch (error) {
     // Permissions, or a file removed while it was listed (an editor saving it): reported, and the rest goes on.
     const severity = path.posix.basename(rel) === skillFileName || rel === sidecarFileName ? 'error' : 'warning';
-    problems.add(severity, rel, '-', `cannot be read (${readFailure(error)})`, 'check that the file exists and that skillflow may read it.');
+    problems.add(
+      severity,
+      rel,
+      '-',
+      `cannot be read (${readFailure(error)})`,
+      'check that the file exists and that skillflow may read it.',
+    );
     return null;
   }
   if (!stat.isSymbolicLink()) return stat.isFile() || stat.isDirectory() ? { rel, abs, stat } : null;
@@ -112,14 +144,24 @@ async function resolveEntry(rel: string, abs: string, realRoot: string, problems
     return null;
   }
   if (!isInside(realRoot, target)) {
-    problems.warning(rel, '-', 'the symlink leads outside the skill folder, so it is never served', 'copy the file into the skill folder instead of linking to it.');
+    problems.warning(
+      rel,
+      '-',
+      'the symlink leads outside the skill folder, so it is never served',
+      'copy the file into the skill folder instead of linking to it.',
+    );
     return null;
   }
   let targetStat: Stats;
   try {
     targetStat = await fsp.stat(target);
   } catch (error) {
-    problems.warning(rel, '-', `the symlink's target cannot be read (${readFailure(error)})`, 'remove it or fix its target.');
+    problems.warning(
+      rel,
+      '-',
+      `the symlink's target cannot be read (${readFailure(error)})`,
+      'remove it or fix its target.',
+    );
     return null;
   }
   if (!targetStat.isFile()) {
@@ -137,13 +179,22 @@ function classify(file: Found, listing: SkillFolderListing, problems: ProblemLis
     problems.error(file.rel, '-', `the file is ${formatBytes(entry.size)}; the limit is ${formatBytes(limit)}`, fix);
   // The spec sets no size limit: over the advised size a skill still loads, and `skills validate --strict` fails.
   const sizeWarning = (limit: number, fix: string) =>
-    problems.warning(file.rel, '-', `the file is ${formatBytes(entry.size)}, over the advised ${formatBytes(limit)}: every byte of it reaches the model's context`, fix);
+    problems.warning(
+      file.rel,
+      '-',
+      `the file is ${formatBytes(entry.size)}, over the advised ${formatBytes(limit)}: every byte of it reaches the model's context`,
+      fix,
+    );
 
   if (file.rel === skillFileName) {
     // Its body counts toward the snapshot's text and its front matter has its own cap: beyond both it can never load.
     const most = limits.snapshotBytes + limits.frontmatterBytes;
     if (tooLarge(most)) sizeError(most, 'move details into subskills or resource files.');
-    else if (tooLarge(limits.skillFileBytes)) sizeWarning(limits.skillFileBytes, 'move details into subskills or resource files, which are read only when needed.');
+    else if (tooLarge(limits.skillFileBytes))
+      sizeWarning(
+        limits.skillFileBytes,
+        'move details into subskills or resource files, which are read only when needed.',
+      );
     listing.skillFile = entry;
     return;
   }
@@ -151,7 +202,9 @@ function classify(file: Found, listing: SkillFolderListing, problems: ProblemLis
     problems.error(
       file.rel,
       '-',
-      file.rel.includes('/') ? 'a nested SKILL.md would be registered as a top-level skill by runtimes that scan recursively' : 'the skill file must be spelled SKILL.md',
+      file.rel.includes('/')
+        ? 'a nested SKILL.md would be registered as a top-level skill by runtimes that scan recursively'
+        : 'the skill file must be spelled SKILL.md',
       file.rel.includes('/') ? `rename it; subskills live in ${subskillFolder}/NAME.md.` : 'rename it to SKILL.md.',
     );
     return;
@@ -170,31 +223,67 @@ function classify(file: Found, listing: SkillFolderListing, problems: ProblemLis
     return;
   }
   if (tooLarge(limits.resourceBytes)) {
-    problems.warning(file.rel, '-', `the file is ${formatBytes(entry.size)}, over the ${formatBytes(limits.resourceBytes)} resource limit, so it is never served`, 'shrink or split it, or remove it.');
+    problems.warning(
+      file.rel,
+      '-',
+      `the file is ${formatBytes(entry.size)}, over the ${formatBytes(limits.resourceBytes)} resource limit, so it is never served`,
+      'shrink or split it, or remove it.',
+    );
     return;
   }
   listing.resources.push(entry);
 }
 
-function classifySubskill(rel: string, entry: FolderEntry, listing: SkillFolderListing, problems: ProblemList, limits: SkillSizeLimits): void {
+function classifySubskill(
+  rel: string,
+  entry: FolderEntry,
+  listing: SkillFolderListing,
+  problems: ProblemList,
+  limits: SkillSizeLimits,
+): void {
   const inner = rel.slice(subskillFolder.length + 1);
   if (inner.includes('/')) {
-    problems.error(rel, '-', `${subskillFolder}/ holds subskill files only, not folders`, `move it to ${subskillFolder}/NAME.md, or out of ${subskillFolder}/ if it is a resource.`);
+    problems.error(
+      rel,
+      '-',
+      `${subskillFolder}/ holds subskill files only, not folders`,
+      `move it to ${subskillFolder}/NAME.md, or out of ${subskillFolder}/ if it is a resource.`,
+    );
     return;
   }
   if (!inner.endsWith('.md')) {
-    problems.error(rel, '-', `${subskillFolder}/ holds only markdown subskill files (NAME.md)`, `move it out of ${subskillFolder}/ (e.g. to references/) if it is a resource.`);
+    problems.error(
+      rel,
+      '-',
+      `${subskillFolder}/ holds only markdown subskill files (NAME.md)`,
+      `move it out of ${subskillFolder}/ (e.g. to references/) if it is a resource.`,
+    );
     return;
   }
   const name = inner.slice(0, -3);
   if (!isKebabWord(name)) {
-    problems.error(rel, '-', `subskill name "${name}" ${kebabWordProblem(name)}`, 'name subskill files with lowercase a-z, 0-9 and single hyphens, e.g. question-generation.md.');
+    problems.error(
+      rel,
+      '-',
+      `subskill name "${name}" ${kebabWordProblem(name)}`,
+      'name subskill files with lowercase a-z, 0-9 and single hyphens, e.g. question-generation.md.',
+    );
     return;
   }
   if (entry.size > limits.snapshotBytes) {
-    problems.error(rel, '-', `the file is ${formatBytes(entry.size)}; the limit is ${formatBytes(limits.snapshotBytes)}`, 'split the subskill in two.');
+    problems.error(
+      rel,
+      '-',
+      `the file is ${formatBytes(entry.size)}; the limit is ${formatBytes(limits.snapshotBytes)}`,
+      'split the subskill in two.',
+    );
   } else if (entry.size > limits.subskillBytes) {
-    problems.warning(rel, '-', `the file is ${formatBytes(entry.size)}, over the advised ${formatBytes(limits.subskillBytes)}: every byte of it reaches the model's context`, 'split the subskill in two.');
+    problems.warning(
+      rel,
+      '-',
+      `the file is ${formatBytes(entry.size)}, over the advised ${formatBytes(limits.subskillBytes)}: every byte of it reaches the model's context`,
+      'split the subskill in two.',
+    );
   }
   listing.subskills.push({ name, entry });
 }

@@ -13,7 +13,10 @@ export class FrontmatterError extends Error {
 }
 
 const refuse = (language: string) => (): object => {
-  throw new FrontmatterError(`front matter in ${language} is refused: only YAML is read, and code is never evaluated`, 'start the file with a line holding only --- and write YAML.');
+  throw new FrontmatterError(
+    `front matter in ${language} is refused: only YAML is read, and code is never evaluated`,
+    'start the file with a line holding only --- and write YAML.',
+  );
 };
 
 /**
@@ -54,20 +57,32 @@ export function parseFrontmatter(text: string): { data: unknown; body: string; s
   const source = text.replace(/^\uFEFF/, '');
   const firstLine = source.split('\n', 1)[0];
   if (!firstLine.startsWith('---')) {
-    throw new FrontmatterError('the file does not start with front matter', 'put a --- line first, then name: and description: lines, then a closing --- line.');
+    throw new FrontmatterError(
+      'the file does not start with front matter',
+      'put a --- line first, then name: and description: lines, then a closing --- line.',
+    );
   }
   if (!openingLine.test(firstLine)) {
     const language = firstLine.slice(3).trim();
-    throw new FrontmatterError(`front matter language "${language}" is refused: only YAML is read, and code is never evaluated`, 'make the first line exactly --- and write the front matter in YAML.');
+    throw new FrontmatterError(
+      `front matter language "${language}" is refused: only YAML is read, and code is never evaluated`,
+      'make the first line exactly --- and write the front matter in YAML.',
+    );
   }
   if (!/\n---[ \t]*(\r?\n|$)/.test(source.slice(firstLine.length))) {
-    throw new FrontmatterError('the front matter is never closed', 'end the front matter with a line holding only ---.');
+    throw new FrontmatterError(
+      'the front matter is never closed',
+      'end the front matter with a line holding only ---.',
+    );
   }
   try {
     const { data, content, matter: yaml } = grayMatter(source);
     return { data, body: content, sources: scalarSources(yaml) };
   } catch (error) {
     if (error instanceof FrontmatterError) throw error;
-    throw new FrontmatterError(`the front matter is not valid YAML: ${(error as Error).message}`, 'fix the YAML syntax; quote values that contain ": " or start with special characters.');
+    throw new FrontmatterError(
+      `the front matter is not valid YAML: ${(error as Error).message}`,
+      'fix the YAML syntax; quote values that contain ": " or start with special characters.',
+    );
   }
 }

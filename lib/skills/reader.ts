@@ -59,7 +59,8 @@ export const nodeSkillFileReader: SkillFileReader = {
       let buffer = Buffer.alloc(0);
       for (;;) {
         const chunk = Buffer.alloc(Math.min(chunkBytes, maxBytes - buffer.length));
-        const { bytesRead } = chunk.length === 0 ? { bytesRead: 0 } : await handle.read(chunk, 0, chunk.length, buffer.length);
+        const { bytesRead } =
+          chunk.length === 0 ? { bytesRead: 0 } : await handle.read(chunk, 0, chunk.length, buffer.length);
         buffer = Buffer.concat([buffer, chunk.subarray(0, bytesRead)]);
         const atEof = bytesRead === 0 && buffer.length < maxBytes;
         const end = closingLineEnd(buffer, atEof);

@@ -82,12 +82,23 @@ export class SkillRegistry {
     const folder = this.folderOf(name);
     const cached = this.snapshots.get(name);
     const listed = this.scans.get(folder)?.listing.fingerprint;
-    if (cached && cached.fingerprint === listed && (await this.store.snapshot(cached.snapshot.hash))) return cached.snapshot;
+    if (cached && cached.fingerprint === listed && (await this.store.snapshot(cached.snapshot.hash)))
+      return cached.snapshot;
     const content = await readSkillContent(folder, this.deps);
     const errors = content.problems.problems.filter((p) => p.severity === 'error');
     if (errors.length > 0 || !content.manifest) throw new SkillValidationError(errors);
-    if (!content.manifest.enabled) throw new SkillNotFoundError(`Skill "${name}" is disabled.`, 'enable it (metadata.enabled: "true") or use another skill.');
-    const snapshot: SkillSnapshot = { name, hash: content.hash, manifest: content.manifest, body: content.body, subskills: content.subskills };
+    if (!content.manifest.enabled)
+      throw new SkillNotFoundError(
+        `Skill "${name}" is disabled.`,
+        'enable it (metadata.enabled: "true") or use another skill.',
+      );
+    const snapshot: SkillSnapshot = {
+      name,
+      hash: content.hash,
+      manifest: content.manifest,
+      body: content.body,
+      subskills: content.subskills,
+    };
     await this.store.put({ name, hash: content.hash, resources: content.manifest.resources }, content.files);
     await this.store.putSnapshot(snapshot);
     this.snapshots.set(name, { fingerprint: content.fingerprint, snapshot });
@@ -101,11 +112,16 @@ export class SkillRegistry {
   }
 
   private async catalogEntry(name: string): Promise<SkillManifest> {
-    if (!isSkillName(name)) throw new SkillNotFoundError(`"${name}" is not a skill name.`, 'call list_skills to see the available skills.');
+    if (!isSkillName(name))
+      throw new SkillNotFoundError(`"${name}" is not a skill name.`, 'call list_skills to see the available skills.');
     const catalog = await this.catalog();
     const manifest = catalog.skills.find((m) => m.name === name);
     if (manifest) return manifest;
-    if (catalog.disabled.includes(name)) throw new SkillNotFoundError(`Skill "${name}" is disabled.`, 'enable it (metadata.enabled: "true") or use another skill.');
+    if (catalog.disabled.includes(name))
+      throw new SkillNotFoundError(
+        `Skill "${name}" is disabled.`,
+        'enable it (metadata.enabled: "true") or use another skill.',
+      );
     const errors = catalog.problems.filter((p) => p.skill === name && p.severity === 'error');
     if (errors.length > 0) throw new SkillValidationError(errors);
     throw new SkillNotFoundError(`There is no skill "${name}".`, 'call list_skills to see the available skills.');
@@ -127,26 +143,43 @@ export class SkillRegistry {
   async readResource(input: ReadSkillResourceInput): Promise<SkillResource> {
     const { name, hash } = input;
     const checked = checkResourcePath(input.path);
-    if (!checked.ok) throw new SkillResourceError(`Refused path ${JSON.stringify(input.path)}: ${checked.reason}.`, 'give the path exactly as load_skill listed it.');
+    if (!checked.ok)
+      throw new SkillResourceError(
+        `Refused path ${JSON.stringify(input.path)}: ${checked.reason}.`,
+        'give the path exactly as load_skill listed it.',
+      );
     const reserved = reservedPathReason(checked.path);
-    if (reserved) throw new SkillResourceError(`Refused path ${JSON.stringify(checked.path)}: ${reserved}.`, 'read only the resources load_skill listed.');
+    if (reserved)
+      throw new SkillResourceError(
+        `Refused path ${JSON.stringify(checked.path)}: ${reserved}.`,
+        'read only the resources load_skill listed.',
+      );
     let pin = await this.store.pin(hash);
     if (!pin && isSkillName(name)) {
       const current = await this.snapshot(name).catch(() => null);
       if (current?.hash === hash) pin = await this.store.pin(hash);
     }
     if (!pin || pin.name !== name) {
-      throw new SkillVersionUnavailableError(`The pinned version ${hash.slice(0, 12)} of skill "${name}" is no longer available.`, 'start a new turn to load the current version.');
+      throw new SkillVersionUnavailableError(
+        `The pinned version ${hash.slice(0, 12)} of skill "${name}" is no longer available.`,
+        'start a new turn to load the current version.',
+      );
     }
     if (!pin.resources.includes(checked.path)) {
-      throw new SkillResourceError(`${JSON.stringify(checked.path)} is not a resource of skill ${name}.`, `read one of: ${pin.resources.join(', ') || '(none)'}.`);
+      throw new SkillResourceError(
+        `${JSON.stringify(checked.path)} is not a resource of skill ${name}.`,
+        `read one of: ${pin.resources.join(', ') || '(none)'}.`,
+      );
     }
     const bytes = await this.store.readFile(hash, checked.path, this.deps.limits.resourceBytes);
     let content: string;
     try {
       content = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
     } catch {
-      throw new SkillResourceError(`${checked.path} is a binary file; read_file serves text only.`, 'read a text resource instead.');
+      throw new SkillResourceError(
+        `${checked.path} is a binary file; read_file serves text only.`,
+        'read a text resource instead.',
+      );
     }
     return { name, hash, path: checked.path, content };
   }

@@ -42,29 +42,55 @@ export async function scanSkill(folder: string, deps: ScanDeps, previous?: Skill
   try {
     return await scanFolder(folder, deps, problems, previous);
   } catch (error) {
-    problems.error('', '-', `the skill cannot be read (${readFailure(error)})`, 'check that its files exist and that skillflow may read them.');
-    return { folder, manifest: null, problems, listing: { skillFile: null, sidecar: null, subskills: [], resources: [], fingerprint: '' } };
+    problems.error(
+      '',
+      '-',
+      `the skill cannot be read (${readFailure(error)})`,
+      'check that its files exist and that skillflow may read them.',
+    );
+    return {
+      folder,
+      manifest: null,
+      problems,
+      listing: { skillFile: null, sidecar: null, subskills: [], resources: [], fingerprint: '' },
+    };
   }
 }
 
-async function scanFolder(folder: string, deps: ScanDeps, problems: ProblemList, previous?: SkillScan): Promise<SkillScan> {
+async function scanFolder(
+  folder: string,
+  deps: ScanDeps,
+  problems: ProblemList,
+  previous?: SkillScan,
+): Promise<SkillScan> {
   const root = path.join(deps.skillsDir, folder);
   const listing = await listSkillFolder(root, problems, deps.limits);
   if (previous && previous.listing.fingerprint === listing.fingerprint && listing.fingerprint !== '') return previous;
   const scan: SkillScan = { folder, manifest: null, problems, listing };
   if (!listing.skillFile) {
-    if (!problems.hasErrors) problems.error(skillFileName, '-', 'SKILL.md is missing', 'add SKILL.md with name and description front matter.');
+    if (!problems.hasErrors)
+      problems.error(skillFileName, '-', 'SKILL.md is missing', 'add SKILL.md with name and description front matter.');
     return scan;
   }
   let head: { text: string; complete: boolean };
   try {
     head = await deps.reader.readFrontmatter(listing.skillFile.abs, deps.limits.frontmatterBytes);
   } catch (error) {
-    problems.error(skillFileName, '-', `cannot be read (${readFailure(error)})`, 'check that the file exists and that skillflow may read it.');
+    problems.error(
+      skillFileName,
+      '-',
+      `cannot be read (${readFailure(error)})`,
+      'check that the file exists and that skillflow may read it.',
+    );
     return scan;
   }
   if (!head.complete) {
-    problems.error(skillFileName, '-', `the front matter is not closed within ${formatBytes(deps.limits.frontmatterBytes)}`, 'close it with a --- line, and keep long engine data in skillflow.yaml.');
+    problems.error(
+      skillFileName,
+      '-',
+      `the front matter is not closed within ${formatBytes(deps.limits.frontmatterBytes)}`,
+      'close it with a --- line, and keep long engine data in skillflow.yaml.',
+    );
     return scan;
   }
   scan.head = head.text;
@@ -77,7 +103,10 @@ async function scanFolder(folder: string, deps: ScanDeps, problems: ProblemList,
   return scan;
 }
 
-export function parseSkillFrontmatter(text: string, problems: ProblemList): { data: unknown; sources: Record<string, string> } | undefined {
+export function parseSkillFrontmatter(
+  text: string,
+  problems: ProblemList,
+): { data: unknown; sources: Record<string, string> } | undefined {
   try {
     const { data, sources } = parseFrontmatter(text);
     return { data, sources };

@@ -44,7 +44,16 @@ export async function readSkillContent(folder: string, deps: ScanDeps): Promise<
   const scan = await scanSkill(folder, deps);
   const { problems, listing } = scan;
   const root = path.join(deps.skillsDir, folder);
-  const content: SkillContent = { folder, manifest: null, body: '', subskills: [], files: [], hash: '', fingerprint: listing.fingerprint, problems };
+  const content: SkillContent = {
+    folder,
+    manifest: null,
+    body: '',
+    subskills: [],
+    files: [],
+    hash: '',
+    fingerprint: listing.fingerprint,
+    problems,
+  };
   if (!listing.skillFile || scan.head === undefined || !scan.manifest) return content;
   const read = async (rel: string, abs: string, maxBytes: number): Promise<Buffer | null> => {
     try {
@@ -52,12 +61,21 @@ export async function readSkillContent(folder: string, deps: ScanDeps): Promise<
       content.files.push({ rel, bytes });
       return bytes;
     } catch (error) {
-      problems.error(rel, '-', `cannot be read (${readFailure(error)})`, 'keep the file a regular file inside the skill folder, within the size limit.');
+      problems.error(
+        rel,
+        '-',
+        `cannot be read (${readFailure(error)})`,
+        'keep the file a regular file inside the skill folder, within the size limit.',
+      );
       return null;
     }
   };
 
-  const skillBytes = await read(skillFileName, listing.skillFile.abs, deps.limits.snapshotBytes + deps.limits.frontmatterBytes);
+  const skillBytes = await read(
+    skillFileName,
+    listing.skillFile.abs,
+    deps.limits.snapshotBytes + deps.limits.frontmatterBytes,
+  );
   if (scan.sidecarBytes) content.files.push({ rel: sidecarFileName, bytes: scan.sidecarBytes });
   if (skillBytes === null) return content;
   const text = skillBytes.toString('utf8');
@@ -82,7 +100,12 @@ export async function readSkillContent(folder: string, deps: ScanDeps): Promise<
   // Sizes as written, before any sanitizing: a skill too large for a snapshot costs no time to refuse.
   const rawBytes = Buffer.byteLength(rawBody) + subskillTexts.reduce((sum, s) => sum + Buffer.byteLength(s.text), 0);
   if (rawBytes > deps.limits.snapshotBytes) {
-    problems.error(subskillFolder, '-', tooMuchText(rawBytes, deps.limits.snapshotBytes), 'move reference material into resource files, which are read only when needed.');
+    problems.error(
+      subskillFolder,
+      '-',
+      tooMuchText(rawBytes, deps.limits.snapshotBytes),
+      'move reference material into resource files, which are read only when needed.',
+    );
   } else {
     sanitizeTexts(content, rawBody, subskillTexts, deps.limits);
   }
@@ -97,26 +120,58 @@ export async function readSkillContent(folder: string, deps: ScanDeps): Promise<
  * The body and the subskills, sanitized and checked. The total is checked again on the sanitized text, which is what a
  * snapshot carries: sanitizing may add a backslash before a `<`.
  */
-function sanitizeTexts(content: SkillContent, rawBody: string, subskills: SubskillText[], limits: SkillSizeLimits): void {
+function sanitizeTexts(
+  content: SkillContent,
+  rawBody: string,
+  subskills: SubskillText[],
+  limits: SkillSizeLimits,
+): void {
   const { problems } = content;
   content.body = sanitizeMarkdown(rawBody);
   if (content.body === '') {
-    problems.error(skillFileName, 'body', 'the body is empty once HTML is removed, so there are no instructions to load', 'write the instructions in markdown below the front matter.');
+    problems.error(
+      skillFileName,
+      'body',
+      'the body is empty once HTML is removed, so there are no instructions to load',
+      'write the instructions in markdown below the front matter.',
+    );
   } else if (content.body.split('\n').length > limits.bodyLines) {
-    problems.warning(skillFileName, 'body', `the body has more than ${limits.bodyLines} lines`, 'move phases into subskills and details into resource files.');
+    problems.warning(
+      skillFileName,
+      'body',
+      `the body has more than ${limits.bodyLines} lines`,
+      'move phases into subskills and details into resource files.',
+    );
   }
   for (const { name, rel, text } of subskills) {
     if (hasFrontmatter(text)) {
-      problems.error(rel, '-', 'subskill files carry no front matter', `remove the --- block; describe the subskill in the body of ${skillFileName}.`);
+      problems.error(
+        rel,
+        '-',
+        'subskill files carry no front matter',
+        `remove the --- block; describe the subskill in the body of ${skillFileName}.`,
+      );
       continue;
     }
     const body = sanitizeMarkdown(text);
-    if (body === '') problems.error(rel, '-', 'the subskill is empty once HTML is removed', 'write its instructions in markdown, or delete the file.');
+    if (body === '')
+      problems.error(
+        rel,
+        '-',
+        'the subskill is empty once HTML is removed',
+        'write its instructions in markdown, or delete the file.',
+      );
     content.subskills.push({ name, body });
   }
-  const textBytes = Buffer.byteLength(content.body) + content.subskills.reduce((sum, s) => sum + Buffer.byteLength(s.body), 0);
+  const textBytes =
+    Buffer.byteLength(content.body) + content.subskills.reduce((sum, s) => sum + Buffer.byteLength(s.body), 0);
   if (textBytes > limits.snapshotBytes) {
-    problems.error(subskillFolder, '-', tooMuchText(textBytes, limits.snapshotBytes), 'move reference material into resource files, which are read only when needed.');
+    problems.error(
+      subskillFolder,
+      '-',
+      tooMuchText(textBytes, limits.snapshotBytes),
+      'move reference material into resource files, which are read only when needed.',
+    );
   }
 }
 

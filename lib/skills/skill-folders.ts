@@ -15,7 +15,10 @@ export async function findSkillFolders(skillsDir: string): Promise<{ folders: st
       skill: '',
       file: skillsDir,
       field: '-',
-      message: code === 'ENOENT' ? 'the skills directory does not exist, so no skill is available' : `the skills directory cannot be read: ${(error as Error).message}`,
+      message:
+        code === 'ENOENT'
+          ? 'the skills directory does not exist, so no skill is available'
+          : `the skills directory cannot be read: ${(error as Error).message}`,
       fix: 'create it, or point SKILLFLOW_SKILLS_DIR at the folder that holds your skills.',
     });
     return { folders: [], problems };
@@ -36,8 +39,12 @@ export async function findSkillFolders(skillsDir: string): Promise<{ folders: st
       skill: name,
       file: `${name}/${misspelt ?? ''}`,
       field: '-',
-      message: misspelt ? 'the skill file must be spelled SKILL.md' : 'the folder has no SKILL.md, so it is not a skill',
-      fix: misspelt ? `rename ${misspelt} to SKILL.md.` : 'add a SKILL.md, or move the folder out of the skills directory.',
+      message: misspelt
+        ? 'the skill file must be spelled SKILL.md'
+        : 'the folder has no SKILL.md, so it is not a skill',
+      fix: misspelt
+        ? `rename ${misspelt} to SKILL.md.`
+        : 'add a SKILL.md, or move the folder out of the skills directory.',
     });
   }
   return { folders, problems };

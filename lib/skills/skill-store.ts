@@ -73,7 +73,9 @@ export class SkillStore {
   async snapshot(hash: string): Promise<SkillSnapshot | null> {
     if (!hashPattern.test(hash)) return null;
     try {
-      const snapshot = JSON.parse(await fsp.readFile(path.join(this.dir, hash, 'snapshot.json'), 'utf8')) as SkillSnapshot;
+      const snapshot = JSON.parse(
+        await fsp.readFile(path.join(this.dir, hash, 'snapshot.json'), 'utf8'),
+      ) as SkillSnapshot;
       return snapshot.hash === hash ? snapshot : null;
     } catch {
       return null;
@@ -89,7 +91,8 @@ export class SkillStore {
     const handle = await fsp.open(real, constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
       const stat = await handle.stat();
-      if (!stat.isFile() || stat.size > maxBytes) throw new Error(`${rel} is not a regular file within ${maxBytes} bytes`);
+      if (!stat.isFile() || stat.size > maxBytes)
+        throw new Error(`${rel} is not a regular file within ${maxBytes} bytes`);
       return await handle.readFile();
     } finally {
       await handle.close();

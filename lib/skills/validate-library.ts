@@ -15,7 +15,10 @@ export interface LibraryReport {
  * Full validation of a skills directory: the registry's own scan of each skill (so both judge a skill alike), plus
  * bodies, subskills and resources.
  */
-export async function validateSkillLibrary(skillsDir: string, options: { reader?: SkillFileReader } = {}): Promise<LibraryReport> {
+export async function validateSkillLibrary(
+  skillsDir: string,
+  options: { reader?: SkillFileReader } = {},
+): Promise<LibraryReport> {
   const dir = path.resolve(skillsDir);
   const deps = { skillsDir: dir, reader: options.reader ?? nodeSkillFileReader, limits: { ...skillLimits } };
   const { folders, problems } = await findSkillFolders(dir);
@@ -25,7 +28,10 @@ export async function validateSkillLibrary(skillsDir: string, options: { reader?
   const validNames = new Set(settled.valid.map((m) => m.name));
   return {
     skillsDir: dir,
-    skills: contents.map((c) => ({ folder: c.folder, manifest: c.manifest && validNames.has(c.manifest.name) ? c.manifest : null })),
+    skills: contents.map((c) => ({
+      folder: c.folder,
+      manifest: c.manifest && validNames.has(c.manifest.name) ? c.manifest : null,
+    })),
     problems: [...problems, ...contents.flatMap((c) => c.problems.problems), ...settled.problems],
   };
 }

@@ -42,7 +42,8 @@ export function scalarSources(text: string): Record<string, string> {
       const key = isScalar(pair.key) ? String(pair.key.value) : null;
       if (key === null) continue;
       const value = pair.value as Node | null;
-      if (isScalar(value) && typeof value.value !== 'string' && typeof value.source === 'string') sources[`${prefix}${key}`] = value.source;
+      if (isScalar(value) && typeof value.value !== 'string' && typeof value.source === 'string')
+        sources[`${prefix}${key}`] = value.source;
       else if (depth > 0) walk(value, `${prefix}${key}.`, depth - 1);
     }
   };

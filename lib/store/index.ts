@@ -22,8 +22,10 @@ export function createSharedStore(config: StoreConfig, log?: OpsLog): SharedStor
   const url = config.storeUrl;
   if (!url) return new FileStore(path.join(config.dataDir, 'store'), retentionMs);
   const scheme = new URL(url).protocol;
-  if (scheme === 'redis:' || scheme === 'rediss:') return new RedisStore(url, `skillflow:${config.temporalNamespace}:store:`, retentionMs, undefined, log);
-  if (scheme === 'postgres:' || scheme === 'postgresql:') return new PostgresStore(url, config.temporalNamespace, retentionMs, undefined, log);
+  if (scheme === 'redis:' || scheme === 'rediss:')
+    return new RedisStore(url, `skillflow:${config.temporalNamespace}:store:`, retentionMs, undefined, log);
+  if (scheme === 'postgres:' || scheme === 'postgresql:')
+    return new PostgresStore(url, config.temporalNamespace, retentionMs, undefined, log);
   return new FileStore(new URL(url).pathname, retentionMs);
 }
 
@@ -39,7 +41,9 @@ export function sweepPeriodically(store: SharedStore, everyMs: number, log: (lin
     store
       .sweep()
       .then(
-        (removed) => removed > 0 && log(`store: removed ${removed} idle turn${removed === 1 ? '' : 's'} from ${store.description}`),
+        (removed) =>
+          removed > 0 &&
+          log(`store: removed ${removed} idle turn${removed === 1 ? '' : 's'} from ${store.description}`),
         (err: unknown) => log(`store: sweep failed (${(err as Error).message}); retrying later`),
       )
       .finally(() => {

@@ -37,7 +37,13 @@ export class PostgresStore implements SharedStore {
     });
     // An idle connection that breaks (PostgreSQL restarted) is replaced on the next query; nothing to do here.
     this.pool.on('error', () => undefined);
-    this.guard = new HangGuard({ what: `store: ${this.description}`, deadlineMs: timeoutMs, probe: () => this.pool.query('SELECT 1'), meanwhile: storeMeanwhile, log });
+    this.guard = new HangGuard({
+      what: `store: ${this.description}`,
+      deadlineMs: timeoutMs,
+      probe: () => this.pool.query('SELECT 1'),
+      meanwhile: storeMeanwhile,
+      log,
+    });
   }
 
   get description(): string {
@@ -86,7 +92,10 @@ export class PostgresStore implements SharedStore {
     await this.pool.end().catch(() => undefined);
   }
 
-  private async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+  private async query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values: unknown[],
+  ): Promise<pg.QueryResult<R>> {
     try {
       const result = await this.guard.call(async () => {
         this.ready ??= this.createTables().catch((err: unknown) => {
@@ -129,7 +138,9 @@ export class PostgresStore implements SharedStore {
         value bytea NOT NULL,
         PRIMARY KEY (namespace, scope, key)
       )`);
-      await client.query('CREATE INDEX IF NOT EXISTS skillflow_store_scopes_touched ON skillflow_store_scopes (namespace, touched_at)');
+      await client.query(
+        'CREATE INDEX IF NOT EXISTS skillflow_store_scopes_touched ON skillflow_store_scopes (namespace, touched_at)',
+      );
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);

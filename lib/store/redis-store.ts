@@ -46,9 +46,12 @@ export class RedisStore implements SharedStore {
   async put(scope: string, key: string, value: string, aliases: readonly string[] = []): Promise<void> {
     const hash = this.prefix + scope;
     const fields = Object.fromEntries([key, ...aliases].map((name) => [name, value]));
-    const results = await this.guard((client) => client.multi().hset(hash, fields).expire(hash, this.retentionSeconds).exec());
+    const results = await this.guard((client) =>
+      client.multi().hset(hash, fields).expire(hash, this.retentionSeconds).exec(),
+    );
     const failed = results?.find(([err]) => err);
-    if (!results || failed) throw new SharedStoreError(`Redis store: write failed (${failed?.[0]?.message ?? 'transaction aborted'})`);
+    if (!results || failed)
+      throw new SharedStoreError(`Redis store: write failed (${failed?.[0]?.message ?? 'transaction aborted'})`);
   }
 
   async get(scope: string, key: string): Promise<string | undefined> {
@@ -70,7 +73,10 @@ export class RedisStore implements SharedStore {
       return await this.redis.run(command);
     } catch (err) {
       // ioredis fails a command the connection dropped with its own retry count: the connection's error says why.
-      const cause = (err as Error).name === 'MaxRetriesPerRequestError' ? `connection lost: ${this.connectionError || 'closed'}` : (err as Error).message;
+      const cause =
+        (err as Error).name === 'MaxRetriesPerRequestError'
+          ? `connection lost: ${this.connectionError || 'closed'}`
+          : (err as Error).message;
       throw new SharedStoreError(`Redis store unavailable: ${cause}`);
     }
   }

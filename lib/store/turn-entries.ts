@@ -50,7 +50,12 @@ export type KnownConversations = (key: ConversationKey) => ChatMessage[] | undef
  * Rebuilds a conversation from its turn's records, walking back from the wanted one until a conversation the caller
  * holds or the turn's first record, and checks the result against the wanted digest.
  */
-export async function readConversation(store: SharedStore, turnId: string, wanted: ConversationKey, known: KnownConversations = () => undefined): Promise<ChatMessage[]> {
+export async function readConversation(
+  store: SharedStore,
+  turnId: string,
+  wanted: ConversationKey,
+  known: KnownConversations = () => undefined,
+): Promise<ChatMessage[]> {
   const additions: ChatMessage[][] = [];
   let prefix: ChatMessage[] = [];
   let at = wanted;
@@ -60,10 +65,15 @@ export async function readConversation(store: SharedStore, turnId: string, wante
       prefix = held;
       break;
     }
-    const record = JSON.parse(await readEntry(store, turnId, conversationEntry(at), `conversation of turn ${turnId} at ${at.count} messages`)) as ConversationRecord;
+    const record = JSON.parse(
+      await readEntry(store, turnId, conversationEntry(at), `conversation of turn ${turnId} at ${at.count} messages`),
+    ) as ConversationRecord;
     const added = at.count - (record.base?.count ?? 0);
     if ((record.base && added <= 0) || record.append.length < added) {
-      throw new TurnEntryError('inconsistent', `The shared store's record of turn ${turnId} at ${at.count} messages is inconsistent`);
+      throw new TurnEntryError(
+        'inconsistent',
+        `The shared store's record of turn ${turnId} at ${at.count} messages is inconsistent`,
+      );
     }
     additions.push(record.append.slice(0, added));
     if (!record.base) break;
@@ -78,8 +88,14 @@ export async function readConversation(store: SharedStore, turnId: string, wante
 
 /** A system prompt or tool definitions a call of the turn sent whole, by its digest (checked). */
 export async function readPromptPart(store: SharedStore, turnId: string, digest: string): Promise<unknown> {
-  const value = JSON.parse(await readEntry(store, turnId, promptEntry(digest), `prompt part ${digest} of turn ${turnId}`)) as unknown;
-  if (digestOf(value) !== digest) throw new TurnEntryError('inconsistent', `The shared store's prompt part ${digest} of turn ${turnId} does not match its digest`);
+  const value = JSON.parse(
+    await readEntry(store, turnId, promptEntry(digest), `prompt part ${digest} of turn ${turnId}`),
+  ) as unknown;
+  if (digestOf(value) !== digest)
+    throw new TurnEntryError(
+      'inconsistent',
+      `The shared store's prompt part ${digest} of turn ${turnId} does not match its digest`,
+    );
   return value;
 }
 
@@ -90,6 +106,10 @@ async function readEntry(store: SharedStore, turnId: string, entry: string, what
   } catch (err) {
     throw new TurnEntryError('unreadable', `The shared store cannot be read (${(err as Error).message})`);
   }
-  if (text === undefined) throw new TurnEntryError('missing', `The shared store holds no ${what} (expired after its retention, or never written)`);
+  if (text === undefined)
+    throw new TurnEntryError(
+      'missing',
+      `The shared store holds no ${what} (expired after its retention, or never written)`,
+    );
   return text;
 }

@@ -1,7 +1,13 @@
 import { Type, type Static, type TObject, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import { unsupportedKeywords, type JsonSchema } from '../../core/json-validator';
 import { parseDuration } from '../../core/skills/durations';
-import { isCategoryName, isToolName, type ToolActivityOptions, type ToolInputSchema, type ToolSpec } from '../../core/tools';
+import {
+  isCategoryName,
+  isToolName,
+  type ToolActivityOptions,
+  type ToolInputSchema,
+  type ToolSpec,
+} from '../../core/tools';
 
 /**
  * `defineTool`: one small module per tool. Its TypeBox input schema is the one definition of the input: the JSON Schema
@@ -12,7 +18,10 @@ export { Type };
 export type { Static };
 
 /** A string that is one of these values (TypeBox's own unions become anyOf, which the validator does not read). */
-export function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string; default?: T[number] } = {}): TUnsafe<T[number]> {
+export function StringEnum<const T extends readonly string[]>(
+  values: T,
+  options: { description?: string; default?: T[number] } = {},
+): TUnsafe<T[number]> {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 }
 
@@ -83,10 +92,18 @@ export function isRegisteredTool(value: unknown): value is RegisteredTool {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[toolBrand] === true;
 }
 
-function durationMs(value: string | number | undefined, fallback: number | null, what: string, tool: string): number | null {
+function durationMs(
+  value: string | number | undefined,
+  fallback: number | null,
+  what: string,
+  tool: string,
+): number | null {
   if (value === undefined) return fallback;
   const ms = typeof value === 'number' ? value : parseDuration(value);
-  if (ms === null || !Number.isSafeInteger(ms) || ms <= 0) throw new ToolDefinitionError(`Tool ${tool}: ${what} ${JSON.stringify(value)} is not a duration such as "30s" or a positive number of milliseconds.`);
+  if (ms === null || !Number.isSafeInteger(ms) || ms <= 0)
+    throw new ToolDefinitionError(
+      `Tool ${tool}: ${what} ${JSON.stringify(value)} is not a duration such as "30s" or a positive number of milliseconds.`,
+    );
   return ms;
 }
 
@@ -98,10 +115,16 @@ export function plainSchema(schema: TSchema): JsonSchema {
 /** Checks a tool module's definition and returns it as a registered tool; throws ToolDefinitionError naming what is wrong. */
 export function defineTool<S extends TObject>(options: ToolDefinitionOptions<S>): RegisteredTool {
   const { name } = options;
-  if (!isToolName(name)) throw new ToolDefinitionError(`Tool name ${JSON.stringify(name)} must be 1-64 letters, digits, _ and -.`);
-  if (typeof options.description !== 'string' || options.description.trim() === '') throw new ToolDefinitionError(`Tool ${name}: the description is empty; say what it does and when to use it.`);
-  if (!isCategoryName(options.category)) throw new ToolDefinitionError(`Tool ${name}: category ${JSON.stringify(options.category)} must be a lowercase word (a-z, 0-9, _ and -).`);
-  if (typeof options.idempotent !== 'boolean') throw new ToolDefinitionError(`Tool ${name}: say whether it is idempotent (idempotent: true or false).`);
+  if (!isToolName(name))
+    throw new ToolDefinitionError(`Tool name ${JSON.stringify(name)} must be 1-64 letters, digits, _ and -.`);
+  if (typeof options.description !== 'string' || options.description.trim() === '')
+    throw new ToolDefinitionError(`Tool ${name}: the description is empty; say what it does and when to use it.`);
+  if (!isCategoryName(options.category))
+    throw new ToolDefinitionError(
+      `Tool ${name}: category ${JSON.stringify(options.category)} must be a lowercase word (a-z, 0-9, _ and -).`,
+    );
+  if (typeof options.idempotent !== 'boolean')
+    throw new ToolDefinitionError(`Tool ${name}: say whether it is idempotent (idempotent: true or false).`);
   const inputSchema = plainSchema(options.input);
   if (inputSchema.type !== 'object') throw new ToolDefinitionError(`Tool ${name}: the input must be Type.Object(...).`);
   const ignored = unsupportedKeywords(inputSchema);
@@ -112,7 +135,8 @@ export function defineTool<S extends TObject>(options: ToolDefinitionOptions<S>)
     );
   }
   const attempts = options.retry?.maximumAttempts ?? (options.idempotent ? 3 : 1);
-  if (!Number.isInteger(attempts) || attempts < 1 || attempts > 100) throw new ToolDefinitionError(`Tool ${name}: retry.maximumAttempts must be a whole number from 1 to 100.`);
+  if (!Number.isInteger(attempts) || attempts < 1 || attempts > 100)
+    throw new ToolDefinitionError(`Tool ${name}: retry.maximumAttempts must be a whole number from 1 to 100.`);
   const activity: ToolActivityOptions = {
     timeoutMs: durationMs(options.timeout, 30_000, 'timeout', name)!,
     heartbeatMs: durationMs(options.heartbeat, null, 'heartbeat', name),

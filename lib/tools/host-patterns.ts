@@ -25,12 +25,18 @@ export function parseHostPattern(entry: string): HostPattern | null {
   const port = rawPort === undefined ? null : Number(rawPort);
   if (port !== null && (port < 1 || port > 65535)) return null;
   const isAddress = net.isIP(host) !== 0;
-  if (isAddress ? star !== undefined || (rawHost.startsWith('[') !== (net.isIPv6(host))) : !hostName.test(host)) return null;
+  if (isAddress ? star !== undefined || rawHost.startsWith('[') !== net.isIPv6(host) : !hostName.test(host))
+    return null;
   return { host, subdomains: star !== undefined, port, isAddress };
 }
 
 /** The pattern that lets this host and port through, or undefined. */
-export function matchHost(patterns: HostPattern[], host: string, port: number, defaultPort: number): HostPattern | undefined {
+export function matchHost(
+  patterns: HostPattern[],
+  host: string,
+  port: number,
+  defaultPort: number,
+): HostPattern | undefined {
   const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
   return patterns.find((pattern) => {
     const hostMatches = pattern.subdomains ? bare.endsWith(`.${pattern.host}`) : bare === pattern.host;
@@ -42,14 +48,38 @@ export function matchHost(patterns: HostPattern[], host: string, port: number, d
 const nonPublic4 = new net.BlockList();
 const nonPublic6 = new net.BlockList();
 for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) nonPublic4.addSubnet(network, prefix, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  nonPublic4.addSubnet(network, prefix, 'ipv4');
 for (const [network, prefix] of [
-  ['::', 128], ['::1', 128], ['::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23],
-  ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) nonPublic6.addSubnet(network, prefix, 'ipv6');
+  ['::', 128],
+  ['::1', 128],
+  ['::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['2002::', 16],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  nonPublic6.addSubnet(network, prefix, 'ipv6');
 
 /** The IPv4 address an IPv6 address carries (mapped, translated, NAT64, 6to4), if any. */
 function embeddedIPv4(address: string): string | null {
@@ -59,7 +89,8 @@ function embeddedIPv4(address: string): string | null {
   if (!groups) return null;
   const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
   if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) return v4(groups[6], groups[7]);
-  if (groups.slice(0, 4).every((g) => g === 0) && groups[4] === 0xffff && groups[5] === 0) return v4(groups[6], groups[7]);
+  if (groups.slice(0, 4).every((g) => g === 0) && groups[4] === 0xffff && groups[5] === 0)
+    return v4(groups[6], groups[7]);
   if (groups[0] === 0x64 && groups[1] === 0xff9b) return v4(groups[6], groups[7]);
   if (groups[0] === 0x2002) return v4(groups[1], groups[2]);
   return null;

@@ -1,4 +1,13 @@
-import { headerOf, type ToolCatalog, type ToolCatalogReference, type ToolDetail, type ToolHeader, type ToolRunInput, type ToolRunResult, type ToolSpec } from '../../core/tools';
+import {
+  headerOf,
+  type ToolCatalog,
+  type ToolCatalogReference,
+  type ToolDetail,
+  type ToolHeader,
+  type ToolRunInput,
+  type ToolRunResult,
+  type ToolSpec,
+} from '../../core/tools';
 import { defaultMaxToolCatalogBytes, maxToolCatalogBytesLimit, sizeOf } from './catalog-bound';
 import { ToolError, type RegisteredTool, type ToolContext } from './define-tool';
 
@@ -32,7 +41,7 @@ export class ToolRegistry {
     readonly rootGrants: string[] = [],
     readonly maxCatalogBytes = defaultMaxToolCatalogBytes,
   ) {
-    this.add(tools, 'The built-in tools and the tools folder\'s modules');
+    this.add(tools, "The built-in tools and the tools folder's modules");
   }
 
   /** The catalog's size: the bytes of the JSON of every spec. */
@@ -46,7 +55,9 @@ export class ToolRegistry {
     for (const tool of tools) {
       const existing = this.tools.get(tool.spec.name) ?? batch.get(tool.spec.name);
       if (existing) {
-        throw new ToolRegistryError(`Two tools are named ${tool.spec.name} (${describeSource(existing.spec)} and ${describeSource(tool.spec)}); rename one.`);
+        throw new ToolRegistryError(
+          `Two tools are named ${tool.spec.name} (${describeSource(existing.spec)} and ${describeSource(tool.spec)}); rename one.`,
+        );
       }
       batch.set(tool.spec.name, tool);
     }
@@ -96,11 +107,21 @@ export class ToolRegistry {
   async run(input: ToolRunInput, context: Omit<ToolContext, 'callId' | 'idempotencyKey'>): Promise<ToolRunResult> {
     const tool = this.tools.get(input.name);
     if (!tool) {
-      return { isError: true, content: `Tool ${input.name} is not registered on the worker that ran this call; the workers of this task queue must all offer the same tools.` };
+      return {
+        isError: true,
+        content: `Tool ${input.name} is not registered on the worker that ran this call; the workers of this task queue must all offer the same tools.`,
+      };
     }
     try {
-      const output = await tool.run(input.input, { ...context, callId: input.callId, ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}) });
-      const result = typeof output === 'string' ? { content: output, isError: false } : { content: String(output.content), isError: output.isError === true };
+      const output = await tool.run(input.input, {
+        ...context,
+        callId: input.callId,
+        ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
+      });
+      const result =
+        typeof output === 'string'
+          ? { content: output, isError: false }
+          : { content: String(output.content), isError: output.isError === true };
       return capped(result);
     } catch (err) {
       if (err instanceof ToolError) return capped({ content: err.message, isError: true });
@@ -111,7 +132,10 @@ export class ToolRegistry {
 
 function capped(result: ToolRunResult): ToolRunResult {
   if (result.content.length <= maxToolResultChars) return result;
-  return { ...result, content: `${result.content.slice(0, maxToolResultChars)}\n\n[truncated: the result had ${result.content.length} characters; the first ${maxToolResultChars} are shown]` };
+  return {
+    ...result,
+    content: `${result.content.slice(0, maxToolResultChars)}\n\n[truncated: the result had ${result.content.length} characters; the first ${maxToolResultChars} are shown]`,
+  };
 }
 
 function describeSource(spec: ToolSpec): string {

@@ -2,7 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { startTemporalServer, writeServerConfig, type PostgresTarget, type RunningServer, type ServerBuild } from '../../lib/temporal-server';
+import {
+  startTemporalServer,
+  writeServerConfig,
+  type PostgresTarget,
+  type RunningServer,
+  type ServerBuild,
+} from '../../lib/temporal-server';
 import { workerReadyMarker } from '../../worker/ready';
 
 export const repoRoot = path.resolve(__dirname, '..', '..');
@@ -36,15 +42,23 @@ export class NodeProcess {
     const log = fs.openSync(logFile, 'a');
     fs.writeSync(log, `--- start ${++this.starts} at ${new Date().toISOString()} from ${this.root}\n`);
     // A worker starts as deployed: scripts/worker.sh, with its memory settings (it execs node: the PID is the worker's).
-    const [command, args] = this.entry === 'worker/main.ts' ? ['sh', ['scripts/worker.sh']] : [process.execPath, ['--import', 'tsx', this.entry]];
-    const child = spawn(command, args, { cwd: this.root, env: { ...this.env, NODE: process.execPath }, stdio: ['ignore', log, log] });
+    const [command, args] =
+      this.entry === 'worker/main.ts'
+        ? ['sh', ['scripts/worker.sh']]
+        : [process.execPath, ['--import', 'tsx', this.entry]];
+    const child = spawn(command, args, {
+      cwd: this.root,
+      env: { ...this.env, NODE: process.execPath },
+      stdio: ['ignore', log, log],
+    });
     fs.closeSync(log);
     this.child = child;
     this.exitedPromise = new Promise((resolve) => child.once('exit', () => resolve()));
     const deadline = Date.now() + timeoutMs;
     while (!(await this.ready(logFile))) {
       if (!this.running) throw new Error(`${this.name} exited during start-up; see ${logFile}`);
-      if (Date.now() > deadline) throw new Error(`${this.name} was not ready within ${timeoutMs / 1000} s; see ${logFile}`);
+      if (Date.now() > deadline)
+        throw new Error(`${this.name} was not ready within ${timeoutMs / 1000} s; see ${logFile}`);
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
@@ -60,7 +74,10 @@ export class NodeProcess {
       return text.slice(text.lastIndexOf('--- start')).includes(workerReadyMarker);
     }
     const port = this.env.PORT;
-    return fetch(`http://127.0.0.1:${port}/readyz`).then((response) => response.ok, () => false);
+    return fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (response) => response.ok,
+      () => false,
+    );
   }
 }
 
@@ -94,9 +111,20 @@ export class TemporalService {
         worker: await freeServerPort(),
         workerMembership: await freeServerPort(),
       };
-      this.config = writeServerConfig({ dir: this.dir, frontendAddress: this.address, ports, postgres: this.postgres, dynamicConfigFile: this.dynamicConfigFile });
+      this.config = writeServerConfig({
+        dir: this.dir,
+        frontendAddress: this.address,
+        ports,
+        postgres: this.postgres,
+        dynamicConfigFile: this.dynamicConfigFile,
+      });
     }
-    this.running = await startTemporalServer(this.build, this.config, this.address, path.join(this.dir, 'temporal-server.log'));
+    this.running = await startTemporalServer(
+      this.build,
+      this.config,
+      this.address,
+      path.join(this.dir, 'temporal-server.log'),
+    );
   }
 
   async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {

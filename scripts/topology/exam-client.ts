@@ -57,7 +57,16 @@ export class ExamClient {
     readonly n: number,
     private readonly options: ExamOptions,
   ) {
-    this.record = { n, questions: options.questions, streams: [], resumes: 0, events: [], deltas: 0, answers: [], problems: [] };
+    this.record = {
+      n,
+      questions: options.questions,
+      streams: [],
+      resumes: 0,
+      events: [],
+      deltas: 0,
+      answers: [],
+      problems: [],
+    };
     this.deadline = Date.now() + options.deadlineMs;
   }
 
@@ -69,7 +78,13 @@ export class ExamClient {
 
   async start(): Promise<void> {
     const session = await this.request<{ id: string }>('POST', '/v1/sessions', undefined, [201], 'start');
-    const turn = await this.request<{ id: string }>('POST', `/v1/sessions/${session.body.id}/turns`, { message: examMessage(this.options.questions, this.n) }, [202], 'start');
+    const turn = await this.request<{ id: string }>(
+      'POST',
+      `/v1/sessions/${session.body.id}/turns`,
+      { message: examMessage(this.options.questions, this.n) },
+      [202],
+      'start',
+    );
     this.record.turnId = turn.body.id;
     this.record.startedOn = turn.api;
   }
@@ -90,21 +105,29 @@ export class ExamClient {
 
   private async stream(): Promise<void> {
     for (let attempt = 0; !this.record.terminal; attempt++) {
-      if (Date.now() > this.deadline) throw new Error(`exam ${this.n}: no terminal event within ${this.options.deadlineMs / 1000} s`);
+      if (Date.now() > this.deadline)
+        throw new Error(`exam ${this.n}: no terminal event within ${this.options.deadlineMs / 1000} s`);
       const api = this.api('stream', attempt);
       const last = this.record.events.at(-1)?.offset;
-      const headers: Record<string, string> = { authorization: `Bearer ${this.options.apiKey}`, accept: 'text/event-stream' };
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${this.options.apiKey}`,
+        accept: 'text/event-stream',
+      };
       if (last !== undefined) headers['last-event-id'] = String(last);
       let response: Response;
       try {
-        response = await fetch(`${api.url}/v1/turns/${this.record.turnId}/events`, { headers, signal: this.abort.signal });
+        response = await fetch(`${api.url}/v1/turns/${this.record.turnId}/events`, {
+          headers,
+          signal: this.abort.signal,
+        });
       } catch {
         await pause(300);
         continue;
       }
       if (response.status !== 200 || !response.body) {
         await response.body?.cancel();
-        if (!retryableStatuses.has(response.status)) throw new Error(`exam ${this.n}: GET events on ${api.name} answered ${response.status}`);
+        if (!retryableStatuses.has(response.status))
+          throw new Error(`exam ${this.n}: GET events on ${api.name} answered ${response.status}`);
         await pause(300);
         continue;
       }
@@ -145,10 +168,12 @@ export class ExamClient {
       return;
     }
     const last = this.record.events.at(-1)?.offset ?? 0;
-    if (event.offset !== last + 1) this.record.problems.push(`exam ${this.n}: event offset ${event.offset} after ${last} (a gap or a duplicate)`);
+    if (event.offset !== last + 1)
+      this.record.problems.push(`exam ${this.n}: event offset ${event.offset} after ${last} (a gap or a duplicate)`);
     if (event.offset <= last) return;
     this.record.events.push(event);
-    if (event.type === 'checkpoint.requested') this.answering.push(this.answer(event.checkpoint as { id: string; name: string; options?: string[] | null }));
+    if (event.type === 'checkpoint.requested')
+      this.answering.push(this.answer(event.checkpoint as { id: string; name: string; options?: string[] | null }));
     if (event.type === 'done' || event.type === 'error' || event.type === 'cancelled') this.record.terminal = event;
   }
 
@@ -157,31 +182,60 @@ export class ExamClient {
     await pause(min + Math.random() * (max - min));
     const decision = examDecision(checkpoint);
     try {
-      const { status, attempts } = await this.request('POST', `/v1/turns/${this.record.turnId}/checkpoints/${checkpoint.id}`, decision, [200, 409], 'start');
-      this.record.answers.push({ checkpointId: checkpoint.id, name: checkpoint.name, action: decision.action, status, attempts });
+      const { status, attempts } = await this.request(
+        'POST',
+        `/v1/turns/${this.record.turnId}/checkpoints/${checkpoint.id}`,
+        decision,
+        [200, 409],
+        'start',
+      );
+      this.record.answers.push({
+        checkpointId: checkpoint.id,
+        name: checkpoint.name,
+        action: decision.action,
+        status,
+        attempts,
+      });
     } catch (err) {
       this.record.problems.push(`exam ${this.n}: answering ${checkpoint.name}: ${(err as Error).message}`);
     }
   }
 
   /** A JSON request that goes to the other API process when one does not answer, until the exam's deadline. */
-  private async request<T = unknown>(method: string, path: string, body: unknown, expected: number[], role: 'start' | 'stream') {
+  private async request<T = unknown>(
+    method: string,
+    path: string,
+    body: unknown,
+    expected: number[],
+    role: 'start' | 'stream',
+  ) {
     for (let attempt = 0; ; attempt++) {
       const api = this.api(role, attempt);
       try {
         const response = await fetch(`${api.url}${path}`, {
           method,
-          headers: { authorization: `Bearer ${this.options.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          headers: {
+            authorization: `Bearer ${this.options.apiKey}`,
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(30_000),
         });
         const text = await response.text();
-        if (expected.includes(response.status)) return { status: response.status, body: (text ? JSON.parse(text) : null) as T, api: api.name, attempts: attempt + 1 };
-        if (!retryableStatuses.has(response.status)) throw new Error(`${method} ${path} on ${api.name}: ${response.status} ${text.slice(0, 300)}`);
+        if (expected.includes(response.status))
+          return {
+            status: response.status,
+            body: (text ? JSON.parse(text) : null) as T,
+            api: api.name,
+            attempts: attempt + 1,
+          };
+        if (!retryableStatuses.has(response.status))
+          throw new Error(`${method} ${path} on ${api.name}: ${response.status} ${text.slice(0, 300)}`);
       } catch (err) {
         if (err instanceof Error && err.message.startsWith(`${method} ${path}`)) throw err;
       }
-      if (Date.now() > this.deadline) throw new Error(`${method} ${path}: no API process answered before the exam's deadline`);
+      if (Date.now() > this.deadline)
+        throw new Error(`${method} ${path}: no API process answered before the exam's deadline`);
       await pause(Math.min(2_000, 200 * (attempt + 1)));
     }
   }
@@ -191,17 +245,27 @@ export class ExamClient {
 export function checkExam(record: ExamRecord): string[] {
   const problems = [...record.problems];
   const where = `exam ${record.n} (${record.turnId})`;
-  if (record.terminal?.type !== 'done') problems.push(`${where} ended with ${JSON.stringify(record.terminal ?? 'no terminal event')}`);
-  const requested = record.events.filter((event) => event.type === 'checkpoint.requested').map((event) => (event.checkpoint as { name: string }).name);
+  if (record.terminal?.type !== 'done')
+    problems.push(`${where} ended with ${JSON.stringify(record.terminal ?? 'no terminal event')}`);
+  const requested = record.events
+    .filter((event) => event.type === 'checkpoint.requested')
+    .map((event) => (event.checkpoint as { name: string }).name);
   const distinct = new Set(requested);
-  if (requested.length !== distinct.size) problems.push(`${where}: a checkpoint was asked twice (${requested.join(', ')})`);
-  if (distinct.size !== examCheckpoints(record.questions)) problems.push(`${where}: ${distinct.size} checkpoints asked, ${examCheckpoints(record.questions)} expected`);
+  if (requested.length !== distinct.size)
+    problems.push(`${where}: a checkpoint was asked twice (${requested.join(', ')})`);
+  if (distinct.size !== examCheckpoints(record.questions))
+    problems.push(`${where}: ${distinct.size} checkpoints asked, ${examCheckpoints(record.questions)} expected`);
   for (const answer of record.answers) {
-    const resolved = record.events.find((event) => event.type === 'checkpoint.resolved' && event.checkpointId === answer.checkpointId);
-    if (!resolved) problems.push(`${where}: the answer to ${answer.name} (HTTP ${answer.status}) never resolved its checkpoint`);
-    else if (resolved.action !== answer.action) problems.push(`${where}: ${answer.name} resolved as ${String(resolved.action)}, answered ${answer.action}`);
+    const resolved = record.events.find(
+      (event) => event.type === 'checkpoint.resolved' && event.checkpointId === answer.checkpointId,
+    );
+    if (!resolved)
+      problems.push(`${where}: the answer to ${answer.name} (HTTP ${answer.status}) never resolved its checkpoint`);
+    else if (resolved.action !== answer.action)
+      problems.push(`${where}: ${answer.name} resolved as ${String(resolved.action)}, answered ${answer.action}`);
   }
-  if (record.answers.length !== distinct.size) problems.push(`${where}: ${record.answers.length} answers for ${distinct.size} checkpoints`);
+  if (record.answers.length !== distinct.size)
+    problems.push(`${where}: ${record.answers.length} answers for ${distinct.size} checkpoints`);
   return problems;
 }
 

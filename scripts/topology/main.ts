@@ -34,11 +34,22 @@ import { NodeProcess, repoRoot, TemporalService } from './cluster';
 import { checkExam, ExamClient, type Api, type ExamRecord } from './exam-client';
 import { writeReport, type Figures } from './report';
 import { deployFigures, prepareNewBuild } from './new-build';
-import { createDatabase, dropDatabases, MissingServiceError, postgresParts, redisUrl, requireServices } from './services';
+import {
+  createDatabase,
+  dropDatabases,
+  MissingServiceError,
+  postgresParts,
+  redisUrl,
+  requireServices,
+} from './services';
 
 const say = (line: string) => console.log(`[topology] ${line}`);
 const apiKey = `topology-${randomBytes(12).toString('hex')}`;
-const databases = { temporal: 'skillflow_topology_temporal', visibility: 'skillflow_topology_visibility', store: 'skillflow_topology_store' };
+const databases = {
+  temporal: 'skillflow_topology_temporal',
+  visibility: 'skillflow_topology_visibility',
+  store: 'skillflow_topology_store',
+};
 /** Where built binaries are cached: one root, so it can move (e.g. to a per-user cache) in one place. */
 const cacheDir = userCacheDir();
 const exams = Number(process.env.TOPOLOGY_EXAMS || 20);
@@ -57,12 +68,19 @@ async function stage<T>(name: string, run: () => Promise<T>): Promise<T> {
 function runScript(script: string, env: NodeJS.ProcessEnv, logFile: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const log = fs.openSync(logFile, 'a');
-    const child = spawn('sh', [path.join(repoRoot, script)], { env: { ...process.env, ...env }, stdio: ['ignore', log, log] });
+    const child = spawn('sh', [path.join(repoRoot, script)], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', log, log],
+    });
     fs.closeSync(log);
     child.on('error', reject);
     child.on('close', (code) => {
       if (code === 0) return resolve();
-      reject(new Error(`${script} failed (exit ${code}):\n${fs.readFileSync(logFile, 'utf8').split('\n').slice(-20).join('\n')}`));
+      reject(
+        new Error(
+          `${script} failed (exit ${code}):\n${fs.readFileSync(logFile, 'utf8').split('\n').slice(-20).join('\n')}`,
+        ),
+      );
     });
   });
 }
@@ -91,32 +109,51 @@ interface Cluster {
 async function startCluster(build: ServerBuild, cli: string, runDir: string): Promise<Cluster> {
   const namespace = `skillflow-topology-${randomBytes(3).toString('hex')}`;
   const pg = postgresParts();
-  const storeUrl = await stage('databases: Temporal schema (deploy/temporal/setup-schema.sh) and the shared store', async () => {
-    await dropDatabases(Object.values(databases));
-    await runScript('deploy/temporal/setup-schema.sh', {
-      POSTGRES_SEEDS: pg.host,
-      DB_PORT: String(pg.port),
-      POSTGRES_USER: pg.user,
-      SQL_PASSWORD: pg.password || 'unused-with-trust-auth',
-      DBNAME: databases.temporal,
-      VISIBILITY_DBNAME: databases.visibility,
-      TEMPORAL_SCHEMA_DIR: build.schemaDir,
-      PATH: `${build.dir}${path.delimiter}${process.env.PATH}`,
-    }, path.join(runDir, 'setup-schema.log'));
-    return createDatabase(databases.store);
-  });
-  const temporal = new TemporalService(build, runDir, { ...pg, database: databases.temporal, visibilityDatabase: databases.visibility }, path.join(repoRoot, 'deploy/temporal/dynamicconfig/skillflow.yaml'));
-  await stage('Temporal server on PostgreSQL, namespace and search attributes (deploy/temporal/setup-skillflow.sh)', async () => {
-    await temporal.start();
-    await runScript('deploy/temporal/setup-skillflow.sh', {
-      TEMPORAL_CLI: cli,
-      TEMPORAL_ADDRESS: temporal.address,
-      TEMPORAL_NAMESPACE: namespace,
-      SKILLFLOW_RETENTION_DAYS: '1',
-      SKILLFLOW_SEARCH_ATTRIBUTES: searchAttributeNames.join(' '),
-      SETUP_RETRY_SECONDS: '1',
-    }, path.join(runDir, 'setup-skillflow.log'));
-  });
+  const storeUrl = await stage(
+    'databases: Temporal schema (deploy/temporal/setup-schema.sh) and the shared store',
+    async () => {
+      await dropDatabases(Object.values(databases));
+      await runScript(
+        'deploy/temporal/setup-schema.sh',
+        {
+          POSTGRES_SEEDS: pg.host,
+          DB_PORT: String(pg.port),
+          POSTGRES_USER: pg.user,
+          SQL_PASSWORD: pg.password || 'unused-with-trust-auth',
+          DBNAME: databases.temporal,
+          VISIBILITY_DBNAME: databases.visibility,
+          TEMPORAL_SCHEMA_DIR: build.schemaDir,
+          PATH: `${build.dir}${path.delimiter}${process.env.PATH}`,
+        },
+        path.join(runDir, 'setup-schema.log'),
+      );
+      return createDatabase(databases.store);
+    },
+  );
+  const temporal = new TemporalService(
+    build,
+    runDir,
+    { ...pg, database: databases.temporal, visibilityDatabase: databases.visibility },
+    path.join(repoRoot, 'deploy/temporal/dynamicconfig/skillflow.yaml'),
+  );
+  await stage(
+    'Temporal server on PostgreSQL, namespace and search attributes (deploy/temporal/setup-skillflow.sh)',
+    async () => {
+      await temporal.start();
+      await runScript(
+        'deploy/temporal/setup-skillflow.sh',
+        {
+          TEMPORAL_CLI: cli,
+          TEMPORAL_ADDRESS: temporal.address,
+          TEMPORAL_NAMESPACE: namespace,
+          SKILLFLOW_RETENTION_DAYS: '1',
+          SKILLFLOW_SEARCH_ATTRIBUTES: searchAttributeNames.join(' '),
+          SETUP_RETRY_SECONDS: '1',
+        },
+        path.join(runDir, 'setup-skillflow.log'),
+      );
+    },
+  );
 
   return stage('two workers and two API processes', async () => {
     const fake = await startFakeAnthropic();
@@ -144,7 +181,9 @@ async function startCluster(build: ServerBuild, cli: string, runDir: string): Pr
     };
     const workers = [1, 2].map((i) => new NodeProcess(`worker-${i}`, 'worker/main.ts', env, runDir));
     const ports = [await freePort(), await freePort()];
-    const apis = [1, 2].map((i) => new NodeProcess(`api-${i}`, 'api/server.ts', { ...env, PORT: String(ports[i - 1]) }, runDir));
+    const apis = [1, 2].map(
+      (i) => new NodeProcess(`api-${i}`, 'api/server.ts', { ...env, PORT: String(ports[i - 1]) }, runDir),
+    );
     await Promise.all([...workers, ...apis].map((process) => process.start()));
     const apiUrls = apis.map((api, i) => ({ name: api.name, url: `http://127.0.0.1:${ports[i]}` }));
     return { temporal, workers, apis, apiUrls, fake, inFlight: () => open.size, namespace };
@@ -165,14 +204,22 @@ function repeatedModelCalls(requests: RecordedRequest[], records: ExamRecord[]):
   const repeats = new Map<number, number>();
   for (const record of records) {
     let count = 0;
-    for (let round = 0; round < examModelCalls(record.questions); round++) count += Math.max(0, (seen.get(`${record.n}:${round}`) ?? 0) - 1);
+    for (let round = 0; round < examModelCalls(record.questions); round++)
+      count += Math.max(0, (seen.get(`${record.n}:${round}`) ?? 0) - 1);
     repeats.set(record.n, count);
   }
   return repeats;
 }
 
-async function runExams(cluster: Cluster, numbers: number[], questions: number, duringRun?: (clients: ExamClient[]) => Promise<void>): Promise<ExamRecord[]> {
-  const clients = numbers.map((n) => new ExamClient(n, { apis: cluster.apiUrls, apiKey, questions, thinkMs: [300, 1500], deadlineMs: 480_000 }));
+async function runExams(
+  cluster: Cluster,
+  numbers: number[],
+  questions: number,
+  duringRun?: (clients: ExamClient[]) => Promise<void>,
+): Promise<ExamRecord[]> {
+  const clients = numbers.map(
+    (n) => new ExamClient(n, { apis: cluster.apiUrls, apiKey, questions, thinkMs: [300, 1500], deadlineMs: 480_000 }),
+  );
   await Promise.all(clients.map((client) => client.start()));
   const following = Promise.all(clients.map((client) => client.follow()));
   if (duringRun) await duringRun(clients);
@@ -187,65 +234,91 @@ async function main(): Promise<number> {
   let passed = false;
   try {
     await stage('PostgreSQL and Redis are running', requireServices);
-    const [build, cli] = await stage('Temporal server build and CLI (cached)', () => Promise.all([obtainTemporalServer(cacheDir, say), obtainTemporalCli(cacheDir, say)]));
+    const [build, cli] = await stage('Temporal server build and CLI (cached)', () =>
+      Promise.all([obtainTemporalServer(cacheDir, say), obtainTemporalCli(cacheDir, say)]),
+    );
     cluster = await startCluster(build, cli.path, runDir);
     const c = cluster;
-    const newBuild = await stage('a new worker build to deploy (a copy of the tree, workflow code with a patch)', async () => prepareNewBuild(runDir));
+    const newBuild = await stage(
+      'a new worker build to deploy (a copy of the tree, workflow code with a patch)',
+      async () => prepareNewBuild(runDir),
+    );
 
-    const first = await stage(`${exams} concurrent exams, streams served by the other API process`, () => runExams(c, range(1, exams), 3));
+    const first = await stage(`${exams} concurrent exams, streams served by the other API process`, () =>
+      runExams(c, range(1, exams), 3),
+    );
     const problems = first.flatMap(checkExam);
     for (const record of first) {
-      if (record.streams[0] === record.startedOn) problems.push(`exam ${record.n}: its stream came from ${record.streams[0]}, the API that started it`);
+      if (record.streams[0] === record.startedOn)
+        problems.push(`exam ${record.n}: its stream came from ${record.streams[0]}, the API that started it`);
     }
 
     const kills: Figures['kills'] = [];
     let deploy: Figures['deploy'];
     const requestsBefore = c.fake.requests.length;
-    const second = await stage(`${exams} exams while a worker, the Temporal server and an API process are killed, then a new worker build is deployed`, () =>
-      runExams(c, range(exams + 1, 2 * exams), 8, async (clients) => {
-        const answered = () => clients.reduce((sum, client) => sum + client.record.answers.length, 0);
-        const waiting = () => clients.filter((client) => client.record.events.filter((e) => e.type === 'checkpoint.requested').length > client.record.answers.length).length;
-        const midway = () => c.inFlight() >= 2 && waiting() >= 2;
-        const kill = async (what: Figures['kills'][number]['what'], act: () => Promise<void>) => {
+    const second = await stage(
+      `${exams} exams while a worker, the Temporal server and an API process are killed, then a new worker build is deployed`,
+      () =>
+        runExams(c, range(exams + 1, 2 * exams), 8, async (clients) => {
+          const answered = () => clients.reduce((sum, client) => sum + client.record.answers.length, 0);
+          const waiting = () =>
+            clients.filter(
+              (client) =>
+                client.record.events.filter((e) => e.type === 'checkpoint.requested').length >
+                client.record.answers.length,
+            ).length;
+          const midway = () => c.inFlight() >= 2 && waiting() >= 2;
+          const kill = async (what: Figures['kills'][number]['what'], act: () => Promise<void>) => {
+            const ready = await until(midway, 120_000);
+            const at = { streaming: c.inFlight(), waiting: waiting(), answeredBefore: answered() };
+            say(
+              `SIGKILL ${what}: ${at.streaming} model calls streaming, ${at.waiting} exams waiting at a checkpoint${ready ? '' : ' (the run never got there: killing anyway)'}`,
+            );
+            await act();
+            kills.push({ what, ...at });
+            await until(() => answered() >= at.answeredBefore + 10, 180_000);
+          };
+          await kill('worker', async () => {
+            await c.workers[0].kill('SIGKILL');
+            await c.workers[0].start();
+          });
+          await kill('Temporal server', async () => {
+            await c.temporal.kill('SIGKILL');
+            await new Promise((resolve) => setTimeout(resolve, 2_000));
+            await c.temporal.start();
+          });
+          await kill('API process', async () => {
+            await c.apis[0].kill('SIGKILL');
+            await new Promise((resolve) => setTimeout(resolve, 1_000));
+            await c.apis[0].start();
+          });
+          // The rolling deploy: each worker in turn stops (SIGTERM: it finishes its activities within its grace) and the
+          // new build starts in its place; the other worker keeps the exams going meanwhile.
           const ready = await until(midway, 120_000);
-          const at = { streaming: c.inFlight(), waiting: waiting(), answeredBefore: answered() };
-          say(`SIGKILL ${what}: ${at.streaming} model calls streaming, ${at.waiting} exams waiting at a checkpoint${ready ? '' : ' (the run never got there: killing anyway)'}`);
-          await act();
-          kills.push({ what, ...at });
-          await until(() => answered() >= at.answeredBefore + 10, 180_000);
-        };
-        await kill('worker', async () => {
-          await c.workers[0].kill('SIGKILL');
-          await c.workers[0].start();
-        });
-        await kill('Temporal server', async () => {
-          await c.temporal.kill('SIGKILL');
-          await new Promise((resolve) => setTimeout(resolve, 2_000));
-          await c.temporal.start();
-        });
-        await kill('API process', async () => {
-          await c.apis[0].kill('SIGKILL');
-          await new Promise((resolve) => setTimeout(resolve, 1_000));
-          await c.apis[0].start();
-        });
-        // The rolling deploy: each worker in turn stops (SIGTERM: it finishes its activities within its grace) and the
-        // new build starts in its place; the other worker keeps the exams going meanwhile.
-        const ready = await until(midway, 120_000);
-        const inFlight = clients.filter((client) => !client.record.terminal).length;
-        const at = { streaming: c.inFlight(), waiting: waiting() };
-        say(`deploying the new build, one worker at a time: ${inFlight} exams in flight, ${at.streaming} model calls streaming, ${at.waiting} exams waiting${ready ? '' : ' (the run never got there: deploying anyway)'}`);
-        const deployStarted = Date.now();
-        for (const worker of c.workers) {
-          await worker.kill('SIGTERM');
-          worker.root = newBuild;
-          await worker.start();
-        }
-        deploy = { ...at, inFlight, seconds: (Date.now() - deployStarted) / 1000, onNewBuild: 0, nondeterministic: 0 };
-      }),
+          const inFlight = clients.filter((client) => !client.record.terminal).length;
+          const at = { streaming: c.inFlight(), waiting: waiting() };
+          say(
+            `deploying the new build, one worker at a time: ${inFlight} exams in flight, ${at.streaming} model calls streaming, ${at.waiting} exams waiting${ready ? '' : ' (the run never got there: deploying anyway)'}`,
+          );
+          const deployStarted = Date.now();
+          for (const worker of c.workers) {
+            await worker.kill('SIGTERM');
+            worker.root = newBuild;
+            await worker.start();
+          }
+          deploy = {
+            ...at,
+            inFlight,
+            seconds: (Date.now() - deployStarted) / 1000,
+            onNewBuild: 0,
+            nondeterministic: 0,
+          };
+        }),
     );
     problems.push(...second.flatMap(checkExam));
     const repeats = repeatedModelCalls(c.fake.requests.slice(requestsBefore), second);
-    for (const [n, count] of repeats) if (count > kills.length) problems.push(`exam ${n}: ${count} model calls repeated for ${kills.length} kills`);
+    for (const [n, count] of repeats)
+      if (count > kills.length) problems.push(`exam ${n}: ${count} model calls repeated for ${kills.length} kills`);
 
     const figures = await stage('transcripts of every turn (Temporal histories)', async () => {
       const connection = await Connection.connect({ address: c.temporal.address });
@@ -272,12 +345,18 @@ async function main(): Promise<number> {
     if (figures.misses > 0) problems.push(`${figures.misses} model calls missed their transcript`);
     if (!deploy) problems.push('the new build was never deployed');
     else {
-      if (deploy.nondeterministic > 0) problems.push(`${deploy.nondeterministic} workflow tasks failed with a nondeterminism error after the deploy`);
-      if (deploy.inFlight > 0 && deploy.onNewBuild === 0) problems.push(`none of the ${deploy.inFlight} exams in flight at the deploy ran on the new build`);
+      if (deploy.nondeterministic > 0)
+        problems.push(`${deploy.nondeterministic} workflow tasks failed with a nondeterminism error after the deploy`);
+      if (deploy.inFlight > 0 && deploy.onNewBuild === 0)
+        problems.push(`none of the ${deploy.inFlight} exams in flight at the deploy ran on the new build`);
     }
 
     const result: Figures = {
-      exams: { first: first.length, second: second.length, completed: [...first, ...second].filter((r) => r.terminal?.type === 'done').length },
+      exams: {
+        first: first.length,
+        second: second.length,
+        completed: [...first, ...second].filter((r) => r.terminal?.type === 'done').length,
+      },
       kills,
       deploy,
       repeatedModelCalls: [...repeats.values()].reduce((a, b) => a + b, 0),
@@ -295,15 +374,19 @@ async function main(): Promise<number> {
       totalSeconds: (Date.now() - started) / 1000,
     };
     for (const problem of problems) say(`FAILED: ${problem}`);
-    say(`exams completed ${result.exams.completed}/${first.length + second.length}; kills ${kills.map((k) => k.what).join(', ')}; ` +
-      `deploy: ${deploy ? `${deploy.onNewBuild} of ${deploy.inFlight} exams in flight went on on the new build` : 'none'}; ` +
-      `repeated model calls ${result.repeatedModelCalls} (${result.examsWithRepeats} exams, at most ${result.maxRepeatsPerExam} each); ` +
-      `streams resumed ${result.resumedStreams} (${result.examsResumed} exams); transcript misses ${result.transcriptMisses}`);
+    say(
+      `exams completed ${result.exams.completed}/${first.length + second.length}; kills ${kills.map((k) => k.what).join(', ')}; ` +
+        `deploy: ${deploy ? `${deploy.onNewBuild} of ${deploy.inFlight} exams in flight went on on the new build` : 'none'}; ` +
+        `repeated model calls ${result.repeatedModelCalls} (${result.examsWithRepeats} exams, at most ${result.maxRepeatsPerExam} each); ` +
+        `streams resumed ${result.resumedStreams} (${result.examsResumed} exams); transcript misses ${result.transcriptMisses}`,
+    );
     if (process.env.TOPOLOGY_WRITE !== '0') say(`figures written to ${writeReport(result, commitOf())}`);
     passed = problems.length === 0;
     return passed ? 0 : 1;
   } catch (err) {
-    say(`FAILED: ${err instanceof MissingServiceError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    say(
+      `FAILED: ${err instanceof MissingServiceError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+    );
     return 1;
   } finally {
     say('stopping the processes and the Temporal server...');
@@ -313,10 +396,14 @@ async function main(): Promise<number> {
       await cluster.fake.close();
     }
     if (passed) {
-      await dropDatabases(Object.values(databases)).catch((err: unknown) => say(`could not drop the databases: ${String(err)}`));
+      await dropDatabases(Object.values(databases)).catch((err: unknown) =>
+        say(`could not drop the databases: ${String(err)}`),
+      );
       fs.rmSync(runDir, { recursive: true, force: true });
     } else {
-      say(`kept for a look: ${runDir} (logs) and the databases ${Object.values(databases).join(', ')} (dropped by the next run)`);
+      say(
+        `kept for a look: ${runDir} (logs) and the databases ${Object.values(databases).join(', ')} (dropped by the next run)`,
+      );
     }
     say(`total ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }
@@ -329,7 +416,10 @@ function range(from: number, to: number): number[] {
 function commitOf(): string {
   try {
     const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: repoRoot, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    }).trim();
     return dirty ? `${commit} (with uncommitted changes)` : commit;
   } catch {
     return 'unknown';

@@ -19,7 +19,10 @@ const roundAnchor = '    const response = await spend(held, () => callModel(run,
 
 export function prepareNewBuild(runDir: string): string {
   const root = path.join(runDir, 'new-build');
-  const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: repoRoot, encoding: 'utf8' })
+  const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+  })
     .split('\0')
     .filter((file) => file && !file.startsWith('test/fixtures/') && fs.existsSync(path.join(repoRoot, file)));
   for (const file of files) {
@@ -30,7 +33,8 @@ export function prepareNewBuild(runDir: string): string {
 
   const loop = path.join(root, loopFile);
   const code = fs.readFileSync(loop, 'utf8');
-  if (!code.includes(roundAnchor)) throw new Error(`${loopFile} has no line "${roundAnchor.trim()}" to put the new build's patch before`);
+  if (!code.includes(roundAnchor))
+    throw new Error(`${loopFile} has no line "${roundAnchor.trim()}" to put the new build's patch before`);
   const changed = code.replace(roundAnchor, `    patched(${JSON.stringify(newBuildPatch)});\n${roundAnchor}`);
   fs.writeFileSync(loop, `import { patched } from '@temporalio/workflow';\n${changed}`);
   return root;
@@ -39,7 +43,10 @@ export function prepareNewBuild(runDir: string): string {
 const { EventType, WorkflowTaskFailedCause } = temporal.api.enums.v1;
 
 /** What a turn's history says about the deploy: whether the new build ran it, and its nondeterminism failures. */
-export async function deployFigures(client: Client, workflowId: string): Promise<{ onNewBuild: boolean; nondeterministic: number }> {
+export async function deployFigures(
+  client: Client,
+  workflowId: string,
+): Promise<{ onNewBuild: boolean; nondeterministic: number }> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   let onNewBuild = false;
   let nondeterministic = 0;
@@ -49,7 +56,8 @@ export async function deployFigures(client: Client, workflowId: string): Promise
       if (details && Buffer.from(details).toString('utf8').includes(newBuildPatch)) onNewBuild = true;
     }
     const failed = event.workflowTaskFailedEventAttributes;
-    if (failed?.cause === WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR) nondeterministic++;
+    if (failed?.cause === WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR)
+      nondeterministic++;
   }
   return { onNewBuild, nondeterministic };
 }

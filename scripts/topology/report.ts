@@ -5,9 +5,21 @@ import { repoRoot } from './cluster';
 
 export interface Figures {
   exams: { first: number; second: number; completed: number };
-  kills: Array<{ what: 'worker' | 'Temporal server' | 'API process'; streaming: number; waiting: number; answeredBefore: number }>;
+  kills: Array<{
+    what: 'worker' | 'Temporal server' | 'API process';
+    streaming: number;
+    waiting: number;
+    answeredBefore: number;
+  }>;
   /** The rolling deploy of the new worker build: exams in flight at its start, how many went on on the new build. */
-  deploy?: { streaming: number; waiting: number; inFlight: number; seconds: number; onNewBuild: number; nondeterministic: number };
+  deploy?: {
+    streaming: number;
+    waiting: number;
+    inFlight: number;
+    seconds: number;
+    onNewBuild: number;
+    nondeterministic: number;
+  };
   repeatedModelCalls: number;
   examsWithRepeats: number;
   maxRepeatsPerExam: number;
@@ -40,7 +52,10 @@ export function writeReport(figures: Figures, commit: string): string {
     '| figure | value |',
     '|---|--:|',
     `| exams completed (20 concurrent, then 20 through the kills) | ${figures.exams.completed} of ${figures.exams.first + figures.exams.second} |`,
-    ...figures.kills.map((kill) => `| SIGKILL of the ${kill.what} (${kill.streaming} model calls streaming, ${kill.waiting} exams waiting at a checkpoint) | 1 |`),
+    ...figures.kills.map(
+      (kill) =>
+        `| SIGKILL of the ${kill.what} (${kill.streaming} model calls streaming, ${kill.waiting} exams waiting at a checkpoint) | 1 |`,
+    ),
     ...(figures.deploy
       ? [
           `| new worker build deployed, one worker at a time, in ${figures.deploy.seconds.toFixed(0)} s (${figures.deploy.inFlight} exams in flight, ${figures.deploy.streaming} model calls streaming, ${figures.deploy.waiting} exams waiting at a checkpoint) | 1 |`,
@@ -59,7 +74,8 @@ export function writeReport(figures: Figures, commit: string): string {
     '|---|--:|',
     ...figures.stages.map((stage) => `| ${stage.name} | ${stage.seconds.toFixed(1)} |`),
   ];
-  if (figures.problems.length > 0) lines.push('', 'Problems:', '', ...figures.problems.slice(0, 20).map((problem) => `- ${problem}`));
+  if (figures.problems.length > 0)
+    lines.push('', 'Problems:', '', ...figures.problems.slice(0, 20).map((problem) => `- ${problem}`));
   const text = fs.readFileSync(reportFile, 'utf8');
   const at = text.indexOf(figuresMarker);
   if (at < 0) throw new Error(`${reportFile} has no line "${figuresMarker}" to put the figures after`);

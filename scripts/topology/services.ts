@@ -3,7 +3,8 @@ import pg from 'pg';
 
 /** PostgreSQL and Redis as the topology uses them: the machine's running services, checked up front. */
 
-export const postgresUrl = () => process.env.SKILLFLOW_TOPOLOGY_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+export const postgresUrl = () =>
+  process.env.SKILLFLOW_TOPOLOGY_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 export const redisUrl = () => process.env.SKILLFLOW_TOPOLOGY_REDIS_URL || 'redis://127.0.0.1:6379';
 
 export class MissingServiceError extends Error {
@@ -21,7 +22,12 @@ export async function requireServices(): Promise<void> {
   } finally {
     await admin.end().catch(() => undefined);
   }
-  const redis = new Redis(redisUrl(), { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3_000, retryStrategy: () => null });
+  const redis = new Redis(redisUrl(), {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 3_000,
+    retryStrategy: () => null,
+  });
   redis.on('error', () => undefined);
   try {
     await redis.connect();
@@ -66,5 +72,10 @@ export async function createDatabase(name: string): Promise<string> {
 
 export function postgresParts(): { host: string; port: number; user: string; password: string } {
   const url = new URL(postgresUrl());
-  return { host: url.hostname, port: Number(url.port || 5432), user: decodeURIComponent(url.username || 'postgres'), password: decodeURIComponent(url.password) };
+  return {
+    host: url.hostname,
+    port: Number(url.port || 5432),
+    user: decodeURIComponent(url.username || 'postgres'),
+    password: decodeURIComponent(url.password),
+  };
 }

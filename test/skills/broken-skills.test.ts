@@ -7,7 +7,8 @@ import { nodeSkillFileReader, validateSkillLibrary, type SkillFileReader } from 
 import { registryFor, scratchCopy } from './helpers';
 
 /** An error as Node raises it for a file it may not read, with the absolute path in its message. */
-const permissionDenied = (file: string) => Object.assign(new Error(`EACCES: permission denied, open '${file}'`), { code: 'EACCES', path: file });
+const permissionDenied = (file: string) =>
+  Object.assign(new Error(`EACCES: permission denied, open '${file}'`), { code: 'EACCES', path: file });
 
 /** Reads every file as usual, except the quiz skill's SKILL.md, which this process may not read. */
 const quizUnreadable: SkillFileReader = {
@@ -41,7 +42,12 @@ describe('a skill that cannot be read', () => {
     expect(catalog.skills.map((skill) => skill.name)).toEqual(['helper']);
     expect(catalog.problems).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ severity: 'error', skill: 'quiz', file: 'quiz/SKILL.md', message: 'cannot be read (EACCES: permission denied)' }),
+        expect.objectContaining({
+          severity: 'error',
+          skill: 'quiz',
+          file: 'quiz/SKILL.md',
+          message: 'cannot be read (EACCES: permission denied)',
+        }),
       ]),
     );
     noAbsolutePaths(catalog.problems);
@@ -53,19 +59,29 @@ describe('a skill that cannot be read', () => {
     const realpath = fs.promises.realpath;
     const lstat = fs.promises.lstat;
     jest.spyOn(fs.promises, 'realpath').mockImplementation(async (target, ...rest) => {
-      if (String(target) === quizRoot) throw Object.assign(new Error(`ENOENT: no such file or directory, realpath '${quizRoot}'`), { code: 'ENOENT' });
+      if (String(target) === quizRoot)
+        throw Object.assign(new Error(`ENOENT: no such file or directory, realpath '${quizRoot}'`), { code: 'ENOENT' });
       return realpath(target, ...(rest as []));
     });
     jest.spyOn(fs.promises, 'lstat').mockImplementation(async (target, ...rest) => {
-      if (String(target) === helperFile) throw Object.assign(new Error(`ENOENT: no such file or directory, lstat '${helperFile}'`), { code: 'ENOENT' });
+      if (String(target) === helperFile)
+        throw Object.assign(new Error(`ENOENT: no such file or directory, lstat '${helperFile}'`), { code: 'ENOENT' });
       return lstat(target, ...(rest as []));
     });
     const catalog = await registryFor(scratch.skillsDir, scratch.dataDir).catalog();
     expect(catalog.disabled).toEqual(['disabled-skill']);
     expect(catalog.problems).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ severity: 'error', file: 'quiz/', message: 'the skill folder cannot be read (ENOENT: no such file or directory)' }),
-        expect.objectContaining({ severity: 'error', file: 'helper/SKILL.md', message: 'cannot be read (ENOENT: no such file or directory)' }),
+        expect.objectContaining({
+          severity: 'error',
+          file: 'quiz/',
+          message: 'the skill folder cannot be read (ENOENT: no such file or directory)',
+        }),
+        expect.objectContaining({
+          severity: 'error',
+          file: 'helper/SKILL.md',
+          message: 'cannot be read (ENOENT: no such file or directory)',
+        }),
       ]),
     );
     noAbsolutePaths(catalog.problems);
@@ -73,11 +89,19 @@ describe('a skill that cannot be read', () => {
 
   it('GET /v1/skills answers 200 with the readable skills', async () => {
     fs.cpSync(path.join(scratch.skillsDir, 'helper'), path.join(scratch.skillsDir, 'plain'), { recursive: true });
-    fs.writeFileSync(path.join(scratch.skillsDir, 'plain', 'SKILL.md'), '---\nname: plain\ndescription: A skill that stays readable.\n---\n\nDo the thing.\n');
+    fs.writeFileSync(
+      path.join(scratch.skillsDir, 'plain', 'SKILL.md'),
+      '---\nname: plain\ndescription: A skill that stays readable.\n---\n\nDo the thing.\n',
+    );
     fs.rmSync(path.join(scratch.skillsDir, 'plain', 'skillflow.yaml'), { force: true });
     const config = loadConfig({ SKILLFLOW_AUTH: 'off' });
     // The skill routes never reach Temporal: a client that is never connected is enough.
-    const app = await buildApp({ client: new Client(), config, apiKeys: [], skills: registryFor(scratch.skillsDir, scratch.dataDir, { reader: quizUnreadable }) });
+    const app = await buildApp({
+      client: new Client(),
+      config,
+      apiKeys: [],
+      skills: registryFor(scratch.skillsDir, scratch.dataDir, { reader: quizUnreadable }),
+    });
     try {
       const response = await app.inject({ method: 'GET', url: '/v1/skills' });
       expect(response.statusCode).toBe(200);
@@ -90,7 +114,8 @@ describe('a skill that cannot be read', () => {
   it('skills validate reports the same problem as the catalog (one scan path, issue 10.2.8)', async () => {
     const report = await validateSkillLibrary(scratch.skillsDir, { reader: quizUnreadable });
     const catalog = await registryFor(scratch.skillsDir, scratch.dataDir, { reader: quizUnreadable }).catalog();
-    const quizProblems = (problems: { skill: string; message: string }[]) => problems.filter((p) => p.skill === 'quiz').map((p) => p.message);
+    const quizProblems = (problems: { skill: string; message: string }[]) =>
+      problems.filter((p) => p.skill === 'quiz').map((p) => p.message);
     expect(quizProblems(report.problems)).toEqual(['cannot be read (EACCES: permission denied)']);
     expect(quizProblems(report.problems)).toEqual(quizProblems(catalog.problems));
     expect(report.skills.find((skill) => skill.folder === 'quiz')?.manifest).toBeNull();
@@ -109,7 +134,11 @@ describe('skills validate and the registry agree (issue 10.2.8)', () => {
     const text = fs.readFileSync(file, 'utf8');
     const padding = `# ${'x'.repeat(17 * 1024)}\n`;
     fs.writeFileSync(file, text.replace(/^---\n/, `---\n${padding}`));
-    const expected = { severity: 'error', file: 'helper/SKILL.md', message: 'the front matter is not closed within 16 KiB' };
+    const expected = {
+      severity: 'error',
+      file: 'helper/SKILL.md',
+      message: 'the front matter is not closed within 16 KiB',
+    };
     const catalog = await registryFor(scratch.skillsDir, scratch.dataDir).catalog();
     expect(catalog.problems).toEqual(expect.arrayContaining([expect.objectContaining(expected)]));
     const report = await validateSkillLibrary(scratch.skillsDir);

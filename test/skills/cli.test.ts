@@ -26,13 +26,19 @@ describe('skillflow CLI', () => {
   it('rejects unknown commands with usage and exit code 2', async () => {
     const result = await run(['skills', 'frobnicate']);
     expect(result.code).toBe(2);
-    expect(result.stderr.startsWith('skillflow: unknown command "skills frobnicate"\n\nUsage: skillflow <command>')).toBe(true);
+    expect(
+      result.stderr.startsWith('skillflow: unknown command "skills frobnicate"\n\nUsage: skillflow <command>'),
+    ).toBe(true);
     expect((await run([])).code).toBe(2);
   });
 
   it('validates the bundled library (the default dir) with exit code 0', async () => {
     const result = await run(['skills', 'validate']);
-    expect(result).toEqual({ code: 0, stdout: 'Validating skills\n7 skills: 7 valid, 0 with errors; 0 errors, 0 warnings.\n', stderr: '' });
+    expect(result).toEqual({
+      code: 0,
+      stdout: 'Validating skills\n7 skills: 7 valid, 0 with errors; 0 errors, 0 warnings.\n',
+      stderr: '',
+    });
   });
 
   it('prints each problem with file, field and fix, and exits 1 on errors', async () => {
@@ -41,12 +47,16 @@ describe('skillflow CLI', () => {
     expect(result.stdout).toContain(
       'error: test/fixtures/skills/invalid/sidecar-step-limit-unknown-step/skillflow.yaml: steps.aks: "aks" is not a subskill of this skill\n  fix: did you mean "ask"?\n',
     );
-    expect(result.stdout.trimEnd().split('\n').pop()).toBe('36 skills: 0 valid, 36 with errors; 37 errors, 0 warnings.');
+    expect(result.stdout.trimEnd().split('\n').pop()).toBe(
+      '36 skills: 0 valid, 36 with errors; 37 errors, 0 warnings.',
+    );
   });
 
   it('reads SKILLFLOW_SKILLS_DIR when no dir is given', async () => {
     const result = await run(['skills', 'validate'], { SKILLFLOW_SKILLS_DIR: validFixtures });
-    expect(result.stdout).toBe('Validating test/fixtures/skills/valid\n3 skills: 3 valid, 0 with errors; 0 errors, 0 warnings.\n');
+    expect(result.stdout).toBe(
+      'Validating test/fixtures/skills/valid\n3 skills: 3 valid, 0 with errors; 0 errors, 0 warnings.\n',
+    );
   });
 
   it('lists skills as a table', async () => {
@@ -65,14 +75,18 @@ describe('skillflow CLI', () => {
     const result = await run(['skills', 'list', invalidFixtures]);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('NAME  CATEGORY  DESCRIPTION  PLAN\n');
-    expect(result.stderr).toMatch(/^Skipped with errors: bad-yaml, compatibility-too-long, .*\. Run "skillflow skills validate" for details\.\n$/);
+    expect(result.stderr).toMatch(
+      /^Skipped with errors: bad-yaml, compatibility-too-long, .*\. Run "skillflow skills validate" for details\.\n$/,
+    );
   });
 
   it('runs through bin/skillflow.js with the exit code of the command', async () => {
     const bin = path.join(root, 'bin', 'skillflow.js');
     const ok = await promisify(execFile)(process.execPath, [bin, 'skills', 'validate', bundledSkills], { cwd: root });
     expect(ok.stdout).toBe('Validating skills\n7 skills: 7 valid, 0 with errors; 0 errors, 0 warnings.\n');
-    const failed = await promisify(execFile)(process.execPath, [bin, 'skills', 'validate', invalidFixtures], { cwd: root }).catch((e: { code: number }) => e);
+    const failed = await promisify(execFile)(process.execPath, [bin, 'skills', 'validate', invalidFixtures], {
+      cwd: root,
+    }).catch((e: { code: number }) => e);
     expect((failed as { code: number }).code).toBe(1);
   });
 
@@ -100,12 +114,21 @@ describe('skillflow CLI', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-typo-'));
     fs.cpSync(bundledSkills, path.join(dir, 'skills'), { recursive: true });
     const skillFile = path.join(dir, 'skills', 'exam-mode-tuner', 'SKILL.md');
-    fs.writeFileSync(skillFile, fs.readFileSync(skillFile, 'utf8').replace('question-generation adaptive', 'question-gen adaptive'));
+    fs.writeFileSync(
+      skillFile,
+      fs.readFileSync(skillFile, 'utf8').replace('question-generation adaptive', 'question-gen adaptive'),
+    );
     const docs = fs.readFileSync(path.join(root, 'docs', 'skills.md'), 'utf8');
-    const shown = /\n(warning: skills\/exam-mode-tuner\/SKILL\.md: metadata\.plan: [^\n]+\n  fix: [^\n]+\n)/.exec(docs)?.[1];
+    const shown = /\n(warning: skills\/exam-mode-tuner\/SKILL\.md: metadata\.plan: [^\n]+\n  fix: [^\n]+\n)/.exec(
+      docs,
+    )?.[1];
     expect(shown).toBeDefined();
     const result = await run(['skills', 'validate'], {}, dir);
-    expect(result).toEqual({ code: 0, stdout: `Validating skills\n${shown}7 skills: 7 valid, 0 with errors; 0 errors, 1 warning.\n`, stderr: '' });
+    expect(result).toEqual({
+      code: 0,
+      stdout: `Validating skills\n${shown}7 skills: 7 valid, 0 with errors; 0 errors, 1 warning.\n`,
+      stderr: '',
+    });
     // An author's CI wants the plan enforced: --strict fails on the warning, in text and JSON alike.
     expect(await run(['skills', 'validate', '--strict'], {}, dir)).toMatchObject({ code: 1, stdout: result.stdout });
     const strictJson = await run(['skills', 'validate', '--strict', '--json'], {}, dir);
@@ -121,10 +144,21 @@ describe('skillflow CLI', () => {
     expect(created.stdout).toContain('Created ');
     expect(fs.readdirSync(path.join(dir, 'release-notes')).sort()).toEqual(['SKILL.md', 'skillflow.yaml', 'subskills']);
     const validated = await run(['skills', 'validate', dir, '--json']);
-    expect(JSON.parse(validated.stdout)).toMatchObject({ valid: true, errors: 0, warnings: 0, skills: [{ folder: 'release-notes', valid: true }] });
+    expect(JSON.parse(validated.stdout)).toMatchObject({
+      valid: true,
+      errors: 0,
+      warnings: 0,
+      skills: [{ folder: 'release-notes', valid: true }],
+    });
     const manifest = JSON.parse((await run(['skills', 'list', dir, '--json'])).stdout).skills[0];
     expect(manifest).toMatchObject({ name: 'release-notes', plan: 'checkpoint:confirm_scope do-the-work' });
-    expect(await run(['skills', 'new', 'release-notes', dir])).toMatchObject({ code: 1, stderr: expect.stringContaining('already exists') });
-    expect(await run(['skills', 'new', 'Release Notes', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('try "release-notes"') });
+    expect(await run(['skills', 'new', 'release-notes', dir])).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('already exists'),
+    });
+    expect(await run(['skills', 'new', 'Release Notes', dir])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('try "release-notes"'),
+    });
   });
 });

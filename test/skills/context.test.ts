@@ -48,13 +48,18 @@ describe('skill tool definitions', () => {
     expect(tools.map((t) => t.name)).toEqual(['load_skill', 'load_subskill', 'read_file', 'list_skills']);
     expect(tools[0].input_schema).toEqual({
       type: 'object',
-      properties: { name: { type: 'string', description: 'The skill to load.', enum: ['exam-mode-tuner', 'code-review'] } },
+      properties: {
+        name: { type: 'string', description: 'The skill to load.', enum: ['exam-mode-tuner', 'code-review'] },
+      },
       required: ['name'],
       additionalProperties: false,
     });
     expect(tools[1].input_schema.required).toEqual(['skill', 'subskill']);
     expect(tools[2].input_schema.required).toEqual(['path']);
-    expect((tools[3].input_schema.properties as Record<string, { enum?: string[] }>).category.enum).toEqual(['code', 'learning']);
+    expect((tools[3].input_schema.properties as Record<string, { enum?: string[] }>).category.enum).toEqual([
+      'code',
+      'learning',
+    ]);
   });
 
   it('leaves the enum out when there are no skills (an empty enum is not valid JSON Schema)', () => {

@@ -10,7 +10,12 @@ export const invalidFixtures = path.join(fixturesDir, 'invalid');
 export const bundledSkills = path.resolve(__dirname, '..', '..', 'skills');
 
 /** A scratch copy of a fixtures folder, with a data dir beside it; removed by `cleanup`. */
-export function scratchCopy(source: string = validFixtures): { root: string; skillsDir: string; dataDir: string; cleanup: () => void } {
+export function scratchCopy(source: string = validFixtures): {
+  root: string;
+  skillsDir: string;
+  dataDir: string;
+  cleanup: () => void;
+} {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-skills-'));
   const skillsDir = path.join(root, 'skills');
   fs.cpSync(source, skillsDir, { recursive: true });
@@ -18,12 +23,19 @@ export function scratchCopy(source: string = validFixtures): { root: string; ski
   return { root, skillsDir, dataDir, cleanup: () => fs.rmSync(root, { recursive: true, force: true }) };
 }
 
-export function registryFor(skillsDir: string, dataDir: string, options: Partial<SkillRegistryOptions> = {}): SkillRegistry {
+export function registryFor(
+  skillsDir: string,
+  dataDir: string,
+  options: Partial<SkillRegistryOptions> = {},
+): SkillRegistry {
   return new SkillRegistry({ skillsDir, storeDir: path.join(dataDir, 'skill-store'), ...options });
 }
 
 /** A turn's view of the skill tools, backed by a registry the way the workflow is backed by activities. */
-export async function turnContext(registry: SkillRegistry, state: SkillTurnState = emptySkillTurnState()): Promise<SkillToolContext> {
+export async function turnContext(
+  registry: SkillRegistry,
+  state: SkillTurnState = emptySkillTurnState(),
+): Promise<SkillToolContext> {
   const catalog = await registry.catalog();
   return {
     skills: catalog.skills,

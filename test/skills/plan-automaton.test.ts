@@ -1,10 +1,24 @@
-import { advancePlan, allowedNext, canFollow, compilePlan, isAllowed, jumpToStep, parsePlan, startPlan, type PlanState } from '../../core/skills';
+import {
+  advancePlan,
+  allowedNext,
+  canFollow,
+  compilePlan,
+  isAllowed,
+  jumpToStep,
+  parsePlan,
+  startPlan,
+  type PlanState,
+} from '../../core/skills';
 
 const step = (name: string) => ({ kind: 'step' as const, name });
 const checkpoint = (name: string) => ({ kind: 'checkpoint' as const, name });
 
 describe('plan automaton', () => {
-  const exam = compilePlan(parsePlan('checkpoint:exam_params question-generation adaptive-difficulty+ performance-analytics checkpoint:post_exam_routing'));
+  const exam = compilePlan(
+    parsePlan(
+      'checkpoint:exam_params question-generation adaptive-difficulty+ performance-analytics checkpoint:post_exam_routing',
+    ),
+  );
 
   it('walks the exam plan: checkpoint first, repeated steps, then completion', () => {
     let state: PlanState = startPlan(exam);
@@ -30,7 +44,13 @@ describe('plan automaton', () => {
   it('is plain JSON', () => {
     expect(JSON.parse(JSON.stringify(exam))).toEqual(exam);
     expect(exam).toEqual({
-      symbols: [checkpoint('exam_params'), step('question-generation'), step('adaptive-difficulty'), step('performance-analytics'), checkpoint('post_exam_routing')],
+      symbols: [
+        checkpoint('exam_params'),
+        step('question-generation'),
+        step('adaptive-difficulty'),
+        step('performance-analytics'),
+        checkpoint('post_exam_routing'),
+      ],
       first: [0],
       follow: [[1], [2], [2, 3], [4], []],
       last: [4],
@@ -41,7 +61,9 @@ describe('plan automaton', () => {
   it('jumps to a deadline phase', () => {
     const state = jumpToStep(exam, 'performance-analytics') as PlanState;
     expect(allowedNext(exam, state)).toEqual([step('performance-analytics')]);
-    expect(allowedNext(exam, advancePlan(exam, state, step('performance-analytics')) as PlanState)).toEqual([checkpoint('post_exam_routing')]);
+    expect(allowedNext(exam, advancePlan(exam, state, step('performance-analytics')) as PlanState)).toEqual([
+      checkpoint('post_exam_routing'),
+    ]);
     expect(jumpToStep(exam, 'no-such-step')).toBeNull();
   });
 

@@ -2,7 +2,11 @@ import { formatPlan, parsePlan, planSpecOf, PlanSyntaxError } from '../../core/s
 
 describe('plan parser', () => {
   it('parses the exam plan into a sequence of checkpoints, steps and a repetition', () => {
-    expect(parsePlan('checkpoint:exam_params question-generation (adaptive-difficulty)+ performance-analytics checkpoint:post_exam_routing')).toEqual({
+    expect(
+      parsePlan(
+        'checkpoint:exam_params question-generation (adaptive-difficulty)+ performance-analytics checkpoint:post_exam_routing',
+      ),
+    ).toEqual({
       kind: 'sequence',
       items: [
         { kind: 'checkpoint', name: 'exam_params' },
@@ -19,14 +23,29 @@ describe('plan parser', () => {
       kind: 'sequence',
       items: [
         { kind: 'optional', item: { kind: 'step', name: 'a' } },
-        { kind: 'zeroOrMore', item: { kind: 'sequence', items: [{ kind: 'step', name: 'b' }, { kind: 'step', name: 'c' }] } },
+        {
+          kind: 'zeroOrMore',
+          item: {
+            kind: 'sequence',
+            items: [
+              { kind: 'step', name: 'b' },
+              { kind: 'step', name: 'c' },
+            ],
+          },
+        },
         {
           kind: 'oneOrMore',
           item: {
             kind: 'choice',
             options: [
               { kind: 'step', name: 'd' },
-              { kind: 'sequence', items: [{ kind: 'step', name: 'e' }, { kind: 'checkpoint', name: 'f' }] },
+              {
+                kind: 'sequence',
+                items: [
+                  { kind: 'step', name: 'e' },
+                  { kind: 'checkpoint', name: 'f' },
+                ],
+              },
             ],
           },
         },
@@ -35,9 +54,15 @@ describe('plan parser', () => {
   });
 
   it('flattens groups that add nothing and parses a single step as itself', () => {
-    expect(parsePlan('a (b c) ((d))')).toEqual({ kind: 'sequence', items: ['a', 'b', 'c', 'd'].map((name) => ({ kind: 'step', name })) });
+    expect(parsePlan('a (b c) ((d))')).toEqual({
+      kind: 'sequence',
+      items: ['a', 'b', 'c', 'd'].map((name) => ({ kind: 'step', name })),
+    });
     expect(parsePlan('  only  ')).toEqual({ kind: 'step', name: 'only' });
-    expect(parsePlan('(a | b) | c')).toEqual({ kind: 'choice', options: ['a', 'b', 'c'].map((name) => ({ kind: 'step', name })) });
+    expect(parsePlan('(a | b) | c')).toEqual({
+      kind: 'choice',
+      options: ['a', 'b', 'c'].map((name) => ({ kind: 'step', name })),
+    });
   });
 
   it('formats the canonical text, which parses back to the same tree', () => {
@@ -85,6 +110,8 @@ describe('plan parser', () => {
   });
 
   it('caps the plan length', () => {
-    expect(() => parsePlan(Array.from({ length: 700 }, () => 'ab').join(' '))).toThrow('the plan is 2099 characters long; the limit is 2000');
+    expect(() => parsePlan(Array.from({ length: 700 }, () => 'ab').join(' '))).toThrow(
+      'the plan is 2099 characters long; the limit is 2000',
+    );
   });
 });

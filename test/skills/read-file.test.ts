@@ -37,12 +37,21 @@ describe('read_file never serves a byte from outside the skill folder', () => {
   });
 
   it('serves a discovered resource, with or without a leading ./', async () => {
-    expect(await read({ path: 'references/notes.md' })).toEqual({ isError: false, content: '# Notes\n\nQuiz notes version 1.\n' });
-    expect(await read({ path: './assets/data.csv', skill: 'quiz' })).toEqual({ isError: false, content: 'alpha,1\nbeta,2\n' });
+    expect(await read({ path: 'references/notes.md' })).toEqual({
+      isError: false,
+      content: '# Notes\n\nQuiz notes version 1.\n',
+    });
+    expect(await read({ path: './assets/data.csv', skill: 'quiz' })).toEqual({
+      isError: false,
+      content: 'alpha,1\nbeta,2\n',
+    });
   });
 
   it('serves a symlink that stays inside the folder', async () => {
-    expect(await read({ path: 'references/alias.md' })).toEqual({ isError: false, content: '# Notes\n\nQuiz notes version 1.\n' });
+    expect(await read({ path: 'references/alias.md' })).toEqual({
+      isError: false,
+      content: '# Notes\n\nQuiz notes version 1.\n',
+    });
   });
 
   const refused: [string, string][] = [
@@ -64,7 +73,10 @@ describe('read_file never serves a byte from outside the skill folder', () => {
     ['', 'the path is empty'],
   ];
   it.each(refused)('refuses %j', async (requested, reason) => {
-    expect(await read({ path: requested })).toEqual({ isError: true, content: `Refused path ${JSON.stringify(requested)}: ${reason}.` });
+    expect(await read({ path: requested })).toEqual({
+      isError: true,
+      content: `Refused path ${JSON.stringify(requested)}: ${reason}.`,
+    });
   });
 
   it('refuses symlinks that leave the folder: they are never discovered', async () => {
@@ -85,14 +97,25 @@ describe('read_file never serves a byte from outside the skill folder', () => {
     fs.writeFileSync(quiz('references/added-later.md'), 'added after the skill was loaded');
     expect(await read({ path: 'references/added-later.md' })).toEqual({
       isError: true,
-      content: '"references/added-later.md" is not a resource of skill quiz. Its resources: assets/data.csv, references/alias.md, references/notes.md.',
+      content:
+        '"references/added-later.md" is not a resource of skill quiz. Its resources: assets/data.csv, references/alias.md, references/notes.md.',
     });
   });
 
   it('does not serve subskills, SKILL.md or skillflow.yaml as resources', async () => {
-    expect(await read({ path: 'subskills/ask.md' })).toEqual({ isError: true, content: 'Refused path "subskills/ask.md": subskill files are not resources: load them with load_subskill when the skill says to.' });
-    expect(await read({ path: 'SKILL.md' })).toEqual({ isError: true, content: 'Refused path "SKILL.md": SKILL.md is the skill body itself: it comes through load_skill.' });
-    expect(await read({ path: 'skillflow.yaml' })).toEqual({ isError: true, content: 'Refused path "skillflow.yaml": skillflow.yaml is engine configuration, not a resource.' });
+    expect(await read({ path: 'subskills/ask.md' })).toEqual({
+      isError: true,
+      content:
+        'Refused path "subskills/ask.md": subskill files are not resources: load them with load_subskill when the skill says to.',
+    });
+    expect(await read({ path: 'SKILL.md' })).toEqual({
+      isError: true,
+      content: 'Refused path "SKILL.md": SKILL.md is the skill body itself: it comes through load_skill.',
+    });
+    expect(await read({ path: 'skillflow.yaml' })).toEqual({
+      isError: true,
+      content: 'Refused path "skillflow.yaml": skillflow.yaml is engine configuration, not a resource.',
+    });
   });
 
   it('serves the pinned bytes even when a resource is swapped for an escaping symlink after loading', async () => {
@@ -104,15 +127,29 @@ describe('read_file never serves a byte from outside the skill folder', () => {
   it('drops a resource swapped for an escaping symlink from the next version, and never reads through it', async () => {
     const registry = registryFor(scratch.skillsDir, path.join(scratch.root, 'other-data'));
     const snapshot = await registry.snapshot('quiz');
-    expect(snapshot.manifest.resources).toEqual(['references/added-later.md', 'references/alias.md', 'references/notes.md']);
-    await expect(nodeSkillFileReader.readFile(quiz('assets/data.csv'), path.join(scratch.skillsDir, 'quiz'), 1024)).rejects.toThrow(/leads outside the skill folder$/);
+    expect(snapshot.manifest.resources).toEqual([
+      'references/added-later.md',
+      'references/alias.md',
+      'references/notes.md',
+    ]);
+    await expect(
+      nodeSkillFileReader.readFile(quiz('assets/data.csv'), path.join(scratch.skillsDir, 'quiz'), 1024),
+    ).rejects.toThrow(/leads outside the skill folder$/);
   });
 
   it('refuses bad paths in the activity too, whatever the caller checked', async () => {
     const registry = registryFor(scratch.skillsDir, scratch.dataDir);
     const hash = turn.state.loaded.quiz.hash;
-    for (const requested of ['../secret.txt', '/etc/passwd', '%2e%2e/secret.txt', 'subskills/ask.md', 'references/added-later.md']) {
-      await expect(registry.readResource({ name: 'quiz', hash, path: requested })).rejects.toBeInstanceOf(SkillResourceError);
+    for (const requested of [
+      '../secret.txt',
+      '/etc/passwd',
+      '%2e%2e/secret.txt',
+      'subskills/ask.md',
+      'references/added-later.md',
+    ]) {
+      await expect(registry.readResource({ name: 'quiz', hash, path: requested })).rejects.toBeInstanceOf(
+        SkillResourceError,
+      );
     }
   });
 });

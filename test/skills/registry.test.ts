@@ -23,7 +23,13 @@ describe('skill registry', () => {
       license: 'MIT',
       compatibility: null,
       allowedTools: null,
-      metadata: { plan: 'checkpoint:settings ask grade+ report? checkpoint:wrap_up', category: 'learning', tags: 'quiz, test', version: '0.1.0', author: 'skillflow tests' },
+      metadata: {
+        plan: 'checkpoint:settings ask grade+ report? checkpoint:wrap_up',
+        category: 'learning',
+        tags: 'quiz, test',
+        version: '0.1.0',
+        author: 'skillflow tests',
+      },
       category: 'learning',
       tags: ['quiz', 'test'],
       version: '0.1.0',
@@ -45,7 +51,14 @@ describe('skill registry', () => {
       },
       parameters: [
         { name: 'topic', type: 'string', description: 'What the quiz is about.', required: true },
-        { name: 'rounds', type: 'integer', description: 'How many questions.', required: false, default: 3, minimum: 1 },
+        {
+          name: 'rounds',
+          type: 'integer',
+          description: 'How many questions.',
+          required: false,
+          default: 3,
+          minimum: 1,
+        },
       ],
       output: [{ name: 'score', type: 'number', description: 'The score.', required: true }],
       checkpoints: [
@@ -54,7 +67,9 @@ describe('skill registry', () => {
           kind: 'approval',
           ttlMs: 600_000,
           onTimeout: 'approve-defaults',
-          params: [{ name: 'minutes', type: 'integer', description: 'Time limit in minutes.', required: false, default: 5 }],
+          params: [
+            { name: 'minutes', type: 'integer', description: 'Time limit in minutes.', required: false, default: 5 },
+          ],
           routes: [],
           inPlan: true,
         },
@@ -72,7 +87,9 @@ describe('skill registry', () => {
         },
       ],
       freeCheckpoints: { ttlMs: 300_000, onTimeout: 'skip' },
-      deadlines: [{ source: { kind: 'param', checkpoint: 'settings', param: 'minutes', unit: 'minutes' }, jumpTo: 'report' }],
+      deadlines: [
+        { source: { kind: 'param', checkpoint: 'settings', param: 'minutes', unit: 'minutes' }, jumpTo: 'report' },
+      ],
       stepLimits: [{ step: 'grade', maxRuns: 10 }],
       limits: { maxIterations: 30, timeoutMs: 3_600_000 },
       children: ['helper'],
@@ -130,9 +147,20 @@ describe('skill registry', () => {
     expect((await registry.catalog()).skills.map((s) => s.name)).toEqual(['helper', 'quiz']);
 
     fs.mkdirSync(path.join(scratch.skillsDir, 'added'));
-    fs.writeFileSync(path.join(scratch.skillsDir, 'added', 'SKILL.md'), '---\nname: added\ndescription: Added later.\n---\n\nBody.\n');
-    rewrite(path.join(scratch.skillsDir, 'helper', 'SKILL.md'), '---\nname: helper\ndescription: Edited description.\n---\n\nHelp.\n');
-    rewrite(path.join(scratch.skillsDir, 'quiz', 'SKILL.md'), fs.readFileSync(path.join(scratch.skillsDir, 'quiz', 'SKILL.md'), 'utf8').replace('tags: quiz, test', 'tags: quiz, test\n  enabled: "false"'));
+    fs.writeFileSync(
+      path.join(scratch.skillsDir, 'added', 'SKILL.md'),
+      '---\nname: added\ndescription: Added later.\n---\n\nBody.\n',
+    );
+    rewrite(
+      path.join(scratch.skillsDir, 'helper', 'SKILL.md'),
+      '---\nname: helper\ndescription: Edited description.\n---\n\nHelp.\n',
+    );
+    rewrite(
+      path.join(scratch.skillsDir, 'quiz', 'SKILL.md'),
+      fs
+        .readFileSync(path.join(scratch.skillsDir, 'quiz', 'SKILL.md'), 'utf8')
+        .replace('tags: quiz, test', 'tags: quiz, test\n  enabled: "false"'),
+    );
     let catalog = await registry.catalog();
     expect(catalog.skills.map((s) => [s.name, s.description])).toEqual([
       ['added', 'Added later.'],
@@ -148,7 +176,10 @@ describe('skill registry', () => {
 
   it('skips a skill broken by an edit, and the skills that name it, and keeps serving the others', async () => {
     fs.mkdirSync(path.join(scratch.skillsDir, 'solo'));
-    fs.writeFileSync(path.join(scratch.skillsDir, 'solo', 'SKILL.md'), '---\nname: solo\ndescription: Stands alone.\n---\n\nBody.\n');
+    fs.writeFileSync(
+      path.join(scratch.skillsDir, 'solo', 'SKILL.md'),
+      '---\nname: solo\ndescription: Stands alone.\n---\n\nBody.\n',
+    );
     const registry = registryFor(scratch.skillsDir, scratch.dataDir);
     expect((await registry.catalog()).skills.map((s) => s.name)).toEqual(['helper', 'quiz', 'solo']);
     rewrite(path.join(scratch.skillsDir, 'helper', 'SKILL.md'), '---\nname: helper\n---\n\nNo description.\n');
@@ -167,7 +198,14 @@ describe('skill registry', () => {
     const catalog = await registryFor(scratch.skillsDir, scratch.dataDir).catalog();
     expect(catalog.skills.map((s) => s.name)).toEqual(['helper', 'quiz']);
     expect(catalog.problems).toEqual([
-      { severity: 'warning', skill: 'notes', file: 'notes/', field: '-', message: 'the folder has no SKILL.md, so it is not a skill', fix: 'add a SKILL.md, or move the folder out of the skills directory.' },
+      {
+        severity: 'warning',
+        skill: 'notes',
+        file: 'notes/',
+        field: '-',
+        message: 'the folder has no SKILL.md, so it is not a skill',
+        fix: 'add a SKILL.md, or move the folder out of the skills directory.',
+      },
     ]);
     const missing = await registryFor(path.join(scratch.root, 'nowhere'), scratch.dataDir).catalog();
     expect(missing.skills).toEqual([]);
@@ -176,7 +214,10 @@ describe('skill registry', () => {
 
   it('reads SKILL.md with a byte order mark and Windows line endings', async () => {
     fs.mkdirSync(path.join(scratch.skillsDir, 'win'));
-    fs.writeFileSync(path.join(scratch.skillsDir, 'win', 'SKILL.md'), '\uFEFF---\r\nname: win\r\ndescription: Windows line endings.\r\n---\r\n\r\n# Win\r\n\r\nBody.\r\n');
+    fs.writeFileSync(
+      path.join(scratch.skillsDir, 'win', 'SKILL.md'),
+      '\uFEFF---\r\nname: win\r\ndescription: Windows line endings.\r\n---\r\n\r\n# Win\r\n\r\nBody.\r\n',
+    );
     const registry = registryFor(scratch.skillsDir, scratch.dataDir);
     expect((await registry.catalog()).skills.map((s) => s.name)).toEqual(['helper', 'quiz', 'win']);
     expect((await registry.snapshot('win')).body).toBe('# Win\n\nBody.');
@@ -184,16 +225,28 @@ describe('skill registry', () => {
 
   describe('size caps', () => {
     it('warns about a SKILL.md over the advised size and loads it (the spec sets no limit)', async () => {
-      const catalog = await registryFor(scratch.skillsDir, scratch.dataDir, { limits: { skillFileBytes: 200 } }).catalog();
+      const catalog = await registryFor(scratch.skillsDir, scratch.dataDir, {
+        limits: { skillFileBytes: 200 },
+      }).catalog();
       expect(catalog.problems.find((p) => p.skill === 'quiz')).toEqual(
-        expect.objectContaining({ severity: 'warning', file: 'quiz/SKILL.md', message: expect.stringMatching(/^the file is \d+ bytes, over the advised 200 bytes: every byte of it reaches the model's context$/) }),
+        expect.objectContaining({
+          severity: 'warning',
+          file: 'quiz/SKILL.md',
+          message: expect.stringMatching(
+            /^the file is \d+ bytes, over the advised 200 bytes: every byte of it reaches the model's context$/,
+          ),
+        }),
       );
       expect(catalog.skills.map((s) => s.name)).toEqual(['helper', 'quiz']);
     });
 
     it('rejects front matter that is not closed within its cap', async () => {
-      const catalog = await registryFor(scratch.skillsDir, scratch.dataDir, { limits: { frontmatterBytes: 64 } }).catalog();
-      expect(catalog.problems.filter((p) => p.file === 'quiz/SKILL.md').map((p) => p.message)).toEqual(['the front matter is not closed within 64 bytes']);
+      const catalog = await registryFor(scratch.skillsDir, scratch.dataDir, {
+        limits: { frontmatterBytes: 64 },
+      }).catalog();
+      expect(catalog.problems.filter((p) => p.file === 'quiz/SKILL.md').map((p) => p.message)).toEqual([
+        'the front matter is not closed within 64 bytes',
+      ]);
     });
 
     it('warns about a subskill over the advised size, and rejects too many subskills', async () => {
@@ -202,11 +255,15 @@ describe('skill registry', () => {
         "warning quiz/subskills/grade.md: the file is 50 bytes, over the advised 40 bytes: every byte of it reaches the model's context",
       ]);
       catalog = await registryFor(scratch.skillsDir, scratch.dataDir, { limits: { subskillCount: 2 } }).catalog();
-      expect(catalog.problems.map((p) => `${p.file}: ${p.message}`)).toContain('quiz/subskills: the skill has 3 subskills; the limit is 2');
+      expect(catalog.problems.map((p) => `${p.file}: ${p.message}`)).toContain(
+        'quiz/subskills: the skill has 3 subskills; the limit is 2',
+      );
     });
 
     it('leaves a resource over the cap unserved, with a warning', async () => {
-      const catalog = await registryFor(scratch.skillsDir, scratch.dataDir, { limits: { resourceBytes: 20 } }).catalog();
+      const catalog = await registryFor(scratch.skillsDir, scratch.dataDir, {
+        limits: { resourceBytes: 20 },
+      }).catalog();
       expect(catalog.problems.map((p) => `${p.severity} ${p.file}: ${p.message}`)).toEqual([
         'warning quiz/references/notes.md: the file is 31 bytes, over the 20 bytes resource limit, so it is never served',
       ]);
@@ -221,13 +278,21 @@ describe('skill registry', () => {
       rewrite(path.join(subskills, 'report.md'), `Report the score.\n<!-- ${'y'.repeat(600)} -->\n`);
       rewrite(path.join(subskills, 'ask.md'), '<!-- only a comment -->\n');
       const registry = registryFor(scratch.skillsDir, scratch.dataDir, { limits: { snapshotBytes: 1024 } });
-      const refused = await registry.snapshot('quiz').catch((error: SkillValidationError) => error.problems.map((p) => `${p.file}: ${p.message}`));
-      expect(refused).toEqual([expect.stringMatching(/^quiz\/subskills: SKILL\.md and its subskills hold 1\.\d KiB of text; the limit is 1 KiB$/)]);
+      const refused = await registry
+        .snapshot('quiz')
+        .catch((error: SkillValidationError) => error.problems.map((p) => `${p.file}: ${p.message}`));
+      expect(refused).toEqual([
+        expect.stringMatching(
+          /^quiz\/subskills: SKILL\.md and its subskills hold 1\.\d KiB of text; the limit is 1 KiB$/,
+        ),
+      ]);
     });
 
     it('rejects a snapshot whose text is over the cap', async () => {
       const registry = registryFor(scratch.skillsDir, scratch.dataDir, { limits: { snapshotBytes: 100 } });
-      await expect(registry.snapshot('quiz')).rejects.toThrow(/^quiz\/subskills: SKILL\.md and its subskills hold \d+ bytes of text; the limit is 100 bytes\./);
+      await expect(registry.snapshot('quiz')).rejects.toThrow(
+        /^quiz\/subskills: SKILL\.md and its subskills hold \d+ bytes of text; the limit is 100 bytes\./,
+      );
     });
   });
 });

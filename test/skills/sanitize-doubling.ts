@@ -60,7 +60,8 @@ export const adversarialPatterns: Record<string, (length: number) => string> = {
   'indented code with blank lines': (n) => `    a${'\n'.repeat(n - 10)}    b`,
 };
 
-const plainProse = (n: number) => repeat('Plain prose, as most skills are: words, **emphasis**, a [link](https://example.com).\n', n);
+const plainProse = (n: number) =>
+  repeat('Plain prose, as most skills are: words, **emphasis**, a [link](https://example.com).\n', n);
 
 export const doublingFrom = 256 * 1024;
 /** A linear pattern measured at a bad moment of a loaded machine comes out at up to about 2.6; a quadratic one at 4. */
@@ -93,7 +94,9 @@ const processCpuMs = () => {
  * statistics advance a scheduler tick (a few milliseconds) at a time, so each measurement runs for `windowMs`.
  */
 const threadStats = '/proc/thread-self/schedstat';
-const threadCpuMs = existsSync(threadStats) ? () => Number(readFileSync(threadStats, 'utf8').split(' ')[0]) / 1e6 : processCpuMs;
+const threadCpuMs = existsSync(threadStats)
+  ? () => Number(readFileSync(threadStats, 'utf8').split(' ')[0]) / 1e6
+  : processCpuMs;
 const windowMs = 40;
 
 /** CPU milliseconds of one call, from a collected heap, so that garbage left by the inputs before does not count. */
@@ -153,7 +156,15 @@ export const roundsCpuMs = { first: 6_000, both: 12_000 };
 export function answer({ name }: { name: string }): Growth {
   const started = processCpuMs();
   const spentOver = (ms: number) => () => processCpuMs() - started > ms;
-  const growth: Growth = { name, doublings: [measureDoubling(name, doublingFrom, { minRounds: 2, maxRounds: 8, enough: spentOver(roundsCpuMs.first) })] };
-  if (!isLinear(growth)) growth.doublings.push(measureDoubling(name, 2 * doublingFrom, { minRounds: 1, maxRounds: 6, enough: spentOver(roundsCpuMs.both) }));
+  const growth: Growth = {
+    name,
+    doublings: [
+      measureDoubling(name, doublingFrom, { minRounds: 2, maxRounds: 8, enough: spentOver(roundsCpuMs.first) }),
+    ],
+  };
+  if (!isLinear(growth))
+    growth.doublings.push(
+      measureDoubling(name, 2 * doublingFrom, { minRounds: 1, maxRounds: 6, enough: spentOver(roundsCpuMs.both) }),
+    );
   return growth;
 }

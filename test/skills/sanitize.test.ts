@@ -14,7 +14,8 @@ const sanitized = (text: string) => {
 
 describe('sanitizeMarkdown', () => {
   it('keeps markdown as written', () => {
-    const markdown = '# Title\n\n- **bold** item\n- [link](https://example.com) and <https://example.com>\n\n| a | b |\n|---|---|\n| 1 < 2 | x > y |\n\n> quote';
+    const markdown =
+      '# Title\n\n- **bold** item\n- [link](https://example.com) and <https://example.com>\n\n| a | b |\n|---|---|\n| 1 < 2 | x > y |\n\n> quote';
     expect(sanitized(markdown)).toBe(markdown);
   });
 
@@ -41,30 +42,42 @@ describe('sanitizeMarkdown', () => {
   });
 
   it('neutralizes script URLs in links, definitions and autolinks, however they are spelled', () => {
-    expect(sanitized('[click](javascript:alert(1)) [ok](https://example.com)')).toBe('[click](#) [ok](https://example.com)');
+    expect(sanitized('[click](javascript:alert(1)) [ok](https://example.com)')).toBe(
+      '[click](#) [ok](https://example.com)',
+    );
     expect(sanitized('[ref]: data:text/html;base64,xx')).toBe('[ref]: #');
-    expect(sanitized('[a](&#106;avascript:alert(1)) [b](java&#x09;script:x) [c](JAVA\\SCRIPT:x) [d](<javascript:x>)')).toBe('[a](#) [b](#) [c](#) [d](#)');
+    expect(
+      sanitized('[a](&#106;avascript:alert(1)) [b](java&#x09;script:x) [c](JAVA\\SCRIPT:x) [d](<javascript:x>)'),
+    ).toBe('[a](#) [b](#) [c](#) [d](#)');
     expect(sanitized('[ref]:\n  vbscript:msgbox')).toBe('[ref]:\n  #');
-    expect(sanitized('see <javascript:alert(1)> and <https://example.com/x>')).toBe('see \\<javascript:alert(1)> and <https://example.com/x>');
-    expect(sanitized('[rel](references/guide.md) [mail](mailto:a@example.com) [top](#top)')).toBe('[rel](references/guide.md) [mail](mailto:a@example.com) [top](#top)');
+    expect(sanitized('see <javascript:alert(1)> and <https://example.com/x>')).toBe(
+      'see \\<javascript:alert(1)> and <https://example.com/x>',
+    );
+    expect(sanitized('[rel](references/guide.md) [mail](mailto:a@example.com) [top](#top)')).toBe(
+      '[rel](references/guide.md) [mail](mailto:a@example.com) [top](#top)',
+    );
   });
 
   it('keeps code verbatim, fenced and inline', () => {
     const fenced = 'Example:\n\n```html\n<script>alert(1)</script>\n```\n\nDone <b>now</b>.';
     expect(sanitized(fenced)).toBe('Example:\n\n```html\n<script>alert(1)</script>\n```\n\nDone now.');
-    expect(sanitized('Use `Map<string, T>` and `<script>` tags <b>carefully</b>.')).toBe('Use `Map<string, T>` and `<script>` tags carefully.');
+    expect(sanitized('Use `Map<string, T>` and `<script>` tags <b>carefully</b>.')).toBe(
+      'Use `Map<string, T>` and `<script>` tags carefully.',
+    );
     expect(sanitized('~~~\n<div>kept</div>\n~~~')).toBe('~~~\n<div>kept</div>\n~~~');
   });
 
   it('keeps indented code blocks verbatim, and code in lists and block quotes', () => {
-    expect(sanitized('Code:\n\n    <div>x</div>\n    <!-- kept -->\n\nDone.')).toBe('Code:\n\n    <div>x</div>\n    <!-- kept -->\n\nDone.');
+    expect(sanitized('Code:\n\n    <div>x</div>\n    <!-- kept -->\n\nDone.')).toBe(
+      'Code:\n\n    <div>x</div>\n    <!-- kept -->\n\nDone.',
+    );
     expect(sanitized('    <div>x</div>')).toBe('    <div>x</div>');
     expect(sanitized('- step\n\n  ```\n  <b>kept</b>\n  ```')).toBe('- step\n\n  ```\n  <b>kept</b>\n  ```');
     expect(sanitized('> ```\n> <b>kept</b>\n> ```')).toBe('> ```\n> <b>kept</b>\n> ```');
     expect(sanitized('<!-- note -->\n    <script>kept as code</script>')).toBe('    <script>kept as code</script>');
   });
 
-  it('strips HTML from what only looks like code: a list item\'s paragraph, a paragraph\'s continuation', () => {
+  it("strips HTML from what only looks like code: a list item's paragraph, a paragraph's continuation", () => {
     expect(sanitized('- item\n\n    <b>x</b>')).toBe('- item\n\n    x');
     expect(sanitized('para\n    <b>x</b>')).toBe('para\n    x');
   });
@@ -89,7 +102,9 @@ describe('sanitizeMarkdown', () => {
   });
 
   it('normalizes line endings and control characters, and trims', () => {
-    expect(sanitized('\uFEFF\r\n\r\nLine 1\r\nLine\u0007 2\u0000\n\n\n\n\nLine 3   \n')).toBe('Line 1\nLine 2\n\nLine 3');
+    expect(sanitized('\uFEFF\r\n\r\nLine 1\r\nLine\u0007 2\u0000\n\n\n\n\nLine 3   \n')).toBe(
+      'Line 1\nLine 2\n\nLine 3',
+    );
   });
 
   it('returns an empty string when nothing but HTML is left', () => {
@@ -102,8 +117,10 @@ describe('sanitizeMarkdown', () => {
     const found = (text: string): string | null => {
       const walk = (tokens: ReturnType<typeof oracle.parse>): string | null => {
         for (const token of tokens) {
-          if (token.type === 'html_block' || token.type === 'html_inline') return `${token.type} ${JSON.stringify(token.content)}`;
-          const url = token.type === 'link_open' ? token.attrGet('href') : token.type === 'image' ? token.attrGet('src') : null;
+          if (token.type === 'html_block' || token.type === 'html_inline')
+            return `${token.type} ${JSON.stringify(token.content)}`;
+          const url =
+            token.type === 'link_open' ? token.attrGet('href') : token.type === 'image' ? token.attrGet('src') : null;
           if (url !== null && !isAllowedUrl(String(url))) return `link to ${url}`;
           const inner = token.children ? walk(token.children) : null;
           if (inner) return inner;
@@ -112,13 +129,61 @@ describe('sanitizeMarkdown', () => {
       };
       return walk(oracle.parse(text, {}));
     };
-    const starts = ['', '', '    ', '  ', '- ', '> ', '1. ', '```', '~~~', '<div>', '<!--', '<script>', '<b></b>', '<x-a>', '</div>', '-->', '> ```', '\t', '[a]: ', '<?', '<!X'];
-    const bodies = ['', 'text', '<b>x</b>', '<!-- c -->', '`<i>`', '```', '[l](javascript:x)', '<script>s</script>', 'a < b', '<', '-->', '</script>', '<https://a.b>', '<javascript:x>', '`', '\\', '<a href="x">', '](data:x)', '&#106;avascript:', '<<!-- -->', ']:', '``'];
+    const starts = [
+      '',
+      '',
+      '    ',
+      '  ',
+      '- ',
+      '> ',
+      '1. ',
+      '```',
+      '~~~',
+      '<div>',
+      '<!--',
+      '<script>',
+      '<b></b>',
+      '<x-a>',
+      '</div>',
+      '-->',
+      '> ```',
+      '\t',
+      '[a]: ',
+      '<?',
+      '<!X',
+    ];
+    const bodies = [
+      '',
+      'text',
+      '<b>x</b>',
+      '<!-- c -->',
+      '`<i>`',
+      '```',
+      '[l](javascript:x)',
+      '<script>s</script>',
+      'a < b',
+      '<',
+      '-->',
+      '</script>',
+      '<https://a.b>',
+      '<javascript:x>',
+      '`',
+      '\\',
+      '<a href="x">',
+      '](data:x)',
+      '&#106;avascript:',
+      '<<!-- -->',
+      ']:',
+      '``',
+    ];
     const random = seededRandom(20260501);
-    const pick = <T,>(list: T[]) => list[Math.floor(random() * list.length)];
+    const pick = <T>(list: T[]) => list[Math.floor(random() * list.length)];
     const failures: string[] = [];
     for (let n = 0; n < 3000; n += 1) {
-      const lines = Array.from({ length: 1 + Math.floor(random() * 8) }, () => pick(starts) + pick(bodies) + (random() < 0.4 ? pick(bodies) : ''));
+      const lines = Array.from(
+        { length: 1 + Math.floor(random() * 8) },
+        () => pick(starts) + pick(bodies) + (random() < 0.4 ? pick(bodies) : ''),
+      );
       const input = lines.join(random() < 0.8 ? '\n' : '');
       const once = sanitizeMarkdown(input);
       const problem = sanitizeMarkdown(once) !== once ? 'not a fixed point' : found(once);
@@ -135,9 +200,13 @@ describe('sanitizeMarkdown', () => {
 
     /** 'linear', or what the pattern cost: its growth per doubling with the figures, or the CPU time it ran unfinished. */
     const verdict = (answer: Answer<Growth>): string => {
-      if (answer.kind === 'over budget') return `not done after ${answer.cpuMs} ms of CPU time (${answer.wallMs} ms of wall time)`;
+      if (answer.kind === 'over budget')
+        return `not done after ${answer.cpuMs} ms of CPU time (${answer.wallMs} ms of wall time)`;
       if (isLinear(answer.value)) return 'linear';
-      const figures = answer.value.doublings.map(({ bytes, growth, ms, plainMs }) => `x${growth} from ${bytes / 1024} KiB (${ms.join(' then ')} ms; plain prose ${plainMs.join(' then ')} ms)`);
+      const figures = answer.value.doublings.map(
+        ({ bytes, growth, ms, plainMs }) =>
+          `x${growth} from ${bytes / 1024} KiB (${ms.join(' then ')} ms; plain prose ${plainMs.join(' then ')} ms)`,
+      );
       return figures.join(', ');
     };
 

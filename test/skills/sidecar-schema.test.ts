@@ -10,12 +10,17 @@ const sidecarsIn = (dir: string) =>
   fs
     .readdirSync(dir)
     .filter((folder) => fs.existsSync(path.join(dir, folder, 'skillflow.yaml')))
-    .map((folder) => ({ folder, data: parse(fs.readFileSync(path.join(dir, folder, 'skillflow.yaml'), 'utf8')) as unknown }));
+    .map((folder) => ({
+      folder,
+      data: parse(fs.readFileSync(path.join(dir, folder, 'skillflow.yaml'), 'utf8')) as unknown,
+    }));
 
 /** docs/skillflow.schema.json is generated from the validator's own constants and agrees with it. */
 describe('the JSON Schema of skillflow.yaml', () => {
   const schema = sidecarJsonSchema();
-  const validate = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true }).compile(schema);
+  const validate = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true }).compile(
+    schema,
+  );
 
   it('is what docs/skillflow.schema.json holds (regenerate with: npx skillflow skills schema > docs/skillflow.schema.json)', () => {
     expect(JSON.parse(fs.readFileSync(path.join(root, 'docs', 'skillflow.schema.json'), 'utf8'))).toEqual(schema);
@@ -23,7 +28,11 @@ describe('the JSON Schema of skillflow.yaml', () => {
 
   it('accepts every sidecar the validator accepts', () => {
     for (const { folder, data } of [...sidecarsIn(bundledSkills), ...sidecarsIn(validFixtures)]) {
-      expect({ folder, valid: validate(data), errors: validate.errors ?? null }).toEqual({ folder, valid: true, errors: null });
+      expect({ folder, valid: validate(data), errors: validate.errors ?? null }).toEqual({
+        folder,
+        valid: true,
+        errors: null,
+      });
     }
   });
 

@@ -51,44 +51,95 @@ describe('skill tools', () => {
 
   it('load_skill of a skill without a plan says so', async () => {
     expect((await call('load_skill', { name: 'helper' })).content).toBe(
-      ['Skill helper is loaded. Follow its instructions.', '', '# Helper', '', 'Help the user.', '', '---', 'Subskills: none', 'Resources: none', 'Plan: none declared; follow the instructions in order.'].join('\n'),
+      [
+        'Skill helper is loaded. Follow its instructions.',
+        '',
+        '# Helper',
+        '',
+        'Help the user.',
+        '',
+        '---',
+        'Subskills: none',
+        'Resources: none',
+        'Plan: none declared; follow the instructions in order.',
+      ].join('\n'),
     );
   });
 
   it('load_skill shows what the orchestrator says is allowed next, when it says', async () => {
     turn.allowedNext = () => [{ kind: 'step', name: 'report' }];
-    expect((await call('load_skill', { name: 'quiz' })).content).toContain('Allowed next: step report (call load_subskill with skill "quiz" and subskill "report")');
+    expect((await call('load_skill', { name: 'quiz' })).content).toContain(
+      'Allowed next: step report (call load_subskill with skill "quiz" and subskill "report")',
+    );
     const snapshot = turn.state.loaded.quiz;
     expect(loadSkillResult(snapshot, []).content).toContain('Allowed next: the plan is complete.');
   });
 
   it('load_skill refuses unknown, disabled and malformed requests with an error result', async () => {
-    expect(await call('load_skill', { name: 'quizz' })).toEqual({ isError: true, content: 'No skill named "quizz". Did you mean "quiz"? Known skills: helper, quiz. Call list_skills to see them.' });
-    expect(await call('load_skill', { name: 'disabled-skill' })).toEqual({ isError: true, content: 'No skill named "disabled-skill". Known skills: helper, quiz. Call list_skills to see them.' });
-    expect(await call('load_skill', {})).toEqual({ isError: true, content: 'Field "name" must be a string: load_skill takes {"name"}.' });
-    expect(await call('load_skill', { name: 'quiz', force: true })).toEqual({ isError: true, content: 'Unknown field "force": load_skill takes {"name"}.' });
-    expect(await call('load_skill', 'quiz')).toEqual({ isError: true, content: 'Invalid input: load_skill takes {"name"}.' });
+    expect(await call('load_skill', { name: 'quizz' })).toEqual({
+      isError: true,
+      content: 'No skill named "quizz". Did you mean "quiz"? Known skills: helper, quiz. Call list_skills to see them.',
+    });
+    expect(await call('load_skill', { name: 'disabled-skill' })).toEqual({
+      isError: true,
+      content: 'No skill named "disabled-skill". Known skills: helper, quiz. Call list_skills to see them.',
+    });
+    expect(await call('load_skill', {})).toEqual({
+      isError: true,
+      content: 'Field "name" must be a string: load_skill takes {"name"}.',
+    });
+    expect(await call('load_skill', { name: 'quiz', force: true })).toEqual({
+      isError: true,
+      content: 'Unknown field "force": load_skill takes {"name"}.',
+    });
+    expect(await call('load_skill', 'quiz')).toEqual({
+      isError: true,
+      content: 'Invalid input: load_skill takes {"name"}.',
+    });
     expect(turn.state).toEqual(emptySkillTurnState());
   });
 
   it('load_subskill serves a sanitized subskill of a loaded skill only', async () => {
-    expect(await call('load_subskill', { skill: 'quiz', subskill: 'grade' })).toEqual({ isError: true, content: 'Skill "quiz" is not loaded in this turn. Call load_skill with name "quiz" first.' });
+    expect(await call('load_subskill', { skill: 'quiz', subskill: 'grade' })).toEqual({
+      isError: true,
+      content: 'Skill "quiz" is not loaded in this turn. Call load_skill with name "quiz" first.',
+    });
     await call('load_skill', { name: 'quiz' });
     expect(await call('load_subskill', { skill: 'quiz', subskill: 'grade' })).toEqual({
       isError: false,
-      content: 'Subskill grade of skill quiz. Follow these instructions for this step.\n\n# Grade\n\nGrade the answer: correct or not.',
+      content:
+        'Subskill grade of skill quiz. Follow these instructions for this step.\n\n# Grade\n\nGrade the answer: correct or not.',
     });
-    expect(await call('load_subskill', { skill: 'quiz', subskill: 'subskills/grade.md' })).toEqual({ isError: true, content: 'Skill quiz has no subskill "subskills/grade.md". Did you mean "grade"? Its subskills: ask, grade, report.' });
-    expect(await call('load_subskill', { skill: 'quiz' })).toEqual({ isError: true, content: 'Field "subskill" must be a string: load_subskill takes {"skill", "subskill"}.' });
+    expect(await call('load_subskill', { skill: 'quiz', subskill: 'subskills/grade.md' })).toEqual({
+      isError: true,
+      content:
+        'Skill quiz has no subskill "subskills/grade.md". Did you mean "grade"? Its subskills: ask, grade, report.',
+    });
+    expect(await call('load_subskill', { skill: 'quiz' })).toEqual({
+      isError: true,
+      content: 'Field "subskill" must be a string: load_subskill takes {"skill", "subskill"}.',
+    });
   });
 
   it('read_file needs a loaded skill and defaults to the most recently loaded one', async () => {
-    expect(await call('read_file', { path: 'references/notes.md' })).toEqual({ isError: true, content: 'No skill is loaded in this turn. Call load_skill first; read_file serves the files of loaded skills.' });
+    expect(await call('read_file', { path: 'references/notes.md' })).toEqual({
+      isError: true,
+      content: 'No skill is loaded in this turn. Call load_skill first; read_file serves the files of loaded skills.',
+    });
     await call('load_skill', { name: 'quiz' });
     await call('load_skill', { name: 'helper' });
-    expect(await call('read_file', { path: 'references/notes.md' })).toEqual({ isError: true, content: '"references/notes.md" is not a resource of skill helper. Its resources: none.' });
-    expect(await call('read_file', { path: 'references/notes.md', skill: 'quiz' })).toEqual({ isError: false, content: '# Notes\n\nQuiz notes version 1.\n' });
-    expect(await call('read_file', { path: 'x.md', skill: 'disabled-skill' })).toEqual({ isError: true, content: 'Skill "disabled-skill" is not loaded in this turn. Call load_skill with name "disabled-skill" first.' });
+    expect(await call('read_file', { path: 'references/notes.md' })).toEqual({
+      isError: true,
+      content: '"references/notes.md" is not a resource of skill helper. Its resources: none.',
+    });
+    expect(await call('read_file', { path: 'references/notes.md', skill: 'quiz' })).toEqual({
+      isError: false,
+      content: '# Notes\n\nQuiz notes version 1.\n',
+    });
+    expect(await call('read_file', { path: 'x.md', skill: 'disabled-skill' })).toEqual({
+      isError: true,
+      content: 'Skill "disabled-skill" is not loaded in this turn. Call load_skill with name "disabled-skill" first.',
+    });
     await call('load_skill', { name: 'quiz' });
     expect(turn.state.loadOrder).toEqual(['helper', 'quiz']);
     expect((await call('read_file', { path: 'references/notes.md' })).isError).toBe(false);
@@ -115,21 +166,31 @@ describe('skill tools', () => {
     const learning = JSON.parse((await call('list_skills', { category: 'learning' })).content);
     expect(learning).toEqual({ skills: [all.skills[1]], count: 1, category: 'learning' });
     expect(JSON.parse(listSkillsResult(undefined, []).content)).toEqual({ skills: [], count: 0, category: null });
-    expect(await call('list_skills', { category: 7 })).toEqual({ isError: true, content: 'Field "category" must be a string: list_skills takes {"category"?}.' });
+    expect(await call('list_skills', { category: 7 })).toEqual({
+      isError: true,
+      content: 'Field "category" must be a string: list_skills takes {"category"?}.',
+    });
   });
 
   it('never throws: a failing port becomes an error result with the innermost message', async () => {
     const failing: SkillToolPorts = {
       loadSkillSnapshot: async () => {
         // A typed skill error inside Temporal's wrapper: its message is for the model (issue 13.11).
-        throw Object.assign(new Error('Activity task failed'), { cause: Object.assign(new Error('quiz/SKILL.md: body: the body is empty. Fix: write it.'), { type: 'SkillValidationError' }) });
+        throw Object.assign(new Error('Activity task failed'), {
+          cause: Object.assign(new Error('quiz/SKILL.md: body: the body is empty. Fix: write it.'), {
+            type: 'SkillValidationError',
+          }),
+        });
       },
       readSkillResource: async () => {
         throw new Error('disk on fire');
       },
     };
     turn.ports = failing;
-    expect(await call('load_skill', { name: 'quiz' })).toEqual({ isError: true, content: 'load_skill failed: quiz/SKILL.md: body: the body is empty. Fix: write it.' });
+    expect(await call('load_skill', { name: 'quiz' })).toEqual({
+      isError: true,
+      content: 'load_skill failed: quiz/SKILL.md: body: the body is empty. Fix: write it.',
+    });
     expect(turn.state.loadOrder).toEqual([]);
     expect(await call('frobnicate', {})).toEqual({ isError: true, content: 'frobnicate is not a skill tool.' });
   });

@@ -19,10 +19,34 @@ describe('warnings: reported, but the skill stays valid', () => {
     const report = await validateSkillLibrary(scratch.skillsDir);
     expect(report.skills.find((s) => s.folder === 'noisy')?.manifest?.tools).toEqual(['load_skill', 'web_search']);
     expect(report.problems.map((p) => [p.severity, p.file, p.field, p.message, p.fix])).toEqual([
-      ['warning', 'noisy/SKILL.md', 'metadata.catgory', 'metadata.catgory is not an engine key, so skillflow ignores it', 'did you mean metadata.category?'],
-      ['warning', 'noisy/SKILL.md', 'metadata.parameters', 'skillflow reads parameters from skillflow.yaml, not from metadata', 'move it to skillflow.yaml (see docs/skills.md).'],
-      ['warning', 'noisy/skillflow.yaml', 'tools', 'load_skill is an engine tool, offered in every turn anyway', 'remove load_skill from tools.'],
-      ['warning', 'noisy/SKILL.md', 'body', 'the body has more than 500 lines', 'move phases into subskills and details into resource files.'],
+      [
+        'warning',
+        'noisy/SKILL.md',
+        'metadata.catgory',
+        'metadata.catgory is not an engine key, so skillflow ignores it',
+        'did you mean metadata.category?',
+      ],
+      [
+        'warning',
+        'noisy/SKILL.md',
+        'metadata.parameters',
+        'skillflow reads parameters from skillflow.yaml, not from metadata',
+        'move it to skillflow.yaml (see docs/skills.md).',
+      ],
+      [
+        'warning',
+        'noisy/skillflow.yaml',
+        'tools',
+        'load_skill is an engine tool, offered in every turn anyway',
+        'remove load_skill from tools.',
+      ],
+      [
+        'warning',
+        'noisy/SKILL.md',
+        'body',
+        'the body has more than 500 lines',
+        'move phases into subskills and details into resource files.',
+      ],
     ]);
   });
 });

@@ -17,7 +17,12 @@ export async function buildTestApp(
   client: Client,
   taskQueue: string,
   env: Record<string, string> = {},
-  options: Partial<Pick<AppOptions, 'live' | 'skills' | 'streamTokenSecret' | 'logger' | 'metrics' | 'tracer' | 'redis' | 'feedSettings' | 'log'>> = {},
+  options: Partial<
+    Pick<
+      AppOptions,
+      'live' | 'skills' | 'streamTokenSecret' | 'logger' | 'metrics' | 'tracer' | 'redis' | 'feedSettings' | 'log'
+    >
+  > = {},
 ): Promise<{ app: FastifyInstance; config: Config }> {
   const config = loadConfig({
     SKILLFLOW_TASK_QUEUE: taskQueue,
@@ -29,7 +34,11 @@ export async function buildTestApp(
   return { app, config };
 }
 
-export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+export async function eventually<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();

@@ -27,27 +27,43 @@ export function runWithBudget<T>(file: string, workerData: unknown, budgetMs: nu
       reject(error);
     };
     let timer = setTimeout(() => fail(new Error(`${file} did not load within ${loadDeadlineMs} ms`)), loadDeadlineMs);
-    worker.on('message', (message: { type: 'ready' } | { type: 'progress'; value: unknown } | { type: 'done'; value: T }) => {
-      if (message.type === 'ready') {
-        readyAt = performance.now();
-        clearTimeout(timer);
-        timer = setTimeout(() => fail(new Error(`${file} did not finish within its budget of ${budgetMs} ms; it reported ${JSON.stringify(progress)}`)), budgetMs);
-      } else if (message.type === 'progress') {
-        progress.push(message.value);
-      } else {
-        const ms = performance.now() - readyAt;
-        clearTimeout(timer);
-        void worker.terminate();
-        resolve({ value: message.value, ms });
-      }
-    });
+    worker.on(
+      'message',
+      (message: { type: 'ready' } | { type: 'progress'; value: unknown } | { type: 'done'; value: T }) => {
+        if (message.type === 'ready') {
+          readyAt = performance.now();
+          clearTimeout(timer);
+          timer = setTimeout(
+            () =>
+              fail(
+                new Error(
+                  `${file} did not finish within its budget of ${budgetMs} ms; it reported ${JSON.stringify(progress)}`,
+                ),
+              ),
+            budgetMs,
+          );
+        } else if (message.type === 'progress') {
+          progress.push(message.value);
+        } else {
+          const ms = performance.now() - readyAt;
+          clearTimeout(timer);
+          void worker.terminate();
+          resolve({ value: message.value, ms });
+        }
+      },
+    );
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`${file} exited (${code}) before it finished`)));
   });
 }
 
 /** For the worker module: its data, and how it reports. */
-export function workerSide<D>(): { data: D; ready(): void; progress(value: unknown): void; done(value: unknown): void } {
+export function workerSide<D>(): {
+  data: D;
+  ready(): void;
+  progress(value: unknown): void;
+  done(value: unknown): void;
+} {
   const post = (message: unknown) => parentPort!.postMessage(message);
   return {
     data: (workerData as { data: D }).data,

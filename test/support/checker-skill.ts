@@ -9,8 +9,14 @@ export function skillsWithChecker(prefix: string): string {
   fs.cpSync(bundledSkillsDir, dir, { recursive: true });
   fs.mkdirSync(path.join(dir, 'checker'));
   const about = 'Has a human confirm a claim. Use when a claim needs a person to vouch for it.';
-  fs.writeFileSync(path.join(dir, 'checker', 'SKILL.md'), `---\nname: checker\ndescription: ${about}\n---\n\n# Checker\n\nAsk the human to confirm the claim with checkpoint confirm.\n`);
+  fs.writeFileSync(
+    path.join(dir, 'checker', 'SKILL.md'),
+    `---\nname: checker\ndescription: ${about}\n---\n\n# Checker\n\nAsk the human to confirm the claim with checkpoint confirm.\n`,
+  );
   const params = '    params:\n      claim: { type: string, description: The claim to confirm. }\n';
-  fs.writeFileSync(path.join(dir, 'checker', 'skillflow.yaml'), `parameters:\n  claim: { type: string, description: The claim to check. }\ncheckpoints:\n  confirm:\n    kind: approval\n${params}`);
+  fs.writeFileSync(
+    path.join(dir, 'checker', 'skillflow.yaml'),
+    `parameters:\n  claim: { type: string, description: The claim to check. }\ncheckpoints:\n  confirm:\n    kind: approval\n${params}`,
+  );
   return dir;
 }

@@ -18,7 +18,10 @@ export async function startChildWorker(env: Record<string, string>, timeoutMs = 
   });
   const output: string[] = [];
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`child worker not ready in ${timeoutMs} ms:\n${output.join('')}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`child worker not ready in ${timeoutMs} ms:\n${output.join('')}`)),
+      timeoutMs,
+    );
     const onData = (chunk: Buffer) => {
       output.push(chunk.toString());
       if (output.join('').includes('ready')) {

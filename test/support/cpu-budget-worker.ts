@@ -42,7 +42,11 @@ export class CpuBudgetWorker<Request, Response> {
         }
       };
       const onMessage = (message: { value: Response } | { error: string }) =>
-        settle('error' in message ? new Error(`${this.modulePath} failed: ${message.error}`) : { kind: 'answered', value: message.value });
+        settle(
+          'error' in message
+            ? new Error(`${this.modulePath} failed: ${message.error}`)
+            : { kind: 'answered', value: message.value },
+        );
       const poll = setInterval(() => {
         const { user, system } = process.cpuUsage(cpuAtStart);
         const cpuMs = (user + system) / 1000;

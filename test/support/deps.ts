@@ -27,11 +27,22 @@ export interface TestDepsOptions {
 /** Activity dependencies for a test worker: the fake model, a skills folder with a data dir of its own, the tools. */
 export function testDeps(fakeUrl: string, options: TestDepsOptions = {}): ActivityDeps {
   return {
-    model: { apiKey: 'test-key', baseURL: fakeUrl, model: 'claude-test', maxTokens: 1024, timeoutMs: 20_000, ...(options.store ? { store: options.store } : {}) },
+    model: {
+      apiKey: 'test-key',
+      baseURL: fakeUrl,
+      model: 'claude-test',
+      maxTokens: 1024,
+      timeoutMs: 20_000,
+      ...(options.store ? { store: options.store } : {}),
+    },
     skills: {
       skillsDir: options.skillsDir ?? bundledSkillsDir,
       dataDir: options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-data-')),
     },
-    tools: { registry: options.registry ?? new ToolRegistry([...builtinTools(options.httpFetch), ...(options.tools ?? [])], options.rootGrants ?? []) },
+    tools: {
+      registry:
+        options.registry ??
+        new ToolRegistry([...builtinTools(options.httpFetch), ...(options.tools ?? [])], options.rootGrants ?? []),
+    },
   };
 }

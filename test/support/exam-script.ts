@@ -23,7 +23,11 @@ export function examRounds(questions: number): ScriptedBlock[][] {
   ]).flat();
   return [
     [text('Loading the exam skill.'), toolUse('load_skill', { name: examSkill })],
-    [ask('exam_params', 'approval', { params: { question_count: questions, time_limit_min: 35, concepts: ['arrays', 'stacks'] } })],
+    [
+      ask('exam_params', 'approval', {
+        params: { question_count: questions, time_limit_min: 35, concepts: ['arrays', 'stacks'] },
+      }),
+    ],
     [subskill('question-generation')],
     ...perQuestion,
     [subskill('performance-analytics')],
@@ -37,7 +41,14 @@ export function examRounds(questions: number): ScriptedBlock[][] {
 export function examOutput(questions: number, scorePercent = 100) {
   return {
     score_percent: scorePercent,
-    results: Array.from({ length: questions }, (_, i) => ({ number: i + 1, concept: i % 2 ? 'stacks' : 'arrays', type: 'fill_blank', difficulty: 'medium', result: 'correct', points: 1 })),
+    results: Array.from({ length: questions }, (_, i) => ({
+      number: i + 1,
+      concept: i % 2 ? 'stacks' : 'arrays',
+      type: 'fill_blank',
+      difficulty: 'medium',
+      result: 'correct',
+      points: 1,
+    })),
     weak_areas: [],
     recommendation: 'exam-mode-tuner',
   };
@@ -48,7 +59,8 @@ export const examModelCalls = (questions: number) => 2 * questions + 7;
 export const examCheckpoints = (questions: number) => questions + 2;
 
 /** The message that starts an exam the handler recognises; `n` keeps messages of concurrent exams apart. */
-export const examMessage = (questions: number, n = 1) => `${examMarker}${questions} Give me a practice test on data structures (#${n}).`;
+export const examMessage = (questions: number, n = 1) =>
+  `${examMarker}${questions} Give me a practice test on data structures (#${n}).`;
 
 function firstUserText(body: MessagesRequestBody): string {
   const first = body.messages[0] as { content: string | Array<{ type: string; text?: string }> } | undefined;
@@ -60,21 +72,29 @@ function firstUserText(body: MessagesRequestBody): string {
 export function examRoundOf(body: MessagesRequestBody): { round: number; questions: number } | undefined {
   const match = new RegExp(`${examMarker.replace(/[[\]]/g, '\\$&')}(\\d+)`).exec(firstUserText(body));
   if (!match) return undefined;
-  return { round: body.messages.filter((message) => (message as { role?: string }).role === 'assistant').length, questions: Number(match[1]) };
+  return {
+    round: body.messages.filter((message) => (message as { role?: string }).role === 'assistant').length,
+    questions: Number(match[1]),
+  };
 }
 
 export function examModel(options: { delayMs?: number } = {}): ResponseHandler {
   return (body) => {
     const exam = examRoundOf(body);
-    if (!exam) return { error: { status: 400, type: 'invalid_request_error', message: 'exam-script: not an exam request' } };
+    if (!exam)
+      return { error: { status: 400, type: 'invalid_request_error', message: 'exam-script: not an exam request' } };
     const content = examRounds(exam.questions)[exam.round] ?? [text('The exam is over.')];
     return { content, delayMs: options.delayMs ?? 0 };
   };
 }
 
 /** What a human answers at an exam checkpoint. */
-export function examDecision(checkpoint: { name: string; options?: string[] | null }): Omit<CheckpointDecision, 'checkpointId'> {
+export function examDecision(checkpoint: {
+  name: string;
+  options?: string[] | null;
+}): Omit<CheckpointDecision, 'checkpointId'> {
   if (checkpoint.name.startsWith('question_')) return { action: 'answer', answer: `My answer to ${checkpoint.name}.` };
-  if (checkpoint.options && checkpoint.options.length > 0) return { action: 'choose', choice: checkpoint.options.find((o) => o === stopRoute) ?? checkpoint.options.at(-1) };
+  if (checkpoint.options && checkpoint.options.length > 0)
+    return { action: 'choose', choice: checkpoint.options.find((o) => o === stopRoute) ?? checkpoint.options.at(-1) };
   return { action: 'approve' };
 }

@@ -34,7 +34,9 @@ export const interceptors: WorkflowInterceptorsFactory = () => {
             before = checkpoint();
             carriesUpdate = false;
           }
-          carriesUpdate ||= (input.activation.jobs ?? []).some((job) => job.doUpdate || job.signalWorkflow?.signalName === releaseSignal);
+          carriesUpdate ||= (input.activation.jobs ?? []).some(
+            (job) => job.doUpdate || job.signalWorkflow?.signalName === releaseSignal,
+          );
           for (const job of input.activation.jobs ?? []) {
             if (job.signalWorkflow?.signalName === failSessionSignal) sessionFailing = true;
             if (job.signalWorkflow?.signalName === releaseSignal) sessionFailing = false;
@@ -44,9 +46,12 @@ export const interceptors: WorkflowInterceptorsFactory = () => {
         concludeActivation(input, next) {
           const opened = checkpoint() === failedCheckpointName && before !== failedCheckpointName;
           if (workflowInfo().workflowType === 'turnWorkflow' && opened && !carriesUpdate) {
-            throw new Error(`Test: the workflow task that opened ${failedCheckpointName} fails until it carries the answer`);
+            throw new Error(
+              `Test: the workflow task that opened ${failedCheckpointName} fails until it carries the answer`,
+            );
           }
-          if (workflowInfo().workflowType === 'sessionWorkflow' && sessionFailing) throw new Error('Test: the session\'s workflow tasks fail until released');
+          if (workflowInfo().workflowType === 'sessionWorkflow' && sessionFailing)
+            throw new Error("Test: the session's workflow tasks fail until released");
           return next(input);
         },
       },

@@ -77,7 +77,10 @@ export interface FakeAnthropicOptions {
   promptCache?: PromptCacheOptions;
 }
 
-export type ResponseHandler = (body: MessagesRequestBody, request: RecordedRequest) => ScriptedResponse | Promise<ScriptedResponse>;
+export type ResponseHandler = (
+  body: MessagesRequestBody,
+  request: RecordedRequest,
+) => ScriptedResponse | Promise<ScriptedResponse>;
 
 export interface FakeAnthropic {
   /** Base URL for the SDK (`baseURL` / ANTHROPIC_BASE_URL). */
@@ -94,7 +97,12 @@ export interface FakeAnthropic {
 
 export const text = (value: string): ScriptedBlock => ({ type: 'text', text: value });
 
-export const toolUse = (name: string, input: unknown, id?: string): ScriptedBlock => ({ type: 'tool_use', name, input, id });
+export const toolUse = (name: string, input: unknown, id?: string): ScriptedBlock => ({
+  type: 'tool_use',
+  name,
+  input,
+  id,
+});
 
 const base62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -127,7 +135,12 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     });
     const raw = await readBody(req);
     if (req.method !== 'POST' || new URL(req.url ?? '/', 'http://x').pathname !== '/v1/messages') {
-      return sendError(res, 404, 'not_found_error', `fake-anthropic serves POST /v1/messages only, not ${req.method} ${req.url}`);
+      return sendError(
+        res,
+        404,
+        'not_found_error',
+        `fake-anthropic serves POST /v1/messages only, not ${req.method} ${req.url}`,
+      );
     }
     let body: MessagesRequestBody;
     try {
@@ -148,22 +161,32 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     });
     requests.push(request);
     if (!request.apiKey) return sendError(res, 401, 'authentication_error', 'x-api-key header is required');
-    if (!request.anthropicVersion) return sendError(res, 400, 'invalid_request_error', 'anthropic-version: header is required');
+    if (!request.anthropicVersion)
+      return sendError(res, 400, 'invalid_request_error', 'anthropic-version: header is required');
     const refused = refusalOf(body);
     if (refused) return sendError(res, 400, 'invalid_request_error', refused);
 
     const script = queue.shift() ?? (handler ? await handler(body, request) : undefined);
     request.reply = script;
     if (!script) {
-      return sendError(res, 500, 'api_error',
+      return sendError(
+        res,
+        500,
+        'api_error',
         `fake-anthropic: no scripted response for request #${requests.length} (model ${body.model}); ` +
-          'the test must call fake.enqueue(...) or fake.respond(...) for it');
+          'the test must call fake.enqueue(...) or fake.respond(...) for it',
+      );
     }
     if ('error' in script) {
       return sendError(res, script.error.status, script.error.type, script.error.message, script.error.headers);
     }
     if ('streamError' in script && !body.stream) {
-      return sendError(res, statusForErrorType(script.streamError.type), script.streamError.type, script.streamError.message);
+      return sendError(
+        res,
+        statusForErrorType(script.streamError.type),
+        script.streamError.type,
+        script.streamError.message,
+      );
     }
     const message = 'content' in script ? messageOf(script, body.model, cache?.usageOf(body)) : undefined;
     request.usage = message?.usage;
@@ -203,11 +226,23 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
  * budget form. Ids by their documented prefixes; a model not listed (the tests' `claude-test`) is not checked.
  */
 const documentedThinking: Array<[prefix: string, takes: 'adaptive' | 'both' | 'budget']> = [
-  ['claude-opus-5', 'adaptive'], ['claude-sonnet-5', 'adaptive'], ['claude-haiku-5', 'adaptive'], ['claude-mythos', 'adaptive'],
-  ['claude-fable', 'adaptive'], ['claude-opus-4-8', 'adaptive'], ['claude-opus-4-7', 'adaptive'],
-  ['claude-opus-4-6', 'both'], ['claude-sonnet-4-6', 'both'],
-  ['claude-opus-4-5', 'budget'], ['claude-sonnet-4-5', 'budget'], ['claude-haiku-4-5', 'budget'], ['claude-opus-4-1', 'budget'],
-  ['claude-opus-4-0', 'budget'], ['claude-sonnet-4-0', 'budget'], ['claude-opus-4-2025', 'budget'], ['claude-sonnet-4-2025', 'budget'],
+  ['claude-opus-5', 'adaptive'],
+  ['claude-sonnet-5', 'adaptive'],
+  ['claude-haiku-5', 'adaptive'],
+  ['claude-mythos', 'adaptive'],
+  ['claude-fable', 'adaptive'],
+  ['claude-opus-4-8', 'adaptive'],
+  ['claude-opus-4-7', 'adaptive'],
+  ['claude-opus-4-6', 'both'],
+  ['claude-sonnet-4-6', 'both'],
+  ['claude-opus-4-5', 'budget'],
+  ['claude-sonnet-4-5', 'budget'],
+  ['claude-haiku-4-5', 'budget'],
+  ['claude-opus-4-1', 'budget'],
+  ['claude-opus-4-0', 'budget'],
+  ['claude-sonnet-4-0', 'budget'],
+  ['claude-opus-4-2025', 'budget'],
+  ['claude-sonnet-4-2025', 'budget'],
   ['claude-3-7-sonnet', 'budget'],
 ];
 const documentedEfforts = ['low', 'medium', 'high', 'xhigh', 'max'];
@@ -217,12 +252,15 @@ function refusalOf(body: MessagesRequestBody): string | null {
   const takes = documentedThinking.find(([prefix]) => body.model.startsWith(prefix))?.[1];
   const thinking = body.thinking as { type?: unknown; budget_tokens?: unknown } | undefined;
   if (thinking?.type === 'enabled') {
-    if (takes === 'adaptive') return `thinking.type.enabled is not supported for this model. Use thinking.type.adaptive and output_config.effort to control thinking behavior.`;
+    if (takes === 'adaptive')
+      return `thinking.type.enabled is not supported for this model. Use thinking.type.adaptive and output_config.effort to control thinking behavior.`;
     const budget = thinking.budget_tokens;
-    if (typeof budget !== 'number' || !Number.isInteger(budget) || budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+    if (typeof budget !== 'number' || !Number.isInteger(budget) || budget < 1024)
+      return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
     if (budget >= body.max_tokens) return '`max_tokens` must be greater than `thinking.budget_tokens`.';
   } else if (thinking?.type === 'adaptive') {
-    if (takes === 'budget') return `thinking.type.adaptive is not supported for this model. Use thinking.type.enabled with budget_tokens.`;
+    if (takes === 'budget')
+      return `thinking.type.adaptive is not supported for this model. Use thinking.type.enabled with budget_tokens.`;
   } else if (thinking !== undefined && thinking.type !== 'disabled') {
     return `thinking.type: Input tag ${JSON.stringify(thinking.type)} found using 'type' does not match any of the expected tags: 'adaptive', 'disabled', 'enabled'`;
   }
@@ -252,9 +290,11 @@ interface ApiMessage {
 
 function messageOf(script: ScriptedMessage, model: string, cached?: Partial<ScriptedUsage>): ApiMessage {
   const content = script.content.map((block) =>
-    block.type === 'tool_use' ? { ...block, id: block.id ?? anthropicId('toolu') }
-    : block.type === 'thinking' ? { ...block, signature: block.signature ?? `sig-${block.thinking.length}` }
-    : block,
+    block.type === 'tool_use'
+      ? { ...block, id: block.id ?? anthropicId('toolu') }
+      : block.type === 'thinking'
+        ? { ...block, signature: block.signature ?? `sig-${block.thinking.length}` }
+        : block,
   );
   const usesTool = content.some((block) => block.type === 'tool_use');
   return {
@@ -265,19 +305,39 @@ function messageOf(script: ScriptedMessage, model: string, cached?: Partial<Scri
     content,
     stop_reason: script.stopReason ?? (usesTool ? 'tool_use' : 'end_turn'),
     stop_sequence: null,
-    usage: { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, ...script.usage, ...cached },
+    usage: {
+      input_tokens: 10,
+      output_tokens: 5,
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+      ...script.usage,
+      ...cached,
+    },
   };
 }
 
 function streamEventsOf(message: ApiMessage): SseEvent[] {
   const { usage, stop_reason, ...start } = message;
   const events: SseEvent[] = [
-    { event: 'message_start', data: { type: 'message_start', message: { ...start, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } } },
+    {
+      event: 'message_start',
+      data: {
+        type: 'message_start',
+        message: { ...start, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
+      },
+    },
     { event: 'ping', data: { type: 'ping' } },
   ];
   message.content.forEach((block, index) => events.push(...blockEvents(block, index)));
   events.push(
-    { event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } } },
+    {
+      event: 'message_delta',
+      data: {
+        type: 'message_delta',
+        delta: { stop_reason, stop_sequence: null },
+        usage: { output_tokens: usage.output_tokens },
+      },
+    },
     { event: 'message_stop', data: { type: 'message_stop' } },
   );
   return events;
@@ -295,11 +355,17 @@ function blockEvents(block: Record<string, unknown>, index: number): SseEvent[] 
   const stop: SseEvent = { event: 'content_block_stop', data: { type: 'content_block_stop', index } };
   switch (block.type) {
     case 'text':
-      return [start({ type: 'text', text: '' }), ...chunks(String(block.text)).map((t) => delta({ type: 'text_delta', text: t })), stop];
+      return [
+        start({ type: 'text', text: '' }),
+        ...chunks(String(block.text)).map((t) => delta({ type: 'text_delta', text: t })),
+        stop,
+      ];
     case 'tool_use':
       return [
         start({ type: 'tool_use', id: block.id, name: block.name, input: {} }),
-        ...chunks(JSON.stringify(block.input ?? {}), 4).map((json) => delta({ type: 'input_json_delta', partial_json: json })),
+        ...chunks(JSON.stringify(block.input ?? {}), 4).map((json) =>
+          delta({ type: 'input_json_delta', partial_json: json }),
+        ),
         stop,
       ];
     case 'thinking':
@@ -331,7 +397,11 @@ function chunks(value: string, parts = 3): string[] {
 }
 
 async function writeStream(res: http.ServerResponse, events: SseEvent[], delayMs: number): Promise<void> {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': anthropicId('req') });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    'request-id': anthropicId('req'),
+  });
   for (const [i, { event, data }] of events.entries()) {
     if (i > 0 && delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     if (res.destroyed) return;
@@ -340,7 +410,13 @@ async function writeStream(res: http.ServerResponse, events: SseEvent[], delayMs
   res.end();
 }
 
-function sendError(res: http.ServerResponse, status: number, type: string, message: string, headers: Record<string, string> = {}): void {
+function sendError(
+  res: http.ServerResponse,
+  status: number,
+  type: string,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   const requestId = headers['request-id'] ?? anthropicId('req');
   res.writeHead(status, { 'content-type': 'application/json', 'request-id': requestId, ...headers });
   res.end(JSON.stringify({ type: 'error', error: { type, message }, request_id: requestId }));

@@ -26,7 +26,9 @@ interface Block {
 const estimateTokens = (text: string) => Math.ceil(text.length / 4);
 
 function blockOf(value: unknown): Block {
-  const { cache_control: mark, ...rest } = (typeof value === 'object' && value !== null ? value : { text: value }) as Record<string, unknown>;
+  const { cache_control: mark, ...rest } = (
+    typeof value === 'object' && value !== null ? value : { text: value }
+  ) as Record<string, unknown>;
   const text = JSON.stringify(rest);
   return { tokens: estimateTokens(text), breakpoint: mark !== undefined, text };
 }
@@ -37,7 +39,8 @@ function blocksOf(body: MessagesRequestBody): Block[] {
   if (typeof system === 'string') blocks.push(blockOf({ type: 'text', text: system }));
   else if (Array.isArray(system)) blocks.push(...system.map(blockOf));
   for (const message of body.messages as Array<{ role: string; content: unknown }>) {
-    const content = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : (message.content as unknown[]);
+    const content =
+      typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : (message.content as unknown[]);
     // The role is part of what is cached: the same text as user and as assistant is not the same prefix.
     blocks.push(...content.map((block) => ({ ...blockOf(block), text: `${message.role}:${blockOf(block).text}` })));
   }
@@ -55,7 +58,9 @@ export class PromptCache {
   }
 
   /** The usage of one request, and the cache entries it writes. */
-  usageOf(body: MessagesRequestBody): Required<Pick<ScriptedUsage, 'input_tokens' | 'cache_read_input_tokens' | 'cache_creation_input_tokens'>> {
+  usageOf(
+    body: MessagesRequestBody,
+  ): Required<Pick<ScriptedUsage, 'input_tokens' | 'cache_read_input_tokens' | 'cache_creation_input_tokens'>> {
     const blocks = blocksOf(body);
     const hash = createHash('sha256');
     const prefixes: Array<{ key: string; tokens: number }> = [];
@@ -81,6 +86,10 @@ export class PromptCache {
       this.entries.add(prefixes[at].key);
       cachedUpTo = Math.max(cachedUpTo, prefixes[at].tokens);
     }
-    return { cache_read_input_tokens: read, cache_creation_input_tokens: cachedUpTo - read, input_tokens: tokens - cachedUpTo };
+    return {
+      cache_read_input_tokens: read,
+      cache_creation_input_tokens: cachedUpTo - read,
+      input_tokens: tokens - cachedUpTo,
+    };
   }
 }

@@ -12,7 +12,11 @@ async function main(): Promise<void> {
   const env = (name: string) => process.env[name] ?? (process.exit(2) as never);
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const connection = await NativeConnection.connect({ address: env('SKILLFLOW_TEST_TEMPORAL_ADDRESS') });
-  const httpFetch = { hosts: env('SKILLFLOW_TEST_FETCH_HOSTS').split(','), maxBytes: 1024, timeoutMs: Number(env('SKILLFLOW_TEST_FETCH_TIMEOUT_MS')) };
+  const httpFetch = {
+    hosts: env('SKILLFLOW_TEST_FETCH_HOSTS').split(','),
+    maxBytes: 1024,
+    timeoutMs: Number(env('SKILLFLOW_TEST_FETCH_TIMEOUT_MS')),
+  };
   const worker = await createWorker({
     connection,
     namespace: 'default',

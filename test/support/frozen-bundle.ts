@@ -11,7 +11,12 @@ import { gunzipSync } from 'node:zlib';
 export function frozenWorkflowBundle(commit: string): string {
   const packed = path.resolve(__dirname, '..', 'fixtures', 'bundles', `workflows-${commit}.js.gz`);
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-bundle-')), `workflows-${commit}.js`);
-  const emptyMap = Buffer.from(JSON.stringify({ version: 3, file: path.basename(file), sources: [], names: [], mappings: '' })).toString('base64');
-  fs.writeFileSync(file, `${gunzipSync(fs.readFileSync(packed)).toString('utf8')}\n//# sourceMappingURL=data:application/json;base64,${emptyMap}\n`);
+  const emptyMap = Buffer.from(
+    JSON.stringify({ version: 3, file: path.basename(file), sources: [], names: [], mappings: '' }),
+  ).toString('base64');
+  fs.writeFileSync(
+    file,
+    `${gunzipSync(fs.readFileSync(packed)).toString('utf8')}\n//# sourceMappingURL=data:application/json;base64,${emptyMap}\n`,
+  );
   return file;
 }

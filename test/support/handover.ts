@@ -30,7 +30,10 @@ export interface HandoverStack {
 export function useHandoverStack(prefix: string): HandoverStack {
   const stack = { taskQueue: `${prefix}-${Date.now().toString(36)}` } as HandoverStack;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `skillflow-${prefix}-`));
-  stack.startOldWorker = (commit) => stack.env.startWorker(stack.taskQueue, testDeps(stack.fake.url, { dataDir }), undefined, { workflowBundlePath: frozenWorkflowBundle(commit) });
+  stack.startOldWorker = (commit) =>
+    stack.env.startWorker(stack.taskQueue, testDeps(stack.fake.url, { dataDir }), undefined, {
+      workflowBundlePath: frozenWorkflowBundle(commit),
+    });
   stack.deploy = async (oldWorker, deps = {}) => {
     await stack.env.stopWorker(oldWorker);
     await stack.env.startWorker(stack.taskQueue, testDeps(stack.fake.url, { dataDir, ...deps }));

@@ -34,7 +34,12 @@ export function useWorkerHarness(prefix: string, options: HarnessOptions = {}): 
     harness.env = await TemporalTestEnv.connect();
     harness.fake = await startFakeAnthropic();
     harness.taskQueue = harness.env.newTaskQueue(prefix);
-    await harness.env.startWorker(harness.taskQueue, testDeps(harness.fake.url, { skillsDir: options.skillsDir?.(), ...options.deps?.() }), undefined, options.worker?.());
+    await harness.env.startWorker(
+      harness.taskQueue,
+      testDeps(harness.fake.url, { skillsDir: options.skillsDir?.(), ...options.deps?.() }),
+      undefined,
+      options.worker?.(),
+    );
   });
   afterAll(async () => {
     // A closer that fails must not keep the others, the worker or the connection open (as separate hooks did not).
@@ -42,7 +47,8 @@ export function useWorkerHarness(prefix: string, options: HarnessOptions = {}): 
     for (const close of closers.splice(0)) await close().catch((error: unknown) => failures.push(error));
     await harness.env?.close();
     await harness.fake?.close();
-    if (failures.length > 0) throw failures.length === 1 ? failures[0] : new AggregateError(failures, 'closeFirst: closers failed');
+    if (failures.length > 0)
+      throw failures.length === 1 ? failures[0] : new AggregateError(failures, 'closeFirst: closers failed');
   });
   beforeEach(() => {
     harness.fake.respond(undefined);

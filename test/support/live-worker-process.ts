@@ -21,7 +21,11 @@ async function main(): Promise<void> {
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,
-    deps: { model: modelDepsFrom(config, live), skills: { skillsDir: config.skillsDir, dataDir: path.join(config.dataDir, 'worker') }, tools: { registry: tools.registry } },
+    deps: {
+      model: modelDepsFrom(config, live),
+      skills: { skillsDir: config.skillsDir, dataDir: path.join(config.dataDir, 'worker') },
+      tools: { registry: tools.registry },
+    },
     workflowBundle: { codePath: process.env.SKILLFLOW_TEST_WORKFLOW_BUNDLE! },
     publishLive: (turnId, event) => live.publish(turnId, event),
     publishState: (turnId, snapshot) => live.publishState(turnId, snapshot),

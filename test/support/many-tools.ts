@@ -16,7 +16,10 @@ export function manyToolsServer(count: number, descriptionChars: number, schemaC
     command: process.execPath,
     args: ['--import', 'tsx', serverScript, 'stdio'],
     cwd: repoRoot,
-    env: { MCP_TEST_MANY: `${count},${descriptionChars},${schemaChars}`, ...(readyFile ? { MCP_TEST_READY_FILE: readyFile } : {}) },
+    env: {
+      MCP_TEST_MANY: `${count},${descriptionChars},${schemaChars}`,
+      ...(readyFile ? { MCP_TEST_READY_FILE: readyFile } : {}),
+    },
     timeout: '20s',
   };
 }

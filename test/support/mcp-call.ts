@@ -9,9 +9,19 @@ import { McpServerConnection, type McpServerConfig } from '../../lib/tools/mcp';
 async function main(): Promise<void> {
   const [config, tool, input] = process.argv.slice(2);
   const connection = new McpServerConnection(JSON.parse(config) as McpServerConfig);
-  const settled = <T>(promise: Promise<T>) => promise.catch((err: unknown) => ({ thrown: err instanceof Error ? err.message : String(err) }));
-  const call = await settled(connection.call(tool, JSON.parse(input) as Record<string, unknown>, { callId: 'toolu_test', attempt: 1, signal: new AbortController().signal, heartbeat: () => undefined }));
-  const discover = await settled(connection.discover().then(({ tools }) => tools.map((registered) => registered.spec.name)));
+  const settled = <T>(promise: Promise<T>) =>
+    promise.catch((err: unknown) => ({ thrown: err instanceof Error ? err.message : String(err) }));
+  const call = await settled(
+    connection.call(tool, JSON.parse(input) as Record<string, unknown>, {
+      callId: 'toolu_test',
+      attempt: 1,
+      signal: new AbortController().signal,
+      heartbeat: () => undefined,
+    }),
+  );
+  const discover = await settled(
+    connection.discover().then(({ tools }) => tools.map((registered) => registered.spec.name)),
+  );
   await connection.close();
   process.stdout.write(JSON.stringify({ call, discover }));
 }

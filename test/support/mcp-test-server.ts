@@ -24,12 +24,22 @@ function createServer(): McpServer {
   const server = new McpServer({ name: 'skillflow-test', version: '1.0.0' });
   server.registerTool(
     'echo',
-    { description: 'Echo the text back.', inputSchema: { text: z.string().max(100) }, annotations: { readOnlyHint: true } },
-    async ({ text }) => ({ content: [{ type: 'text', text: `${process.env.MCP_TEST_ECHO_PREFIX ?? ''}echo: ${text}` }] }),
+    {
+      description: 'Echo the text back.',
+      inputSchema: { text: z.string().max(100) },
+      annotations: { readOnlyHint: true },
+    },
+    async ({ text }) => ({
+      content: [{ type: 'text', text: `${process.env.MCP_TEST_ECHO_PREFIX ?? ''}echo: ${text}` }],
+    }),
   );
   server.registerTool(
     'slow',
-    { description: 'Answer after a while.', inputSchema: { ms: z.number().int().min(0) }, annotations: { readOnlyHint: true } },
+    {
+      description: 'Answer after a while.',
+      inputSchema: { ms: z.number().int().min(0) },
+      annotations: { readOnlyHint: true },
+    },
     async ({ ms }) => {
       await new Promise((resolve) => setTimeout(resolve, ms));
       return { content: [{ type: 'text', text: `slept ${ms} ms` }] };
@@ -37,22 +47,38 @@ function createServer(): McpServer {
   );
   server.registerTool(
     'record',
-    { description: 'Record an entry.', inputSchema: { entry: z.string() }, annotations: { destructiveHint: false, idempotentHint: false } },
-    async ({ entry }, extra) => ({ content: [{ type: 'text', text: `recorded ${entry} with key ${String(extra._meta?.['skillflow/idempotency-key'] ?? 'none')}` }] }),
+    {
+      description: 'Record an entry.',
+      inputSchema: { entry: z.string() },
+      annotations: { destructiveHint: false, idempotentHint: false },
+    },
+    async ({ entry }, extra) => ({
+      content: [
+        {
+          type: 'text',
+          text: `recorded ${entry} with key ${String(extra._meta?.['skillflow/idempotency-key'] ?? 'none')}`,
+        },
+      ],
+    }),
   );
   server.registerTool(
     'fail',
     { description: 'Always reports an error.', inputSchema: {}, annotations: { readOnlyHint: true } },
     async () => ({ content: [{ type: 'text', text: 'the record is locked' }], isError: true }),
   );
-  server.registerTool('dotted.name', { description: 'A tool whose name has a dot.', inputSchema: {}, annotations: { readOnlyHint: true } }, async () => ({
-    content: [{ type: 'text', text: 'dotted' }],
-  }));
+  server.registerTool(
+    'dotted.name',
+    { description: 'A tool whose name has a dot.', inputSchema: {}, annotations: { readOnlyHint: true } },
+    async () => ({
+      content: [{ type: 'text', text: 'dotted' }],
+    }),
+  );
   return server;
 }
 
 /** Holds the server's stdout, writing spaces (no message) until the reader lets go of the pipe (EPIPE), 30 s at most. */
-const orphan = "process.stdout.on('error', () => process.exit()); setInterval(() => process.stdout.write(' '), 100); setTimeout(() => process.exit(), 30000);";
+const orphan =
+  "process.stdout.on('error', () => process.exit()); setInterval(() => process.stdout.write(' '), 100); setTimeout(() => process.exit(), 30000);";
 
 /**
  * A server that misbehaves, on stdio. Its tool list never ends: page N lists tool tN and offers page N+1. It answers
@@ -77,7 +103,10 @@ function faultyServer(): Server {
       else process.exit(Number(args.code ?? 0));
       return new Promise<never>(() => undefined);
     }
-    throw new McpError(ErrorCode.InternalError, 'fetch failed: could not sign in to the upstream as admin with password hunter2');
+    throw new McpError(
+      ErrorCode.InternalError,
+      'fetch failed: could not sign in to the upstream as admin with password hunter2',
+    );
   });
   return server;
 }
@@ -91,15 +120,30 @@ function createManyServer(spec: string): Server {
   const [count, descriptionChars, schemaChars] = spec.split(',').map(Number);
   const tools = Array.from({ length: count }, (_, index) => {
     const mark = manyToolMark(index);
-    const filler = (chars: number) => `${mark} ${'lorem ipsum '.repeat(Math.ceil(chars / 12))}`.slice(0, Math.max(0, chars));
-    const base = { type: 'object', properties: { text: { type: 'string', maxLength: 100, description: '' } }, required: ['text'] };
+    const filler = (chars: number) =>
+      `${mark} ${'lorem ipsum '.repeat(Math.ceil(chars / 12))}`.slice(0, Math.max(0, chars));
+    const base = {
+      type: 'object',
+      properties: { text: { type: 'string', maxLength: 100, description: '' } },
+      required: ['text'],
+    };
     base.properties.text.description = filler(schemaChars - JSON.stringify(base).length);
-    return { name: `tool_${String(index).padStart(2, '0')}`, description: filler(descriptionChars), inputSchema: base, annotations: { readOnlyHint: true } };
+    return {
+      name: `tool_${String(index).padStart(2, '0')}`,
+      description: filler(descriptionChars),
+      inputSchema: base,
+      annotations: { readOnlyHint: true },
+    };
   });
   const server = new Server({ name: 'skillflow-many', version: '1.0.0' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => ({
-    content: [{ type: 'text', text: `echo ${request.params.name}: ${String((request.params.arguments as { text?: unknown } | undefined)?.text)}` }],
+    content: [
+      {
+        type: 'text',
+        text: `echo ${request.params.name}: ${String((request.params.arguments as { text?: unknown } | undefined)?.text)}`,
+      },
+    ],
   }));
   return server;
 }
@@ -157,7 +201,9 @@ async function main(): Promise<void> {
       if (!response.headersSent) response.writeHead(500).end();
     });
   });
-  httpServer.listen(Number(port ?? 0), '127.0.0.1', () => console.log(`listening ${(httpServer.address() as { port: number }).port}`));
+  httpServer.listen(Number(port ?? 0), '127.0.0.1', () =>
+    console.log(`listening ${(httpServer.address() as { port: number }).port}`),
+  );
 }
 
 main().catch((err) => {

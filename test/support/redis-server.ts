@@ -17,15 +17,23 @@ export interface RedisServer {
  */
 export async function startRedisServer(port?: number): Promise<RedisServer> {
   const chosen = port ?? (await freePort());
-  const child: ChildProcess = spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 10_000);
     child.once('error', (err) => {
       clearTimeout(timer);
-      reject(new Error(`redis-server could not be run (${err.message}): install it (apt-get install -y redis-server; .ci/run does).`));
+      reject(
+        new Error(
+          `redis-server could not be run (${err.message}): install it (apt-get install -y redis-server; .ci/run does).`,
+        ),
+      );
     });
     child.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();

@@ -32,7 +32,8 @@ export function queryDelayInterceptor(delay: QueryDelay): Interceptor {
         next(metadata, {
           onReceiveMessage(message, nextMessage) {
             delay.onAnswer?.();
-            const pass = () => (delay.ms === 0 ? nextMessage(message) : setTimeout(() => nextMessage(message), delay.ms));
+            const pass = () =>
+              delay.ms === 0 ? nextMessage(message) : setTimeout(() => nextMessage(message), delay.ms);
             if (delay.until) void delay.until.then(pass);
             else pass();
           },
@@ -54,9 +55,7 @@ export interface QueryLoad {
  * those in flight at once by type in `load`; its describes by workflow id, counted as they are made, in `describesOf`;
  * its query answers wait `queryDelay.ms`. Close `connection` when done.
  */
-export async function countedClient(
-  address: string,
-): Promise<{
+export async function countedClient(address: string): Promise<{
   client: Client;
   connection: Connection;
   calls: Map<string, number>;
@@ -72,7 +71,10 @@ export async function countedClient(
   const load = new Map<string, QueryLoad>();
   const describesOf = new Map<string, number>();
   const queryDelay: QueryDelay = { ms: 0 };
-  const connection = await Connection.connect({ address, interceptors: [countingInterceptor(calls), queryDelayInterceptor(queryDelay)] });
+  const connection = await Connection.connect({
+    address,
+    interceptors: [countingInterceptor(calls), queryDelayInterceptor(queryDelay)],
+  });
   const countQuery: WorkflowClientInterceptor = {
     query: async (input, next) => {
       queries.set(input.queryType, (queries.get(input.queryType) ?? 0) + 1);
@@ -89,7 +91,10 @@ export async function countedClient(
       }
     },
     describe: (input, next) => {
-      describesOf.set(input.workflowExecution.workflowId, (describesOf.get(input.workflowExecution.workflowId) ?? 0) + 1);
+      describesOf.set(
+        input.workflowExecution.workflowId,
+        (describesOf.get(input.workflowExecution.workflowId) ?? 0) + 1,
+      );
       return next(input);
     },
   };

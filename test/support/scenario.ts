@@ -14,7 +14,12 @@ export class ApiDriver {
   }
 
   async sendMessage(sessionId: string, body: Record<string, unknown>, key?: string) {
-    const response = await this.app.inject({ method: 'POST', url: `/v1/sessions/${sessionId}/turns`, headers: authHeaders(key), payload: body });
+    const response = await this.app.inject({
+      method: 'POST',
+      url: `/v1/sessions/${sessionId}/turns`,
+      headers: authHeaders(key),
+      payload: body,
+    });
     return { code: response.statusCode, body: response.json() };
   }
 
@@ -31,12 +36,21 @@ export class ApiDriver {
   }
 
   async waitFor(id: string, done: (turn: Json) => boolean, timeoutMs?: number, key?: string) {
-    return (await eventually(() => this.turn(id, key), (view) => view.code === 200 && done(view.body), timeoutMs)).body;
+    return (
+      await eventually(
+        () => this.turn(id, key),
+        (view) => view.code === 200 && done(view.body),
+        timeoutMs,
+      )
+    ).body;
   }
 
   /** Waits until the turn waits at a checkpoint other than `after`, and returns that checkpoint. */
   async pending(id: string, after?: string) {
-    const turn = await this.waitFor(id, (t) => t.status === 'waiting' && t.pendingCheckpoint && t.pendingCheckpoint.id !== after);
+    const turn = await this.waitFor(
+      id,
+      (t) => t.status === 'waiting' && t.pendingCheckpoint && t.pendingCheckpoint.id !== after,
+    );
     return turn.pendingCheckpoint as PendingCheckpoint;
   }
 

@@ -7,13 +7,20 @@ import pg from 'pg';
  * they are not running). Tests that need one fail with this message when it is not there: they never skip.
  */
 export const testRedisUrl = () => process.env.SKILLFLOW_TEST_REDIS_URL || 'redis://127.0.0.1:6379';
-export const testPostgresUrl = () => process.env.SKILLFLOW_TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+export const testPostgresUrl = () =>
+  process.env.SKILLFLOW_TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** A key prefix no other test run, engineer or deployment uses on the shared Redis. */
 export const uniqueRedisPrefix = (what: string) => `skillflow-test:${what}:${randomBytes(6).toString('hex')}:`;
 
 export async function requireRedis(url = testRedisUrl()): Promise<void> {
-  const client = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 3_000, retryStrategy: () => null });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 3_000,
+    retryStrategy: () => null,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -76,7 +83,8 @@ export async function killRedisConnection(name: string, url = testRedisUrl()): P
       .split('\n')
       .filter((line) => line.includes(` name=${name} `))
       .map((line) => /^id=(\d+)/.exec(line)?.[1]);
-    if (ids.length !== 1 || !ids[0]) throw new Error(`expected one Redis connection named ${name}, found ${ids.length}`);
+    if (ids.length !== 1 || !ids[0])
+      throw new Error(`expected one Redis connection named ${name}, found ${ids.length}`);
     const killed = await admin.call('CLIENT', 'KILL', 'ID', ids[0]);
     if (Number(killed) !== 1) throw new Error(`CLIENT KILL ID ${ids[0]} closed ${String(killed)} connections`);
   } finally {

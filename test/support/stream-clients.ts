@@ -57,7 +57,15 @@ export class SseClient {
         if (response.statusCode !== 200) {
           let body = '';
           response.on('data', (chunk) => (body += chunk));
-          response.on('end', () => reject(Object.assign(new Error(`SSE ${response.statusCode}: ${body}`), { status: response.statusCode, body, headers: response.headers })));
+          response.on('end', () =>
+            reject(
+              Object.assign(new Error(`SSE ${response.statusCode}: ${body}`), {
+                status: response.statusCode,
+                body,
+                headers: response.headers,
+              }),
+            ),
+          );
           return;
         }
         const client = new SseClient(response.statusCode, response.headers, response);
@@ -73,7 +81,11 @@ export class SseClient {
   }
 
   waitFor(match: (data: Json) => boolean, timeoutMs = 20_000): Promise<Json> {
-    return until(() => this.events.find(match), timeoutMs, () => `an SSE event; got ${JSON.stringify(this.events.map((e) => e.type))}`);
+    return until(
+      () => this.events.find(match),
+      timeoutMs,
+      () => `an SSE event; got ${JSON.stringify(this.events.map((e) => e.type))}`,
+    );
   }
 
   close(): void {
@@ -99,7 +111,9 @@ export class WsClient {
 
   private constructor(private readonly socket: WebSocket) {
     socket.on('message', (data) => this.frames.push(JSON.parse(data.toString())));
-    this.closed = new Promise((resolve) => socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    this.closed = new Promise((resolve) =>
+      socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
   }
 
   static open(url: string, headers: Record<string, string> = {}): Promise<WsClient> {
@@ -112,7 +126,13 @@ export class WsClient {
         response.on('data', (chunk) => (body += chunk));
         response.on('end', () => {
           request.destroy();
-          reject(Object.assign(new Error(`WS ${response.statusCode}: ${body}`), { status: response.statusCode, body, headers: response.headers }));
+          reject(
+            Object.assign(new Error(`WS ${response.statusCode}: ${body}`), {
+              status: response.statusCode,
+              body,
+              headers: response.headers,
+            }),
+          );
         });
       });
       socket.once('error', reject);
@@ -128,12 +148,17 @@ export class WsClient {
   }
 
   waitForEvent(match: (event: Json) => boolean, timeoutMs = 20_000): Promise<Json> {
-    return until(() => this.events.find(match), timeoutMs, () => `a WS event; got ${JSON.stringify(this.events.map((e) => e.type))}`);
+    return until(
+      () => this.events.find(match),
+      timeoutMs,
+      () => `a WS event; got ${JSON.stringify(this.events.map((e) => e.type))}`,
+    );
   }
 
   waitForReply(requestId: string | number, timeoutMs = 20_000): Promise<Json> {
     return until(
-      () => this.frames.find((frame) => (frame.type === 'ack' || frame.type === 'error') && frame.requestId === requestId),
+      () =>
+        this.frames.find((frame) => (frame.type === 'ack' || frame.type === 'error') && frame.requestId === requestId),
       timeoutMs,
       () => `the reply to ${requestId}; got ${JSON.stringify(this.frames.filter((f) => f.type !== 'event'))}`,
     );

@@ -28,7 +28,8 @@ export class TemporalTestEnv {
   /** `installRuntime` replaces the quiet default Temporal runtime of this test file (logs, metrics); `address`, another server. */
   static async connect(options: { installRuntime?: () => void; address?: string } = {}): Promise<TemporalTestEnv> {
     const address = options.address ?? process.env.SKILLFLOW_TEST_TEMPORAL_ADDRESS;
-    if (!address) throw new Error('No test Temporal server: run the suite with `npm test` (or unset SKILLFLOW_TEST_NO_TEMPORAL).');
+    if (!address)
+      throw new Error('No test Temporal server: run the suite with `npm test` (or unset SKILLFLOW_TEST_NO_TEMPORAL).');
     if (!runtimeInstalled) {
       (options.installRuntime ?? (() => Runtime.install({ logger: new DefaultLogger('ERROR') })))();
       runtimeInstalled = true;

@@ -23,7 +23,15 @@ export interface TranscriptFigures {
 export async function transcriptFigures(client: Client, workflowId: string): Promise<TranscriptFigures> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   const modelCallIds = new Set<string>();
-  const figures: TranscriptFigures = { modelCalls: 0, rounds: 0, wholeConversations: 0, misses: 0, workers: {}, historyBytes: 0, bytesPerRound: 0 };
+  const figures: TranscriptFigures = {
+    modelCalls: 0,
+    rounds: 0,
+    wholeConversations: 0,
+    misses: 0,
+    workers: {},
+    historyBytes: 0,
+    bytesPerRound: 0,
+  };
   for (const event of history.events ?? []) {
     const scheduled = event.activityTaskScheduledEventAttributes;
     if (scheduled?.activityType?.name === 'callModel') {

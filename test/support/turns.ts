@@ -8,7 +8,12 @@ import type { turnWorkflow } from '../../workflows/turn';
 import { closedTurnOutcome } from '../../api/turn-result';
 import { examDecision } from './exam-script';
 
-export const fastSettings: TurnSettings = { ...defaultTurnSettings, modelMaxAttempts: 3, modelRetryInitialMs: 100, modelTimeoutMs: 20_000 };
+export const fastSettings: TurnSettings = {
+  ...defaultTurnSettings,
+  modelMaxAttempts: 3,
+  modelRetryInitialMs: 100,
+  modelTimeoutMs: 20_000,
+};
 
 export type TurnOverrides = Partial<Omit<TurnInput, 'settings'>> & { settings?: Partial<TurnSettings> };
 
@@ -35,7 +40,12 @@ export async function startTurn(
   return client.workflow.start<typeof turnWorkflow>('turnWorkflow', { workflowId: turnId, taskQueue, args: [input] });
 }
 
-export async function runTurn(client: Client, taskQueue: string, message: string, overrides: TurnOverrides = {}): Promise<{ result: TurnResult; events: Awaited<ReturnType<typeof eventsOf>> }> {
+export async function runTurn(
+  client: Client,
+  taskQueue: string,
+  message: string,
+  overrides: TurnOverrides = {},
+): Promise<{ result: TurnResult; events: Awaited<ReturnType<typeof eventsOf>> }> {
   const handle = await startTurn(client, taskQueue, message, overrides);
   const result = await resultOf(handle);
   return { result, events: await eventsOf(handle) };
@@ -46,13 +56,20 @@ export async function eventsOf(handle: WorkflowHandle) {
 }
 
 /** The turn's next pending checkpoint other than `afterId`, or undefined once the turn has ended. */
-export async function nextCheckpoint(handle: WorkflowHandle, afterId?: string, timeoutMs = 30_000): Promise<PendingCheckpoint | undefined> {
+export async function nextCheckpoint(
+  handle: WorkflowHandle,
+  afterId?: string,
+  timeoutMs = 30_000,
+): Promise<PendingCheckpoint | undefined> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const state = await handle.query(turnStateQuery);
     if (state.pendingCheckpoint && state.pendingCheckpoint.id !== afterId) return state.pendingCheckpoint;
     if (['completed', 'failed', 'cancelled'].includes(state.status)) return undefined;
-    if (Date.now() > deadline) throw new Error(`no checkpoint after ${afterId ?? 'the start'} within ${timeoutMs / 1000} s; the turn is ${state.status}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `no checkpoint after ${afterId ?? 'the start'} within ${timeoutMs / 1000} s; the turn is ${state.status}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -66,7 +83,9 @@ export async function answerNext(
 ): Promise<PendingCheckpoint> {
   const pending = await nextCheckpoint(handle, afterId, timeoutMs);
   if (!pending) throw new Error('turn ended while waiting for a checkpoint');
-  await handle.executeUpdate(answerCheckpointUpdate, { args: [{ ...decision, checkpointId: pending.id, by: 'tester' }] });
+  await handle.executeUpdate(answerCheckpointUpdate, {
+    args: [{ ...decision, checkpointId: pending.id, by: 'tester' }],
+  });
   return pending;
 }
 
@@ -74,7 +93,9 @@ export async function answerNext(
 export async function answerExam(handle: WorkflowHandle): Promise<PendingCheckpoint[]> {
   const asked: PendingCheckpoint[] = [];
   for (let pending = await nextCheckpoint(handle); pending; pending = await nextCheckpoint(handle, pending.id)) {
-    await handle.executeUpdate(answerCheckpointUpdate, { args: [{ ...examDecision(pending), checkpointId: pending.id, by: 'tester' }] });
+    await handle.executeUpdate(answerCheckpointUpdate, {
+      args: [{ ...examDecision(pending), checkpointId: pending.id, by: 'tester' }],
+    });
     asked.push(pending);
   }
   return asked;

@@ -5,12 +5,15 @@ const wordsPerMinute = { child: 120, adult: 238, skimming: 450 } as const;
 /** How long a text takes to read aloud or silently, for a reader of a kind: the model should not estimate it. */
 export const readingTime = defineTool({
   name: 'reading_time',
-  description: 'Estimate how many minutes a text takes to read, for a kind of reader. Use it instead of estimating yourself.',
+  description:
+    'Estimate how many minutes a text takes to read, for a kind of reader. Use it instead of estimating yourself.',
   category: 'text',
   input: Type.Object(
     {
       text: Type.String({ minLength: 1, maxLength: 200_000, description: 'The text to time' }),
-      reader: Type.Optional(StringEnum(['child', 'adult', 'skimming'], { default: 'adult', description: 'Who reads it' })),
+      reader: Type.Optional(
+        StringEnum(['child', 'adult', 'skimming'], { default: 'adult', description: 'Who reads it' }),
+      ),
     },
     { additionalProperties: false },
   ),

@@ -11,7 +11,13 @@ export const calculator = defineTool({
     'sinh, cosh, tanh, floor, ceil, trunc, round (round(x, digits)), sign, min, max, hypot, pow, mod.',
   category: 'math',
   input: Type.Object(
-    { expression: Type.String({ minLength: 1, maxLength: maxExpressionLength, description: 'The expression, e.g. (1200 * 0.035) / 12' }) },
+    {
+      expression: Type.String({
+        minLength: 1,
+        maxLength: maxExpressionLength,
+        description: 'The expression, e.g. (1200 * 0.035) / 12',
+      }),
+    },
     { additionalProperties: false },
   ),
   idempotent: true,
@@ -21,7 +27,8 @@ export const calculator = defineTool({
     try {
       return `${expression} = ${formatNumber(evaluateExpression(expression))}`;
     } catch (err) {
-      if (err instanceof ExpressionError) throw new ToolError(`Cannot evaluate ${JSON.stringify(expression)}: ${err.message}.`);
+      if (err instanceof ExpressionError)
+        throw new ToolError(`Cannot evaluate ${JSON.stringify(expression)}: ${err.message}.`);
       throw err;
     }
   },

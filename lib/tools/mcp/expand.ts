@@ -28,17 +28,24 @@ export function expandVariables(text: string, context: ExpandContext): Expansion
 function resolve(inner: string, context: ExpandContext): string | { problem: string } {
   if (inner === 'workspaceFolder') return context.workspaceFolder;
   if (inner.startsWith('input:')) {
-    return { problem: `\${${inner}} asks VS Code to prompt for a value, which a worker cannot do: set an environment variable and write \${env:NAME} or \${NAME}` };
+    return {
+      problem: `\${${inner}} asks VS Code to prompt for a value, which a worker cannot do: set an environment variable and write \${env:NAME} or \${NAME}`,
+    };
   }
   const vsCode = inner.startsWith('env:');
   const body = vsCode ? inner.slice('env:'.length) : inner;
   const split = vsCode ? -1 : body.indexOf(':-');
   const name = split === -1 ? body : body.slice(0, split);
   if (!variableName.test(name)) {
-    return { problem: `\${${inner}} is not a variable reference skillflow reads (\${NAME}, \${NAME:-default}, \${env:NAME} or \${workspaceFolder})` };
+    return {
+      problem: `\${${inner}} is not a variable reference skillflow reads (\${NAME}, \${NAME:-default}, \${env:NAME} or \${workspaceFolder})`,
+    };
   }
   const set = context.env[name];
   if (split !== -1) return set === undefined || set === '' ? body.slice(split + 2) : set;
-  if (set === undefined) return { problem: `the environment variable ${name} is not set: set it, or give a default as \${${name}:-default}` };
+  if (set === undefined)
+    return {
+      problem: `the environment variable ${name} is not set: set it, or give a default as \${${name}:-default}`,
+    };
   return set;
 }

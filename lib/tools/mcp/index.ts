@@ -16,7 +16,12 @@ export const rediscoverEveryMs = 30_000;
  * tool catalog past its bound (SKILLFLOW_TOOL_CATALOG_MAX_BYTES), at start-up or when it answers later, has none of
  * them registered, is reported with the sizes and what to do, and is not tried again. Returns what closes them all.
  */
-export async function attachMcpServers(file: string, registry: ToolRegistry, log: (line: string) => void, retryEveryMs = rediscoverEveryMs): Promise<() => Promise<void>> {
+export async function attachMcpServers(
+  file: string,
+  registry: ToolRegistry,
+  log: (line: string) => void,
+  retryEveryMs = rediscoverEveryMs,
+): Promise<() => Promise<void>> {
   const connections = loadMcpConfig(file).map((config) => new McpServerConnection(config));
   const timers = new Set<NodeJS.Timeout>();
   let stopped = false;
@@ -27,10 +32,15 @@ export async function attachMcpServers(file: string, registry: ToolRegistry, log
       for (const tool of skipped) log(`MCP server ${name}: skipped ${tool}`);
       if (!registered(registry, `MCP server ${name}`, tools, log)) return;
       const size = `the tool catalog now ${sizeOf(registry.catalogBytes)} of ${sizeOf(registry.maxCatalogBytes)}`;
-      log(`MCP server ${name}: ${tools.length} tools (${tools.map((tool) => tool.spec.name).join(', ') || 'none'})${attempt > 1 ? ' after it was down' : ''}; ${size}`);
+      log(
+        `MCP server ${name}: ${tools.length} tools (${tools.map((tool) => tool.spec.name).join(', ') || 'none'})${attempt > 1 ? ' after it was down' : ''}; ${size}`,
+      );
     } catch (err) {
       if (stopped) return;
-      if (attempt === 1) log(`MCP server ${name} is down (${err instanceof Error ? err.message : String(err)}); trying again every ${retryEveryMs / 1000} s`);
+      if (attempt === 1)
+        log(
+          `MCP server ${name} is down (${err instanceof Error ? err.message : String(err)}); trying again every ${retryEveryMs / 1000} s`,
+        );
       const timer = setTimeout(() => {
         timers.delete(timer);
         void discover(connection, attempt + 1);
@@ -48,7 +58,12 @@ export async function attachMcpServers(file: string, registry: ToolRegistry, log
 }
 
 /** Adds a server's tools; false, with the reason logged, when the catalog's bound refuses them (the server answered: no retry). */
-function registered(registry: ToolRegistry, from: string, tools: RegisteredTool[], log: (line: string) => void): boolean {
+function registered(
+  registry: ToolRegistry,
+  from: string,
+  tools: RegisteredTool[],
+  log: (line: string) => void,
+): boolean {
   try {
     registry.add(tools, from);
     return true;

@@ -7,7 +7,8 @@ import { ErrorCode, McpError, type JSONRPCMessage } from '@modelcontextprotocol/
 /** How a server's process ended: the code it exited with, or the signal that ended it. */
 export type ServerExit = { kind: 'code'; code: number } | { kind: 'signal'; signal: NodeJS.Signals };
 
-export const describeExit = (exit: ServerExit): string => (exit.kind === 'code' ? `it exited with code ${exit.code}` : `it was ended by ${exit.signal}`);
+export const describeExit = (exit: ServerExit): string =>
+  exit.kind === 'code' ? `it exited with code ${exit.code}` : `it was ended by ${exit.signal}`;
 
 export interface ServerProcessParams {
   command: string;
@@ -42,7 +43,12 @@ export class ServerProcessTransport implements Transport {
   start(): Promise<void> {
     const { command, args, env, cwd } = this.params;
     return new Promise((resolve, reject) => {
-      const child = spawn(command, args, { env, ...(cwd ? { cwd } : {}), stdio: ['pipe', 'pipe', 'ignore'], shell: false });
+      const child = spawn(command, args, {
+        env,
+        ...(cwd ? { cwd } : {}),
+        stdio: ['pipe', 'pipe', 'ignore'],
+        shell: false,
+      });
       this.child = child;
       child.once('spawn', () => resolve());
       child.once('error', (err) => {

@@ -42,7 +42,8 @@ const codeOf = (err: unknown): string | undefined => {
   return typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code) ? code : undefined;
 };
 
-const reasonOf = (err: unknown): string => (err instanceof Error ? err.message || err.name : String(err)).split('\n')[0];
+const reasonOf = (err: unknown): string =>
+  (err instanceof Error ? err.message || err.name : String(err)).split('\n')[0];
 
 const unreachable = 'it cannot be reached';
 
@@ -81,9 +82,15 @@ export class McpServerConnection {
   private transport(): Transport {
     const { config } = this;
     if (config.transport === 'stdio') {
-      return new ServerProcessTransport({ command: config.command, args: config.args, env: { ...getDefaultEnvironment(), ...config.env }, ...(config.cwd ? { cwd: config.cwd } : {}) });
+      return new ServerProcessTransport({
+        command: config.command,
+        args: config.args,
+        env: { ...getDefaultEnvironment(), ...config.env },
+        ...(config.cwd ? { cwd: config.cwd } : {}),
+      });
     }
-    if (config.transport === 'sse') return new SSEClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
+    if (config.transport === 'sse')
+      return new SSEClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
     return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
   }
 
@@ -91,7 +98,11 @@ export class McpServerConnection {
   private connected(): Promise<Link> {
     if (this.link) return Promise.resolve(this.link);
     this.connecting ??= (async () => {
-      const link: Link = { client: new Client({ name: 'skillflow', version: '1' }), transport: this.transport(), closed: false };
+      const link: Link = {
+        client: new Client({ name: 'skillflow', version: '1' }),
+        transport: this.transport(),
+        closed: false,
+      };
       // The client's own handler (kept) fails the calls in flight with ConnectionClosed; this one forgets the link.
       link.client.onclose = () => {
         link.closed = true;
@@ -101,7 +112,12 @@ export class McpServerConnection {
         await within(link.client.connect(link.transport), connectTimeoutMs);
       } catch (err) {
         await link.client.close().catch(() => undefined);
-        throw new ServerDown(err instanceof Deadline ? `no answer within ${connectTimeoutMs / 1000} s` : (downReason(err, link) ?? codeOf(err) ?? unreachable), err);
+        throw new ServerDown(
+          err instanceof Deadline
+            ? `no answer within ${connectTimeoutMs / 1000} s`
+            : (downReason(err, link) ?? codeOf(err) ?? unreachable),
+          err,
+        );
       }
       if (this.closed) await link.client.close();
       else if (!link.closed) this.link = link;
@@ -124,7 +140,9 @@ export class McpServerConnection {
       cursor = page.nextCursor;
       if (!cursor) break;
       if (pages === maxToolPages) {
-        skipped.push(`the tools after page ${maxToolPages} of its list (the server offers more pages; ${maxToolPages} are read)`);
+        skipped.push(
+          `the tools after page ${maxToolPages} of its list (the server offers more pages; ${maxToolPages} are read)`,
+        );
         break;
       }
     }
@@ -150,7 +168,10 @@ export class McpServerConnection {
     const { $schema: _ignored, ...schema } = inputSchema as ToolInputSchema & { $schema?: unknown };
     const spec: ToolSpec = {
       name: mcpToolName(config.name, tool.name),
-      description: (tool.description || tool.title || `The ${tool.name} tool of MCP server ${config.name}.`).slice(0, maxDescriptionChars),
+      description: (tool.description || tool.title || `The ${tool.name} tool of MCP server ${config.name}.`).slice(
+        0,
+        maxDescriptionChars,
+      ),
       category: config.category,
       inputSchema: schema as ToolInputSchema,
       source: 'mcp',
@@ -159,7 +180,12 @@ export class McpServerConnection {
       idempotent,
       needsApproval,
       // The call bounds itself (the server's timeout); the activity's own limit only catches a worker that died.
-      activity: { timeoutMs: config.timeoutMs + 10_000, heartbeatMs: config.timeoutMs > 20_000 ? 20_000 : null, maxAttempts: 1, retryInitialMs: 1_000 },
+      activity: {
+        timeoutMs: config.timeoutMs + 10_000,
+        heartbeatMs: config.timeoutMs > 20_000 ? 20_000 : null,
+        maxAttempts: 1,
+        retryInitialMs: 1_000,
+      },
     };
     return registeredTool(spec, (input, context) => this.call(tool.name, input, context));
   }
@@ -172,24 +198,40 @@ export class McpServerConnection {
     try {
       link = await within(this.connected(), timeoutMs);
     } catch (err) {
-      return { isError: true, content: `MCP server ${name} is down: ${err instanceof Deadline ? `no connection within ${timeoutMs} ms` : err instanceof ServerDown ? err.reason : unreachable}. ${tool} did not run.` };
+      return {
+        isError: true,
+        content: `MCP server ${name} is down: ${err instanceof Deadline ? `no connection within ${timeoutMs} ms` : err instanceof ServerDown ? err.reason : unreachable}. ${tool} did not run.`,
+      };
     }
     const meta = context.idempotencyKey ? { _meta: { [idempotencyMetaKey]: context.idempotencyKey } } : {};
     const left = Math.max(1, timeoutMs - (Date.now() - started));
     try {
-      const result = await within(link.client.callTool({ name: tool, arguments: input, ...meta }, undefined, { timeout: left, signal: context.signal }), left + 500);
+      const result = await within(
+        link.client.callTool({ name: tool, arguments: input, ...meta }, undefined, {
+          timeout: left,
+          signal: context.signal,
+        }),
+        left + 500,
+      );
       return resultText(result as CallResult);
     } catch (err) {
       const down = downReason(err, link);
       if (down) {
         await this.drop(link);
-        return { isError: true, content: `MCP server ${name} is down: ${down}. ${tool} did not run, or its answer was lost.` };
+        return {
+          isError: true,
+          content: `MCP server ${name} is down: ${down}. ${tool} did not run, or its answer was lost.`,
+        };
       }
       if (err instanceof Deadline || /timed out|timeout/i.test(reasonOf(err))) {
-        return { isError: true, content: `MCP server ${name} did not answer ${tool} within ${timeoutMs} ms; it may still be running it.` };
+        return {
+          isError: true,
+          content: `MCP server ${name} did not answer ${tool} within ${timeoutMs} ms; it may still be running it.`,
+        };
       }
       // Arguments the server refused: its message is for the caller, who can fix them.
-      if ((err as { code?: unknown }).code === ErrorCode.InvalidParams) return { isError: true, content: `MCP server ${name} refused ${tool}: ${reasonOf(err)}` };
+      if ((err as { code?: unknown }).code === ErrorCode.InvalidParams)
+        return { isError: true, content: `MCP server ${name} refused ${tool}: ${reasonOf(err)}` };
       // Anything else is the server's internals: thrown, so the turn shows the generic internal error and logs this one.
       throw err;
     }
@@ -210,7 +252,18 @@ export class McpServerConnection {
 }
 
 /** Codes of a connection that failed (refused, reset, a name not found, a closed pipe) rather than of a server's answer. */
-const connectionCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+const connectionCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /**
  * Why a failed call means the server is down, named without the error's text, or null when it is not down. Down is
@@ -241,6 +294,7 @@ function resultText(result: CallResult): ToolRunResult {
     if (block.type === 'resource' && typeof block.resource?.text === 'string') return block.resource.text;
     return `[${block.type}${block.mimeType ? ` ${block.mimeType}` : ''}${block.resource?.uri ? ` ${block.resource.uri}` : ''} not shown]`;
   });
-  if (parts.length === 0 && result.structuredContent !== undefined) parts.push(JSON.stringify(result.structuredContent));
+  if (parts.length === 0 && result.structuredContent !== undefined)
+    parts.push(JSON.stringify(result.structuredContent));
   return { content: parts.join('\n'), isError: result.isError === true };
 }
