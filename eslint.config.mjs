@@ -32,7 +32,17 @@ const nodeBuiltins = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', '.cache/**', 'dist/**', 'coverage/**', 'test/fixtures/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      '.data/**',
+      '.cache/**',
+      'dist/**',
+      'packages/*/dist/**',
+      'coverage/**',
+      'test/fixtures/**',
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     files: ['bin/**/*.js', '*.js'],

@@ -1,26 +1,23 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { CancelFrame, CheckpointAnswer, CheckpointFrame } from '../../core/protocol';
+import {
+  CancelFrame,
+  CheckpointAnswer,
+  CheckpointFrame,
+  type WsRequestId,
+  type WsServerFrame,
+} from '../../core/protocol';
 import { HttpError } from '../errors';
 import type { StreamItem } from './follow-turn';
 
 /** The WebSocket protocol of GET /v1/turns/:id/ws (docs/api.md), one JSON object per text frame. */
 
-export type RequestId = string | number;
+export type RequestId = WsRequestId;
 
 export type ClientFrame =
   | { type: 'checkpoint'; requestId: RequestId; checkpointId: string; answer: CheckpointAnswer }
   | { type: 'cancel'; requestId: RequestId };
 
-export type ServerFrame =
-  | { type: 'event'; event: StreamItem }
-  | ({ type: 'ack'; requestId: RequestId } & Record<string, unknown>)
-  | {
-      type: 'error';
-      requestId?: RequestId;
-      status: number;
-      error: { code: string; message: string };
-      retryAfter?: number;
-    };
+export type ServerFrame = WsServerFrame<StreamItem>;
 
 const checkpointFrame = TypeCompiler.Compile(CheckpointFrame);
 const checkpointAnswer = TypeCompiler.Compile(CheckpointAnswer);

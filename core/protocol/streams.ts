@@ -26,6 +26,22 @@ export const WsQuery = Type.Object({
   token: Type.Optional(Type.String({ maxLength: 1024, description: 'A stream token from POST /v1/stream-tokens' })),
 });
 
+/** A WebSocket request's id of the client's choice, echoed in its `ack` or `error` frame. */
+export type WsRequestId = string | number;
+
+/** Server → client frames of the WebSocket protocol (docs/api.md); `E` is the stream's event type. */
+export type WsServerFrame<E> =
+  | { type: 'event'; event: E }
+  | ({ type: 'ack'; requestId: WsRequestId } & Record<string, unknown>)
+  | {
+      type: 'error';
+      requestId?: WsRequestId;
+      status: number;
+      error: { code: string; message: string };
+      /** Seconds, where the HTTP route sends `retry-after`. */
+      retryAfter?: number;
+    };
+
 const RequestId = Type.Union([Type.String({ minLength: 1, maxLength: 128 }), Type.Integer()], {
   description: 'Echoed in the ack or error',
 });

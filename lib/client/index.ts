@@ -1,3 +1,5 @@
+import { SkillflowApiError } from './errors';
+import { TurnSocket, type WebSocketConstructor } from './socket';
 import { readServerSentEvents, ServerSentEventParser } from './sse';
 import type {
   AnswerAccepted,
@@ -8,6 +10,8 @@ import type {
   Skill,
   SkillList,
   StartedTurnReply,
+  StreamToken,
+  StreamTokenScope,
   StreamEvent,
   Turn,
   TurnFilter,
@@ -16,6 +20,9 @@ import type {
 } from './types';
 
 export type * from './types';
+export { SkillflowApiError } from './errors';
+export { ServerSentEventParser, readServerSentEvents, type ServerSentEvent } from './sse';
+export { TurnSocket, type WebSocketConstructor, type WebSocketLike } from './socket';
 
 export interface ClientOptions {
   /** The API's base URL, e.g. http://127.0.0.1:3000. */
@@ -24,22 +31,15 @@ export interface ClientOptions {
   apiKey?: string;
   /** Another fetch (tests, proxies); default the global one. */
   fetch?: typeof fetch;
+  /** The WebSocket class for `openTurnSocket`: default `globalThis.WebSocket`; on Node 20 pass `WebSocket` from `ws`. */
+  WebSocket?: WebSocketConstructor;
 }
 
-/** An error answer of the API (`{error: {code, message, requestId}}`), or the API not answering at all (`status` 0). */
-export class SkillflowApiError extends Error {
-  override name = 'SkillflowApiError';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly requestId?: string,
-    /** The answer's `retry-after` in seconds (429, 503): the same request may succeed after that long. */
-    readonly retryAfterSeconds?: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
+export interface SocketOptions {
+  /** The offset of the last event already seen (0: from the start). */
+  after?: number;
+  /** With an API key: `write` (the default) lets the socket answer checkpoints and cancel, `read` only follows. */
+  scope?: StreamTokenScope;
 }
 
 export interface FollowOptions {
@@ -144,6 +144,29 @@ export class SkillflowClient {
 
   getSkill(name: string): Promise<Skill> {
     return this.request('GET', `/v1/skills/${encodeURIComponent(name)}`);
+  }
+
+  /** A short-lived token that opens this turn's SSE or WebSocket stream with `?token=` (for browsers; docs/api.md). */
+  createStreamToken(turnId: string, scope: StreamTokenScope = 'read'): Promise<StreamToken> {
+    return this.request('POST', '/v1/stream-tokens', { turnId, scope });
+  }
+
+  /**
+   * Opens the turn's WebSocket: its events, and checkpoint answers and cancels over the same connection. With an API
+   * key it first gets a stream token (browsers' WebSockets cannot send headers), so a refused key or an unknown turn
+   * fails here with the API's error. Uses `options.WebSocket` from the constructor, else `globalThis.WebSocket`.
+   */
+  async openTurnSocket(turnId: string, options: SocketOptions = {}): Promise<TurnSocket> {
+    const WebSocket = this.options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+    if (!WebSocket)
+      throw new TypeError(
+        'This runtime has no globalThis.WebSocket (Node 20 has none): pass one, e.g. new SkillflowClient({ baseUrl, WebSocket }) with WebSocket from the ws package.',
+      );
+    const after = options.after ?? 0;
+    const query: Record<string, string | number> = { after };
+    if (this.options.apiKey) query.token = (await this.createStreamToken(turnId, options.scope ?? 'write')).token;
+    const url = `${this.baseUrl.replace(/^http/, 'ws')}/v1/turns/${encodeURIComponent(turnId)}/ws${queryString(query)}`;
+    return TurnSocket.open(WebSocket, url, turnId, after);
   }
 
   /**

@@ -6,10 +6,14 @@ import type {
   SkillCatalogPage,
   SkillDetail,
   StartedTurn,
+  StreamToken as StreamTokenSchema,
+  StreamTokenScope,
   TurnListQuery,
   TurnPage,
   TurnSummary,
   TurnView,
+  WsRequestId,
+  WsServerFrame,
 } from '../../core/protocol';
 import type { CheckpointAction, CheckpointAnswer, PendingCheckpoint } from '../../core/checkpoints';
 import type { TurnEventBody } from '../../core/events';
@@ -25,6 +29,8 @@ export type {
   TurnEventBody,
   TurnRequest,
   TurnStatus,
+  StreamTokenScope,
+  WsRequestId,
 };
 export type Turn = TurnView;
 export type TurnListItem = TurnSummary;
@@ -36,9 +42,12 @@ export type StartedTurnReply = Static<typeof StartedTurn>;
 export type AnswerAccepted = CheckpointAccepted;
 export type SkillList = Static<typeof SkillCatalogPage>;
 export type Skill = Static<typeof SkillDetail>;
+export type StreamToken = Static<typeof StreamTokenSchema>;
 
 /** An event as the stream delivers it: durable ones with `offset` and `at` (terminal ones maybe `synthesized`), live
  * deltas with the model call and attempt, and `message.reset`. */
 export type StreamEvent = (TurnEventBody & { offset?: number; at?: string; synthesized?: true }) | MessageResetEvent;
 /** An event of the turn's durable log. */
 export type LoggedEvent = TurnEventBody & { offset: number; at: string };
+/** A frame the server sends on a turn's WebSocket. */
+export type TurnSocketFrame = WsServerFrame<StreamEvent>;
