@@ -14,6 +14,7 @@ import {
 import { spawnLabelled, stopProcess } from '../lib/processes';
 import { describeTemporalConnection, temporalStartPlan, TemporalUnreachableError } from '../lib/temporal-connection';
 import { obtainTemporalCli, userCacheDir, TemporalCliError } from '../lib/temporal-cli';
+import { buildClientPackage } from './client-package';
 import { workerReadyMarker } from '../worker/ready';
 
 const root = path.resolve(__dirname, '..');
@@ -172,6 +173,11 @@ async function main(): Promise<void> {
     lines.push('', '  ANTHROPIC_API_KEY is not set: the API works, but every model call will fail until you set it.');
   }
   console.log(lines.join('\n') + '\n');
+  // After start-up, so it does not slow it: the client package for apps that install it (README, "The client package").
+  buildClientPackage().then(
+    (line) => say(line),
+    (err: Error) => say(`The client package (packages/client) did not build: ${err.message}`),
+  );
 }
 
 main().catch((err) => {

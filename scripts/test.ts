@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { obtainTemporalCli, userCacheDir, TemporalCliError } from '../lib/temporal-cli';
 import { ChromiumError, ensureChromium } from './chromium';
+import { buildClientPackage } from './client-package';
 
 const root = path.resolve(__dirname, '..');
 const say = (line: string) => console.log(`[test] ${line}`);
@@ -35,6 +36,8 @@ async function main(): Promise<void> {
       process.exit(1);
   }
   if (jestArgs.length === 0 || jestArgs.some((arg) => arg.includes('codec-ui'))) await ensureChromium(say);
+  say('Building the client package (packages/client), unless it is up to date...');
+  say(await buildClientPackage());
   const code = await run('Running the test suite against a real Temporal dev server (jest)...', bin('jest'), jestArgs, {
     ...process.env,
     TEMPORAL_CLI: cli.path,

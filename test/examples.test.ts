@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -5,8 +6,10 @@ import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../lib/config';
 import { SkillRegistry } from '../lib/skills';
 import { buildToolRegistry, type BuiltRegistry } from '../lib/tools/build';
-import { buildTestApp } from './support/api';
+import { buildClientPackage } from '../scripts/client-package';
+import { aliceKey, buildTestApp } from './support/api';
 import { testDeps } from './support/deps';
+import { examRounds } from './support/exam-script';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
 import { ApiDriver } from './support/scenario';
 import { TemporalTestEnv } from './support/temporal';
@@ -38,6 +41,10 @@ describe('the examples', () => {
 
   /** The worker and the API as the example's README runs them (its variables, relative to the repository root). */
   async function run(settings: Record<string, string>): Promise<ApiDriver> {
+    return new ApiDriver(await serve(settings));
+  }
+
+  async function serve(settings: Record<string, string>): Promise<FastifyInstance> {
     const config = loadConfig(settings);
     const tools = await buildToolRegistry(config, () => undefined);
     const taskQueue = env.newTaskQueue('example');
@@ -48,7 +55,7 @@ describe('the examples', () => {
     });
     const { app } = await buildTestApp(env.client, taskQueue, settings, { skills });
     opened.push({ app, tools });
-    return new ApiDriver(app);
+    return app;
   }
 
   /** The tool results the model was sent, in the order of the calls. */
@@ -130,4 +137,43 @@ describe('the examples', () => {
     expect(results).toHaveLength(1);
     expect(JSON.parse(results[0])).toMatchObject({ skill_id: 'quiz-writer', success: true, output: quiz });
   });
+
+  it('client-exam: exam.mjs takes an exam through the client package, its checkpoints answered from stdin', async () => {
+    await buildClientPackage();
+    const app = await serve({ SKILLFLOW_SKILLS_DIR: path.resolve(examples, '..', 'skills') });
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    // The turn starts with the exam skill loaded, so the model's rounds begin after load_skill.
+    fake.enqueue(
+      ...examRounds(2)
+        .slice(1)
+        .map((content) => ({ content })),
+    );
+    // The example as an app that installed the package: its own folder, the package in its node_modules.
+    const appDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-client-exam-'));
+    fs.mkdirSync(path.join(appDir, 'node_modules', '@skillflow'), { recursive: true });
+    fs.symlinkSync(
+      path.resolve(examples, '..', 'packages', 'client'),
+      path.join(appDir, 'node_modules', '@skillflow', 'client'),
+    );
+    fs.copyFileSync(path.join(examples, 'client-exam', 'exam.mjs'), path.join(appDir, 'exam.mjs'));
+    const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) => {
+      const child = execFile(
+        process.execPath,
+        ['exam.mjs', 'data structures'],
+        { cwd: appDir, env: { ...process.env, SKILLFLOW_URL: url, SKILLFLOW_API_KEY: aliceKey }, encoding: 'utf8' },
+        (err, out, errors) => (err ? reject(new Error(`${err.message}\n${out}\n${errors}`)) : resolve({ stdout: out })),
+      );
+      // Approve the settings, answer both questions, pick the first route.
+      child.stdin!.end('y\nAn array.\nA stack.\n1\n');
+    });
+    expect(stdout).toContain('Question 1: name a data structure with property 1.');
+    expect(stdout).toContain('The exam ended: completed.\nScore: 100%\n  1. arrays: correct\n  2. stacks: correct\n');
+    const answers = fake.requests.flatMap((request) =>
+      (request.body.messages as Array<{ content: unknown }>).flatMap((message) =>
+        Array.isArray(message.content) ? message.content.map((block) => JSON.stringify(block)) : [],
+      ),
+    );
+    expect(answers.some((block) => block.includes('An array.'))).toBe(true);
+    fs.rmSync(appDir, { recursive: true, force: true });
+  }, 120_000);
 });
