@@ -4,14 +4,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ConfigError, minSecretBytes, type ApiKey, type Config } from '../lib/config';
 import { HttpError } from './errors';
 import { readOrCreateSecretFile } from './secret-files';
+import type { Caller } from './caller';
 import type { StreamTokens } from './stream-tokens';
 
-export interface Caller {
-  id: string;
-  operator: boolean;
-  /** Set when the caller came with a stream token (`?token=`) rather than an API key. */
-  token?: { scope: 'read' | 'write'; expiresAt: number };
-}
+export type { Caller } from './caller';
 
 declare module 'fastify' {
   interface FastifyRequest {

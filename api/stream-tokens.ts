@@ -2,7 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
 import { ConfigError, minSecretBytes, type Config } from '../lib/config';
 import type { StreamTokenScope } from '../core/protocol';
-import type { Caller } from './auth';
+import type { Caller } from './caller';
 import { HttpError } from './errors';
 import { readOrCreateSecretFile } from './secret-files';
 

@@ -1,9 +1,9 @@
 /** Human-in-the-loop checkpoints: the request the model makes, the decisions a human gives, and their results. */
 import { isPlainObject, schemaOfValues, validateJson } from './json-validator';
+import { maxNoteLength, type CheckpointAction } from './checkpoint-actions';
 import type { CheckpointAnswer, CheckpointKind, PendingCheckpoint } from './schemas/checkpoints';
 
-export const checkpointActions = ['approve', 'modify', 'cancel', 'choose', 'answer'] as const;
-export type CheckpointAction = (typeof checkpointActions)[number];
+export { checkpointActions, maxNoteLength, type CheckpointAction } from './checkpoint-actions';
 export type { CheckpointAnswer, CheckpointKind, PendingCheckpoint };
 
 export interface CheckpointRequest {
@@ -37,8 +37,6 @@ export const CheckpointErrorType = {
   notPending: 'CheckpointNotPending',
   invalidDecision: 'InvalidCheckpointDecision',
 } as const;
-
-export const maxNoteLength = 4000;
 
 /** A routing checkpoint's declared routes are the whole decision: one of them, or no route at all. */
 export const routingActions: CheckpointAction[] = ['choose', 'cancel'];

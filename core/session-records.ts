@@ -1,4 +1,8 @@
-import type { Exchange } from './turn';
+/** One user/assistant exchange of an earlier turn; only the text is carried into later turns. */
+export interface Exchange {
+  user: string;
+  assistant: string;
+}
 
 /**
  * What a session keeps of its turns, bounded: the session's state crosses continue-as-new whole, and Temporal refuses

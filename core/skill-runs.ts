@@ -89,3 +89,5 @@ export function skillRunWorkflowId(parentWorkflowId: string, skill: string, call
 }
 
 export const skillRunWorkflowType = 'skillWorkflow';
+/** The skill run workflow's signature, for starting it by its type name. */
+export type SkillRunWorkflow = (input: SkillRunInput) => Promise<SkillRunResult>;

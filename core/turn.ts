@@ -1,20 +1,14 @@
 import { zeroUsage, type Usage } from './model';
 import type { PendingCheckpoint } from './checkpoints';
-import type { PlanCarry } from './policy/types';
+import type { PlanCarry } from './policy/plan-carry';
+import type { Exchange } from './session-records';
 import type { TurnSettings } from './settings';
+import type { TurnStatus } from './turn-status';
 import type { Artifact, SkillExecution } from './schemas/skill-runs';
 import type { TurnError, TurnRequest } from './schemas/turn';
 
-export const turnStatuses = ['running', 'waiting', 'completed', 'failed', 'cancelled'] as const;
-export type TurnStatus = (typeof turnStatuses)[number];
-
-export const terminalStatuses: ReadonlySet<TurnStatus> = new Set(['completed', 'failed', 'cancelled']);
-
-/** One user/assistant exchange of an earlier turn; only the text is carried into later turns. */
-export interface Exchange {
-  user: string;
-  assistant: string;
-}
+export { terminalStatuses, turnStatuses, type TurnStatus } from './turn-status';
+export type { Exchange } from './session-records';
 
 export interface TurnInput {
   turnId: string;
@@ -40,7 +34,7 @@ export interface TurnInput {
   tokenBudget?: number;
 }
 
-export type { PlanCarry } from './policy/types';
+export type { PlanCarry } from './policy/plan-carry';
 
 export type { TurnError, TurnRequest };
 

@@ -25,6 +25,8 @@ async function main(): Promise<void> {
     if ((await run('Type-checking (tsc)...', bin('tsc'), ['-p', '.'])) !== 0) process.exit(1);
     if ((await run('Linting (eslint)...', bin('eslint'), ['.'])) !== 0) process.exit(1);
     if ((await run('Checking the formatting (prettier)...', bin('prettier'), ['--check', '.'])) !== 0) process.exit(1);
+    if ((await run('Checking for import cycles (dpdm)...', 'npm', ['run', '--silent', 'lint:cycles'])) !== 0)
+      process.exit(1);
     const coverage = ['-c', 'jest.policy-coverage.config.js'];
     if (
       (await run(

@@ -4,10 +4,8 @@ import {
   condition,
   getExternalWorkflowHandle,
   log,
-  setCurrentDetails,
   workflowInfo,
 } from '@temporalio/workflow';
-import { checkpointDetails } from '../core/checkpoint-details';
 import { CheckpointErrorType, type CheckpointDecision, type PendingCheckpoint } from '../core/checkpoints';
 import {
   answerAheadOf,
@@ -17,7 +15,7 @@ import {
   type RefusalCode,
   type Verdict,
 } from '../core/policy';
-import { answerCheckpointUpdate, checkpointDecisionSignal } from './definitions';
+import { checkpointDecisionSignal } from './definitions';
 import type { AnsweredCall } from './tool-types';
 import { searchAttributes } from './search-attributes';
 import type { TurnRun } from './turn-run';
@@ -102,7 +100,7 @@ export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<Answe
   run.decision = undefined;
   run.state.pendingCheckpoint = pending;
   run.setAttributes([{ key: searchAttributes.checkpoint, value: pending.name }]);
-  publishDetails(run);
+  run.publishDetails();
   run.emit({ type: 'checkpoint.requested', checkpoint: pending });
   run.setStatus('waiting');
 
@@ -110,7 +108,7 @@ export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<Answe
   const answered = ask.ttlMs === null ? (await condition(decided), true) : await condition(decided, ask.ttlMs);
   run.state.pendingCheckpoint = null;
   run.setAttributes([{ key: searchAttributes.checkpoint, value: null }]);
-  publishDetails(run);
+  run.publishDetails();
 
   let verdict: Verdict;
   if (answered) {
@@ -156,7 +154,7 @@ export function takeDecision(run: TurnRun, decision: CheckpointDecision): Promis
   const skillRun = run.mirroring!;
   run.decide({ type: 'checkpoint.resolved', at: Date.now(), decision });
   run.children.get(skillRun)?.forwarded.add(decision.checkpointId);
-  showPending(run, null);
+  run.showPending(null);
   run.setStatus('running');
   return passDown(skillRun, decision);
 }
@@ -170,29 +168,4 @@ async function passDown(skillRun: string, decision: CheckpointDecision): Promise
       error: err instanceof Error ? err.message : String(err),
     });
   }
-}
-
-/** Shows the checkpoint this run waits for (its own, or one it mirrors from a skill run below), or none. */
-export function showPending(run: TurnRun, pending: PendingCheckpoint | null, skillRun?: string): void {
-  if (run.state.pendingCheckpoint?.id === pending?.id) return;
-  run.state.pendingCheckpoint = pending;
-  run.mirroring = pending ? skillRun : undefined;
-  run.setAttributes([{ key: searchAttributes.checkpoint, value: pending ? pending.name : null }]);
-  publishDetails(run);
-}
-
-/**
- * The run's current details in the Temporal UI (the `__temporal_workflow_metadata` query): the checkpoint it waits at
- * with answers ready to paste, or nothing. Not a command: turns in flight replay unchanged.
- */
-function publishDetails(run: TurnRun): void {
-  setCurrentDetails(
-    checkpointDetails(run.state.pendingCheckpoint, {
-      answerTo: run.place.rootTurnId,
-      signal: checkpointDecisionSignal.name,
-      update: answerCheckpointUpdate.name,
-      ...(run.mirroring ? { askedBy: run.mirroring } : {}),
-      viaTurn: run.depth > 0,
-    }),
-  );
 }

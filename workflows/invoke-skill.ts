@@ -15,6 +15,7 @@ import type { SkillExecution } from '../core/schemas/skill-runs';
 import {
   skillRunWorkflowId,
   skillRunWorkflowType,
+  type SkillRunWorkflow,
   type SkillRunAllowance,
   type SkillRunInput,
   type SkillRunResult,
@@ -29,7 +30,6 @@ import {
 import { engineToolSpec } from '../core/tools';
 import { searchAttributes } from './search-attributes';
 import { mirrorCheckpoint } from './skill-progress';
-import type { skillWorkflow } from './skill-workflow';
 import type { SkillCallEvent, ToolAnswer, TurnTool } from './tool-types';
 import type { TurnRun } from './turn-run';
 import { publicError } from './internal-errors';
@@ -70,7 +70,7 @@ async function invokeSkill(
 
   let result: SkillRunResult;
   try {
-    result = await executeChild<typeof skillWorkflow>(skillRunWorkflowType, {
+    result = await executeChild<SkillRunWorkflow>(skillRunWorkflowType, {
       workflowId,
       // The turn's cancel (or termination, or timeout) reaches every skill run under it, which ends as cancelled.
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,

@@ -3,7 +3,6 @@ import { separatePatches } from '../core/policy';
 import type { PendingCheckpoint } from '../core/checkpoints';
 import type { TurnEventBody } from '../core/events';
 import type { SkillProgress } from '../core/skill-runs';
-import { showPending } from './checkpoint-desk';
 import { skillProgressSignal } from './definitions';
 import type { TurnRun } from './turn-run';
 
@@ -115,7 +114,7 @@ export function mirrorCheckpoint(
   run.decide({ type: 'checkpoint.delegated', checkpoint: pending, checkpointCount });
   if (!changed) return;
   if (!pending && run.cancelRequested() && patched(separatePatches.cancelKeepsCheckpoint)) return;
-  showPending(run, pending, skillRun);
+  run.showPending(pending, skillRun);
   if (pending) run.setStatus('waiting');
   else if (!run.cancelRequested()) run.setStatus('running');
 }

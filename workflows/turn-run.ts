@@ -1,7 +1,8 @@
 import { CancellationScope, condition, patched, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { LedgerScope } from '../core/budget';
-import type { CheckpointDecision } from '../core/checkpoints';
+import { checkpointDetails } from '../core/checkpoint-details';
+import type { CheckpointDecision, PendingCheckpoint } from '../core/checkpoints';
 import type { TurnEventBody } from '../core/events';
 import { EventLog } from '../core/event-log';
 import type { ChatMessage } from '../core/messages';
@@ -31,7 +32,7 @@ import {
   type TurnState,
   type TurnStatus,
 } from '../core/turn';
-import { showPending } from './checkpoint-desk';
+import { answerCheckpointUpdate, checkpointDecisionSignal } from './definitions';
 import { searchAttributes } from './search-attributes';
 import { liveSink } from './sinks';
 
@@ -186,6 +187,31 @@ export class TurnRun {
     this.unsent.clear();
   }
 
+  /** Shows the checkpoint this run waits for (its own, or one it mirrors from a skill run below), or none. */
+  showPending(pending: PendingCheckpoint | null, skillRun?: string): void {
+    if (this.state.pendingCheckpoint?.id === pending?.id) return;
+    this.state.pendingCheckpoint = pending;
+    this.mirroring = pending ? skillRun : undefined;
+    this.setAttributes([{ key: searchAttributes.checkpoint, value: pending ? pending.name : null }]);
+    this.publishDetails();
+  }
+
+  /**
+   * The run's current details in the Temporal UI (the `__temporal_workflow_metadata` query): the checkpoint it waits at
+   * with answers ready to paste, or nothing. Not a command: turns in flight replay unchanged.
+   */
+  publishDetails(): void {
+    setCurrentDetails(
+      checkpointDetails(this.state.pendingCheckpoint, {
+        answerTo: this.place.rootTurnId,
+        signal: checkpointDecisionSignal.name,
+        update: answerCheckpointUpdate.name,
+        ...(this.mirroring ? { askedBy: this.mirroring } : {}),
+        viaTurn: this.depth > 0,
+      }),
+    );
+  }
+
   setStatus(status: TurnStatus, reason?: string): void {
     if (this.state.status === status && this.state.reason === reason) return;
     this.state.status = status;
@@ -272,7 +298,7 @@ export class TurnRun {
     // waited at its own checkpoint, or at one of a skill run below (cancelKeepsCheckpoint: kept until now, so `waiting`
     // never shows without it), left it in its state and SkillflowCheckpoint; `mirroring` is cleared with it.
     setCurrentDetails('');
-    if (this.state.pendingCheckpoint && patched(separatePatches.endingClearsCheckpoint)) showPending(this, null);
+    if (this.state.pendingCheckpoint && patched(separatePatches.endingClearsCheckpoint)) this.showPending(null);
     this.setStatus(ending.status, ending.reason);
     if (ending.status === 'completed') this.emit({ type: 'done', output: ending.output ?? '' });
     else if (ending.status === 'cancelled') this.emit({ type: 'cancelled', reason: ending.reason ?? 'cancelled' });

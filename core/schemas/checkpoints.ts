@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { checkpointActions, maxNoteLength } from '../checkpoints';
+import { checkpointActions, maxNoteLength } from '../checkpoint-actions';
 import type { JsonSchema } from '../json-validator';
 import { Nullable, Timestamp } from './common';
 

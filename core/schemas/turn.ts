@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { turnStatuses } from '../turn';
+import { turnStatuses } from '../turn-status';
 import { SkillName } from './common';
 
 export const TurnStatus = Type.Union(turnStatuses.map((status) => Type.Literal(status)));

@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import type { MessagesRequestBody, ScriptedUsage } from './fake-anthropic-types';
 import { PromptCache, type PromptCacheOptions } from './fake-prompt-cache';
+
+export type { MessagesRequestBody, ScriptedUsage } from './fake-anthropic-types';
 
 /**
  * A scripted stand-in for the Anthropic Messages API on 127.0.0.1, spoken to through the real SDK:
@@ -14,13 +17,6 @@ export type ScriptedBlock =
   | { type: 'tool_use'; name: string; input: unknown; id?: string }
   | { type: 'thinking'; thinking: string; signature?: string }
   | { type: 'redacted_thinking'; data: string };
-
-export interface ScriptedUsage {
-  input_tokens?: number;
-  output_tokens?: number;
-  cache_read_input_tokens?: number | null;
-  cache_creation_input_tokens?: number | null;
-}
 
 export interface ScriptedMessage {
   content: ScriptedBlock[];
@@ -43,17 +39,6 @@ export interface ScriptedStreamError {
 }
 
 export type ScriptedResponse = ScriptedMessage | ScriptedHttpError | ScriptedStreamError;
-
-export interface MessagesRequestBody {
-  model: string;
-  max_tokens: number;
-  messages: unknown[];
-  stream?: boolean;
-  system?: unknown;
-  tools?: unknown[];
-  thinking?: unknown;
-  [key: string]: unknown;
-}
 
 export interface RecordedRequest {
   body: MessagesRequestBody;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { MessagesRequestBody, ScriptedUsage } from './fake-anthropic';
+import type { MessagesRequestBody, ScriptedUsage } from './fake-anthropic-types';
 
 /**
  * Prompt caching as the Anthropic API reports it in `usage`, simulated for the fake model so the benchmark can measure
