@@ -62,7 +62,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['workflows/**/*.ts', 'core/**/*.ts'],
+    // core/ has its own, stricter block below (a later block's options replace an earlier one's for the same rule).
+    files: ['workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -80,6 +81,25 @@ export default tseslint.config(
             {
               group: ['**/api/**', '**/worker/**', '**/lib/**'],
               message: 'Workflow and core code must not import Node-side modules.',
+            },
+            {
+              group: ['@anthropic-ai/sdk', '@anthropic-ai/sdk/**'],
+              message: 'Workflows never call the model: the model activity does (activities/model.ts).',
+            },
+            {
+              group: [
+                '@temporalio/client',
+                '@temporalio/client/**',
+                '@temporalio/worker',
+                '@temporalio/worker/**',
+                '@temporalio/testing',
+              ],
+              message:
+                'Workflow code runs in the sandbox: @temporalio/workflow only (child workflows, signals and handles are there).',
+            },
+            {
+              group: ['@temporalio/activity', '@temporalio/activity/**'],
+              message: 'Activity context belongs to activities/: workflows call them through proxyActivities.',
             },
           ],
         },
