@@ -24,6 +24,11 @@ import { SessionSweeper } from './session-sweeper';
 import { installRequestIds, requestIdHeader, requestIdOf } from './request-ids';
 import { checkpointRoutes } from './routes/checkpoints';
 import { healthRoutes } from './routes/health';
+import { linkRoutes } from './routes/links';
+import { LinkAccessTokens } from './links/access-tokens';
+import { AnswerLinks } from './links/answer-links';
+import { installLinkScope } from './links/scope';
+import { MemoryLinkStore, RedisLinkStore, type LinkStore } from './links/store';
 import { sessionRoutes } from './routes/sessions';
 import { skillRoutes } from './routes/skills';
 import { streamRoutes } from './routes/streams';
@@ -59,6 +64,10 @@ export interface AppOptions {
   redis?: Redis;
   /** Operational messages (Redis coming and going, hanging and answering again). Default: the log, at each line's level. */
   log?: OpsLog;
+  /** Where answer links are kept. Default: Redis when the app has one (see `redis`), else this process's memory. */
+  links?: LinkStore;
+  /** The clock of answer links and their access tokens (tests move it). Default: Date.now. */
+  now?: () => number;
   /** How streams follow turns (api/streams/turn-feed.ts). Default: `defaultFeedSettings` (api/streams/feed-settings.ts). */
   feedSettings?: Partial<TurnFeedSettings>;
 }
@@ -99,6 +108,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (sharedStreams) app.addHook('onClose', async () => sharedStreams.close());
   const quotaStore = redis ? new RedisQuotaStore(redis, config.redisPrefix) : new MemoryQuotaStore();
   const quotas = new Quotas(client, config, quotaStore, live);
+  const now = options.now ?? Date.now;
+  const linkStore =
+    options.links ?? (redis ? new RedisLinkStore(redis, config.redisPrefix, now) : new MemoryLinkStore(now));
   const sweeper = new SessionSweeper(client, config, quotaStore, quotas, log);
   sweeper.start();
   app.addHook('onClose', async () => sweeper.stop());
@@ -108,6 +120,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     live,
     feeds: new TurnFeeds(client, live, options.feedSettings, log),
     tokens: new StreamTokens(secret, config.streamTokenTtlMs),
+    links: new AnswerLinks(linkStore, new LinkAccessTokens(secret, config.linkAccessTtlMs, now), now),
     cursors: new PageCursors(secret),
     streams: new OpenStreams({ perUser: config.maxStreamsPerKey, total: config.maxStreams }, sharedStreams),
     limits,
@@ -136,8 +149,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await installCors(app, config);
   installLocalOnly(app, config);
   installAddressLimits(app, limits);
-  installAuth(app, options.apiKeys, config.authEnabled, context.tokens, failedAuthLimit(limits));
+  const failedAuth = failedAuthLimit(limits);
+  installAuth(
+    app,
+    { keys: options.apiKeys, tokens: context.tokens, links: context.links },
+    config.authEnabled,
+    failedAuth,
+  );
   installUserLimit(app, limits);
+  installLinkScope(app);
 
   await app.register(swagger, {
     openapi: {
@@ -164,5 +184,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await checkpointRoutes(app, context);
   await streamRoutes(app, context);
   await skillRoutes(app, context);
+  await linkRoutes(app, context, failedAuth);
   return app;
 }

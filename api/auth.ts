@@ -5,6 +5,8 @@ import { ConfigError, minSecretBytes, type ApiKey, type Config } from '../lib/co
 import { HttpError } from './errors';
 import { readOrCreateSecretFile } from './secret-files';
 import type { Caller } from './caller';
+import { LinkAccessTokens } from './links/access-tokens';
+import type { AnswerLinks } from './links/answer-links';
 import type { StreamTokens } from './stream-tokens';
 
 export type { Caller } from './caller';
@@ -63,38 +65,53 @@ export function isPublicRoute(request: FastifyRequest): boolean {
 /** What a failed authentication answers instead of `refusal` (api/limits.ts counts failures per address). */
 export type FailedAuthentication = (request: FastifyRequest, refusal: HttpError) => Promise<HttpError>;
 
+/** What a request may authenticate with: API keys, stream tokens, and answer links' access tokens. */
+export interface Credentials {
+  keys: ApiKey[];
+  tokens: StreamTokens;
+  links: AnswerLinks;
+}
+
 export function installAuth(
   app: FastifyInstance,
-  keys: ApiKey[],
+  credentials: Credentials,
   enabled: boolean,
-  tokens: StreamTokens,
   failed: FailedAuthentication,
 ): void {
   app.decorateRequest('caller', null as unknown as Caller);
   app.addHook('onRequest', async (request: FastifyRequest) => {
-    if (!enabled) {
+    // With auth off an answer link still limits its holder: the page behaves as it will with auth on.
+    if (!enabled && !LinkAccessTokens.recognizes(bearerOf(request) ?? '')) {
       request.caller = localCaller;
       return;
     }
     // CORS preflights carry no credentials; @fastify/cors answers them.
     if (request.method === 'OPTIONS' || isPublicRoute(request)) return;
     try {
-      request.caller = authenticate(request, keys, tokens);
+      request.caller = await authenticate(request, credentials);
     } catch (err) {
       throw err instanceof HttpError && err.statusCode === 401 ? await failed(request, err) : err;
     }
   });
 }
 
-function authenticate(request: FastifyRequest, keys: ApiKey[], tokens: StreamTokens): Caller {
+/** The Authorization header's bearer token. The scheme is case-insensitive (RFC 9110 section 11.1). */
+function bearerOf(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  return header ? /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header)?.[1] : undefined;
+}
+
+async function authenticate(request: FastifyRequest, { keys, tokens, links }: Credentials): Promise<Caller> {
   const header = request.headers.authorization;
   const token = (request.query as { token?: unknown } | undefined)?.token;
   if (!header && typeof token === 'string' && request.routeOptions.config?.streamToken) {
-    return tokens.verify(token, (request.params as { id?: string }).id ?? '');
+    const caller = tokens.verify(token, (request.params as { id?: string }).id ?? '');
+    // A stream token a link's holder took works only while the link does, within its scope.
+    return caller.token?.link ? { ...(await links.callerOfLink(caller.token.link)), token: caller.token } : caller;
   }
-  // The scheme is case-insensitive (RFC 9110 section 11.1): "bearer", "BEARER" and "Bearer" alike.
-  const given = header ? /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header)?.[1] : undefined;
+  const given = bearerOf(request);
   if (!given) throw new HttpError(401, 'unauthorized', 'Send your API key as "Authorization: Bearer <key>".');
+  if (LinkAccessTokens.recognizes(given)) return links.callerOfAccessToken(given);
   const key = keys.find((candidate) => matches(candidate.key, given));
   if (!key) throw new HttpError(401, 'unauthorized', 'That API key is not valid.');
   return { id: key.user, operator: key.operator };

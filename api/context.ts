@@ -3,6 +3,7 @@ import type { SkillCatalog } from '../core/skills/types';
 import type { Config } from '../lib/config';
 import type { LiveChannel } from '../lib/live';
 import type { PageCursors } from './cursors';
+import type { AnswerLinks } from './links/answer-links';
 import type { RateLimits } from './limits';
 import type { Quotas } from './quotas';
 import type { StreamTokens } from './stream-tokens';
@@ -22,6 +23,7 @@ export interface ApiContext {
   /** One feed per followed turn, shared by all its streams in this process. */
   feeds: TurnFeeds;
   tokens: StreamTokens;
+  links: AnswerLinks;
   cursors: PageCursors;
   streams: OpenStreams;
   limits: RateLimits;

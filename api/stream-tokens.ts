@@ -17,6 +17,8 @@ interface TokenClaims {
   e: number;
   /** scope: "w" may answer and cancel; anything else reads only */
   s?: 'r' | 'w';
+  /** the answer link it was taken through: it works only while the link does, within the link's scope */
+  l?: string;
 }
 
 const prefix = 'st1';
@@ -47,6 +49,7 @@ export class StreamTokens {
       t: turnId,
       e: this.now() + this.ttlMs,
       s: scope === 'write' ? 'w' : 'r',
+      ...(caller.link ? { l: caller.link.id } : {}),
     };
     const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
     return { token: `${prefix}.${payload}.${this.sign(payload)}`, expiresAt: new Date(claims.e).toISOString(), scope };
@@ -75,7 +78,11 @@ export class StreamTokens {
     return {
       id: claims.u,
       operator: claims.o === true,
-      token: { scope: claims.s === 'w' ? 'write' : 'read', expiresAt: claims.e },
+      token: {
+        scope: claims.s === 'w' ? 'write' : 'read',
+        expiresAt: claims.e,
+        ...(typeof claims.l === 'string' ? { link: claims.l } : {}),
+      },
     };
   }
 

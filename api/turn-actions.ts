@@ -2,12 +2,14 @@ import { WorkflowUpdateFailedError, isGrpcServiceError, ServiceError, type Clien
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { CheckpointErrorType } from '../core/checkpoints';
 import { terminalStatuses } from '../core/turn';
+import { linkRefusals } from '../core/links';
 import { answerCheckpointUpdate } from '../workflows/definitions';
 import type { Config } from '../lib/config';
 import type { Caller } from './auth';
 import { HttpError, type ErrorDetail } from './errors';
 import { answerUpdateId, keyDigest, requestDigest } from './idempotency';
 import { checkedAnswer } from './input-limits';
+import { answererOf, checkLinkAnswer } from './links/answers';
 import type { CheckpointAccepted, CheckpointAnswer } from '../core/protocol';
 import { describeVisibleTurn, publishedVisibleTurn, type TurnStates } from './turn-view';
 
@@ -33,16 +35,18 @@ export async function answerCheckpoint(
   states?: TurnStates,
 ): Promise<CheckpointAccepted> {
   const answer = checkedAnswer(given, limits);
+  if (caller.link) await checkLinkAnswer(client, { ...caller, link: caller.link }, turnId, checkpointId, states);
+  const by = answererOf(caller);
   const updateId =
     idempotencyKey === undefined
       ? undefined
       : answerUpdateId(checkpointId, keyDigest(caller.id, idempotencyKey), requestDigest(answer));
   const send = async () => {
     const accepted = await client.workflow.getHandle(turnId).executeUpdate(answerCheckpointUpdate, {
-      args: [{ ...answer, checkpointId, by: caller.id }],
+      args: [{ ...answer, checkpointId, by }],
       ...(updateId ? { updateId } : {}),
     });
-    return { checkpointId: accepted.checkpointId, action: accepted.action, by: caller.id };
+    return { checkpointId: accepted.checkpointId, action: accepted.action, by };
   };
   const published = await publishedVisibleTurn(client, caller, turnId, states);
   if (published && !terminalStatuses.has(published.status)) {
@@ -70,6 +74,7 @@ const turnEndedAnswer = (turnId: string) =>
   new HttpError(409, 'checkpoint_not_pending', `Turn ${turnId} has ended; its checkpoints can no longer be answered.`);
 
 export async function cancelTurn(client: Client, caller: Caller, turnId: string): Promise<void> {
+  if (caller.link) throw new HttpError(403, linkRefusals.routeNotAllowed, 'An answer link cannot cancel a turn.');
   const description = await describeVisibleTurn(client, caller, turnId);
   if (description.status.name !== 'RUNNING') throw turnEnded(turnId);
   try {

@@ -111,6 +111,8 @@ export interface Config {
   corsOrigins: string[];
   /** How long a stream token (for EventSource and WebSocket query strings) stays valid. */
   streamTokenTtlMs: number;
+  /** How long the access token a page gets for an answer link (POST /v1/links/exchange) stays valid. */
+  linkAccessTtlMs: number;
   /** HMAC secret of stream tokens; unset: generated once into the secrets dir, so API processes sharing it agree. */
   streamTokenSecret?: string;
   /** Where the API keeps the secrets it generates (the API key, the stream-token secret); default: the data dir. */
@@ -353,6 +355,7 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     userDailyTokens: integer('SKILLFLOW_USER_DAILY_TOKENS', 5_000_000, 0, Number.MAX_SAFE_INTEGER),
     corsOrigins: parseCorsOrigins(optional('SKILLFLOW_CORS_ORIGINS'), problems),
     streamTokenTtlMs: duration('SKILLFLOW_STREAM_TOKEN_TTL_MS', 300_000, 1_000, 24 * 3600_000),
+    linkAccessTtlMs: duration('SKILLFLOW_LINK_ACCESS_TTL_MS', 900_000, 60_000, 24 * 3600_000),
     streamTokenSecret: secret('SKILLFLOW_STREAM_TOKEN_SECRET', optional('SKILLFLOW_STREAM_TOKEN_SECRET'), problems),
     secretsDir: path.resolve(text('SKILLFLOW_SECRETS_DIR', text('SKILLFLOW_DATA_DIR', './.data'))),
     redisUrl: redisUrl(optional('SKILLFLOW_REDIS_URL'), problems),

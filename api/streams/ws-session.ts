@@ -81,13 +81,17 @@ export function runWsSession({ context, caller, turnId, after, socket, lease, on
   );
 
   const handle = async (frame: ClientFrame): Promise<ServerFrame> => {
+    // A link revoked since the socket opened refuses what comes after (401), as every HTTP request would.
+    const acting = caller.link
+      ? { ...(await context.links.callerOfLink(caller.link.id)), token: caller.token }
+      : caller;
     if (frame.type === 'cancel') {
-      await cancelTurn(context.client, caller, turnId);
+      await cancelTurn(context.client, acting, turnId);
       return { type: 'ack', requestId: frame.requestId, cancelRequested: true };
     }
     const accepted = await answerCheckpoint(
       context.client,
-      caller,
+      acting,
       turnId,
       frame.checkpointId,
       frame.answer,

@@ -5,11 +5,13 @@ export * from './sessions';
 export * from './streams';
 export * from './skills';
 export * from './events';
+export * from './links';
 
 import { ErrorBody } from './common';
 import { SessionSummary, SessionView } from './sessions';
 import { SkillDetail, SkillSummary } from './skills';
 import { eventComponents, TurnEvent } from './events';
+import { AnswerLink } from './links';
 import { Artifact, SkillExecution, StartedTurn, TurnSummary, TurnView } from './turns';
 
 /** Schemas with an `$id`: added to the app once, referenced by routes, listed as components in the OpenAPI document. */
@@ -26,4 +28,5 @@ export const sharedSchemas = [
   SessionView,
   SkillSummary,
   SkillDetail,
+  AnswerLink,
 ];

@@ -20,7 +20,17 @@ export async function buildTestApp(
   options: Partial<
     Pick<
       AppOptions,
-      'live' | 'skills' | 'streamTokenSecret' | 'logger' | 'metrics' | 'tracer' | 'redis' | 'feedSettings' | 'log'
+      | 'live'
+      | 'skills'
+      | 'streamTokenSecret'
+      | 'logger'
+      | 'metrics'
+      | 'tracer'
+      | 'redis'
+      | 'feedSettings'
+      | 'log'
+      | 'links'
+      | 'now'
     >
   > = {},
 ): Promise<{ app: FastifyInstance; config: Config }> {
