@@ -99,6 +99,7 @@ export class TurnSocket {
   private receive(data: unknown): void {
     const frame = JSON.parse(String(data)) as TurnSocketFrame;
     if (frame.type === 'event') {
+      if (this.ending) return;
       if ('offset' in frame.event && typeof frame.event.offset === 'number') this.lastOffset = frame.event.offset;
       if (terminalTypes.has(frame.event.type)) this.ending = { kind: 'terminal' };
       this.queue.push(frame.event);
