@@ -1,16 +1,15 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
 import { flattenTypes } from './flatten-types';
+import { digestFile, inputsDigest, isUpToDate } from './inputs';
 import { addJsExtensions, checkSpecifiers } from './specifiers';
 
 const root = path.resolve(__dirname, '..', '..', '..');
 const packageDir = path.join(root, 'packages', 'client');
 const sourceDir = path.join(root, 'lib', 'client');
 const dist = path.join(packageDir, 'dist');
-const digestFile = path.join(dist, '.inputs');
 /** Type-only: written out as plain declarations, never emitted as JavaScript. */
 const typesFile = path.join(sourceDir, 'types.ts');
 
@@ -39,8 +38,8 @@ export type BuildResult = 'built' | 'up to date';
  * plainly, checked equal to the source's. Skipped when no input changed since the last build.
  */
 export function buildClientPackage(): BuildResult {
+  if (isUpToDate()) return 'up to date';
   const digest = inputsDigest();
-  if (fs.existsSync(digestFile) && fs.readFileSync(digestFile, 'utf8') === digest) return 'up to date';
   fs.rmSync(dist, { recursive: true, force: true });
   const program = ts.createProgram([path.join(sourceDir, 'index.ts')], options);
   const runtimeFiles = fs
@@ -141,26 +140,4 @@ function failOn(diagnostics: readonly ts.Diagnostic[], what: string): void {
     getNewLine: () => '\n',
   });
   throw new Error(`Building packages/client: ${what}:\n${text}`);
-}
-
-/** What the build reads: lib/client, core/ (the protocol and the types it is made of), the build, its settings. */
-function inputsDigest(): string {
-  const hash = crypto.createHash('sha256').update(ts.version);
-  const files = [
-    ...walk(sourceDir),
-    ...walk(path.join(root, 'core')),
-    ...walk(path.join(packageDir, 'build')),
-    path.join(packageDir, 'package.json'),
-    path.join(root, 'LICENSE'),
-  ];
-  for (const file of files) hash.update(`${path.relative(root, file)}\0`).update(fs.readFileSync(file));
-  return hash.digest('hex');
-}
-
-function walk(dir: string): string[] {
-  return fs
-    .readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
-    .map((entry) => path.join(entry.parentPath, entry.name))
-    .sort();
 }
