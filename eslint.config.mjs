@@ -39,6 +39,7 @@ export default tseslint.config(
       '.cache/**',
       'dist/**',
       'packages/*/dist/**',
+      'web/dist/**',
       'coverage/**',
       'test/fixtures/**',
     ],
@@ -59,6 +60,41 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['web/src/**/*.{ts,tsx}'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { attributes: false } }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.flatMap((name) =>
+            [name, `node:${name}`].map((n) => ({
+              name: n,
+              message: 'The web app runs in the browser: no Node built-ins.',
+            })),
+          ),
+          patterns: [
+            {
+              group: [
+                '**/api/**',
+                '**/worker/**',
+                '**/activities/**',
+                '**/workflows/**',
+                '**/lib/**',
+                '!**/lib/client',
+                '!**/lib/client/**',
+              ],
+              message:
+                "The web app talks to the API: it imports the client (lib/client) and core's shapes, nothing else of the server.",
+            },
+          ],
+        },
+      ],
     },
   },
   {

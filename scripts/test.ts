@@ -23,6 +23,7 @@ async function main(): Promise<void> {
   const bin = (name: string) => path.join(root, 'node_modules', '.bin', name);
   if (jestArgs.length === 0) {
     if ((await run('Type-checking (tsc)...', bin('tsc'), ['-p', '.'])) !== 0) process.exit(1);
+    if ((await run('Type-checking the web app (tsc -p web)...', bin('tsc'), ['-p', 'web'])) !== 0) process.exit(1);
     if ((await run('Linting (eslint)...', bin('eslint'), ['.'])) !== 0) process.exit(1);
     if ((await run('Checking the formatting (prettier)...', bin('prettier'), ['--check', '.'])) !== 0) process.exit(1);
     if ((await run('Checking for import cycles (dpdm)...', 'npm', ['run', '--silent', 'lint:cycles'])) !== 0)
@@ -37,7 +38,8 @@ async function main(): Promise<void> {
     )
       process.exit(1);
   }
-  if (jestArgs.length === 0 || jestArgs.some((arg) => arg.includes('codec-ui'))) await ensureChromium(say);
+  if (jestArgs.length === 0 || jestArgs.some((arg) => arg.includes('codec-ui') || arg.includes('web-app')))
+    await ensureChromium(say);
   say('Building the client package (packages/client), unless it is up to date...');
   say(await buildClientPackage());
   const code = await run('Running the test suite against a real Temporal dev server (jest)...', bin('jest'), jestArgs, {
