@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { temporalAnswers, splitAddress } from './dev-server';
+import type { TemporalConnectionOptions } from './temporal-connection';
 
 /**
  * The production Temporal server (not the CLI's dev server), built from its Go module into a cache the way
@@ -160,6 +161,47 @@ export interface ServerConfigOptions {
   postgres: PostgresTarget;
   /** Dynamic config file (docker-compose.yml's is deploy/temporal/dynamicconfig/skillflow.yaml). */
   dynamicConfigFile: string;
+  /** Mutual TLS on the frontend; absent: plain TCP. */
+  tls?: ServerTls;
+}
+
+/**
+ * PEM files for a frontend that requires client certificates. The server's certificate must also allow client
+ * authentication: the server's own services present it when they call the frontend.
+ */
+export interface ServerTls {
+  certFile: string;
+  keyFile: string;
+  /** The CA that signed the server's certificate and every client's. */
+  caFile: string;
+  /** The name the server's certificate is for, as its own services check it. */
+  serverName: string;
+}
+
+/** `global.tls` of the server config: mTLS on the frontend, and the same identity for the server's internal callers. */
+function tlsSection(tls: ServerTls): string {
+  const [cert, key, ca, name] = [tls.certFile, tls.keyFile, tls.caFile, tls.serverName].map((value) =>
+    JSON.stringify(value),
+  );
+  return [
+    '',
+    '  tls:',
+    '    frontend:',
+    '      server:',
+    `        certFile: ${cert}`,
+    `        keyFile: ${key}`,
+    '        requireClientAuth: true',
+    `        clientCaFiles: [${ca}]`,
+    '      client:',
+    `        serverName: ${name}`,
+    `        rootCaFiles: [${ca}]`,
+    '    systemWorker:',
+    `      certFile: ${cert}`,
+    `      keyFile: ${key}`,
+    '      client:',
+    `        serverName: ${name}`,
+    `        rootCaFiles: [${ca}]`,
+  ].join('\n');
 }
 
 /** Writes a single-process server config on PostgreSQL (what compose's `temporal` container runs), all on loopback. */
@@ -197,7 +239,7 @@ persistence:
 global:
   membership:
     maxJoinDuration: 30s
-    broadcastAddress: ${JSON.stringify(host)}
+    broadcastAddress: ${JSON.stringify(host)}${options.tls ? tlsSection(options.tls) : ''}
 services:
   frontend:${service(frontend, p.frontendMembership, p.frontendHttp)}
   history:${service(p.history, p.historyMembership)}
@@ -231,11 +273,14 @@ export interface RunningServer {
   exited: Promise<void>;
 }
 
-/** Starts the server on a config from `writeServerConfig` and waits until its frontend answers. */
+/**
+ * Starts the server on a config from `writeServerConfig` and waits until its frontend answers, reached with
+ * `connection` (a plain address, or the TLS options a client of an mTLS frontend needs).
+ */
 export async function startTemporalServer(
   build: ServerBuild,
   config: { root: string; env: string },
-  address: string,
+  connection: string | TemporalConnectionOptions,
   logFile: string,
   timeoutMs = 120_000,
 ): Promise<RunningServer> {
@@ -254,7 +299,7 @@ export async function startTemporalServer(
     });
   });
   const deadline = Date.now() + timeoutMs;
-  while (!(await temporalAnswers(address))) {
+  while (!(await temporalAnswers(connection))) {
     if (exitedWith || Date.now() > deadline) {
       child.kill('SIGKILL');
       const tail = fs

@@ -9,7 +9,9 @@ import {
   type RunningServer,
   type ServerBuild,
 } from '../../lib/temporal-server';
+import type { TemporalConnectionOptions } from '../../lib/temporal-connection';
 import { workerReadyMarker } from '../../worker/ready';
+import type { TopologyTls } from './tls';
 
 export const repoRoot = path.resolve(__dirname, '..', '..');
 
@@ -81,7 +83,7 @@ export class NodeProcess {
   }
 }
 
-/** The Temporal server of the topology: on PostgreSQL, killable and restartable on the same databases. */
+/** The Temporal server of the topology: on PostgreSQL, mTLS on its frontend, killable and restartable on the same databases. */
 export class TemporalService {
   private running: RunningServer | undefined;
   private config!: { root: string; env: string };
@@ -92,7 +94,21 @@ export class TemporalService {
     private readonly dir: string,
     private readonly postgres: PostgresTarget,
     private readonly dynamicConfigFile: string,
+    private readonly tls: TopologyTls,
   ) {}
+
+  /** How a client with the topology's client certificate reaches the frontend. */
+  connection(certificate: 'client' | 'stranger' = 'client'): TemporalConnectionOptions {
+    const pair = this.tls[certificate];
+    return {
+      address: this.address,
+      tls: {
+        serverNameOverride: this.tls.server.serverName,
+        serverRootCACertificate: fs.readFileSync(this.tls.caFile),
+        clientCertPair: { crt: fs.readFileSync(pair.certFile), key: fs.readFileSync(pair.keyFile) },
+      },
+    };
+  }
 
   get pid(): number | undefined {
     return this.running?.process.pid;
@@ -117,12 +133,13 @@ export class TemporalService {
         ports,
         postgres: this.postgres,
         dynamicConfigFile: this.dynamicConfigFile,
+        tls: this.tls.server,
       });
     }
     this.running = await startTemporalServer(
       this.build,
       this.config,
-      this.address,
+      this.connection(),
       path.join(this.dir, 'temporal-server.log'),
     );
   }

@@ -23,7 +23,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { freePort } from '../../lib/dev-server';
+import { freePort, temporalAnswers } from '../../lib/dev-server';
 import { obtainTemporalCli, userCacheDir } from '../../lib/temporal-cli';
 import { obtainTemporalServer, type ServerBuild } from '../../lib/temporal-server';
 import { searchAttributeNames } from '../../core/search-attributes';
@@ -33,6 +33,7 @@ import { transcriptFigures } from '../../test/support/transcript-figures';
 import { NodeProcess, repoRoot, TemporalService } from './cluster';
 import { checkExam, ExamClient, type Api, type ExamRecord } from './exam-client';
 import { writeReport, type Figures } from './report';
+import { makeTopologyTls, type TopologyTls } from './tls';
 import { deployFigures, prepareNewBuild } from './new-build';
 import {
   createDatabase,
@@ -101,6 +102,7 @@ interface Cluster {
   apis: NodeProcess[];
   apiUrls: Api[];
   fake: FakeAnthropic;
+  tls: TopologyTls;
   /** Model requests whose response has not ended. */
   inFlight: () => number;
   namespace: string;
@@ -109,6 +111,10 @@ interface Cluster {
 async function startCluster(build: ServerBuild, cli: string, runDir: string): Promise<Cluster> {
   const namespace = `skillflow-topology-${randomBytes(3).toString('hex')}`;
   const pg = postgresParts();
+  const tls = await stage(
+    "certificates for mutual TLS (openssl: a CA, the server, a client, another CA's client)",
+    async () => makeTopologyTls(path.join(runDir, 'tls')),
+  );
   const storeUrl = await stage(
     'databases: Temporal schema (deploy/temporal/setup-schema.sh) and the shared store',
     async () => {
@@ -135,6 +141,7 @@ async function startCluster(build: ServerBuild, cli: string, runDir: string): Pr
     runDir,
     { ...pg, database: databases.temporal, visibilityDatabase: databases.visibility },
     path.join(repoRoot, 'deploy/temporal/dynamicconfig/skillflow.yaml'),
+    tls,
   );
   await stage(
     'Temporal server on PostgreSQL, namespace and search attributes (deploy/temporal/setup-skillflow.sh)',
@@ -146,6 +153,7 @@ async function startCluster(build: ServerBuild, cli: string, runDir: string): Pr
           TEMPORAL_CLI: cli,
           TEMPORAL_ADDRESS: temporal.address,
           TEMPORAL_NAMESPACE: namespace,
+          ...tls.clientEnv,
           SKILLFLOW_RETENTION_DAYS: '1',
           SKILLFLOW_SEARCH_ATTRIBUTES: searchAttributeNames.join(' '),
           SETUP_RETRY_SECONDS: '1',
@@ -168,6 +176,7 @@ async function startCluster(build: ServerBuild, cli: string, runDir: string): Pr
       ...process.env,
       TEMPORAL_ADDRESS: temporal.address,
       TEMPORAL_NAMESPACE: namespace,
+      ...tls.clientEnv,
       SKILLFLOW_TASK_QUEUE: 'skillflow',
       SKILLFLOW_DATA_DIR: path.join(runDir, 'data'),
       SKILLFLOW_REDIS_URL: redisUrl(),
@@ -186,7 +195,7 @@ async function startCluster(build: ServerBuild, cli: string, runDir: string): Pr
     );
     await Promise.all([...workers, ...apis].map((process) => process.start()));
     const apiUrls = apis.map((api, i) => ({ name: api.name, url: `http://127.0.0.1:${ports[i]}` }));
-    return { temporal, workers, apis, apiUrls, fake, inFlight: () => open.size, namespace };
+    return { temporal, workers, apis, apiUrls, fake, tls, inFlight: () => open.size, namespace };
   });
 }
 
@@ -209,6 +218,25 @@ function repeatedModelCalls(requests: RecordedRequest[], records: ExamRecord[]):
     repeats.set(record.n, count);
   }
   return repeats;
+}
+
+/** Connects to the frontend as clients it must refuse; names those it answered. */
+async function refusedClients(c: Cluster): Promise<{ tried: number; answered: string[] }> {
+  const withCertificate = c.temporal.connection();
+  const caOnly = {
+    serverNameOverride: c.tls.server.serverName,
+    serverRootCACertificate: fs.readFileSync(c.tls.caFile),
+  };
+  const attempts: Array<[string, Parameters<typeof temporalAnswers>[0]]> = [
+    ['over plain TCP', c.temporal.address],
+    ['with TLS and no client certificate', { address: c.temporal.address, tls: caOnly }],
+    ['with a client certificate from another CA', c.temporal.connection('stranger')],
+  ];
+  if (!(await temporalAnswers(withCertificate)))
+    throw new Error("mTLS: the frontend did not answer a client with the CA's client certificate");
+  const answered: string[] = [];
+  for (const [name, target] of attempts) if (await temporalAnswers(target, 5_000)) answered.push(name);
+  return { tried: attempts.length, answered };
 }
 
 async function runExams(
@@ -239,6 +267,9 @@ async function main(): Promise<number> {
     );
     cluster = await startCluster(build, cli.path, runDir);
     const c = cluster;
+    const refusals = await stage("mTLS: the frontend refuses clients without the CA's client certificate", () =>
+      refusedClients(c),
+    );
     const newBuild = await stage(
       'a new worker build to deploy (a copy of the tree, workflow code with a patch)',
       async () => prepareNewBuild(runDir),
@@ -248,6 +279,7 @@ async function main(): Promise<number> {
       runExams(c, range(1, exams), 3),
     );
     const problems = first.flatMap(checkExam);
+    for (const client of refusals.answered) problems.push(`mTLS: the frontend answered a client ${client}`);
     for (const record of first) {
       if (record.streams[0] === record.startedOn)
         problems.push(`exam ${record.n}: its stream came from ${record.streams[0]}, the API that started it`);
@@ -321,7 +353,7 @@ async function main(): Promise<number> {
       if (count > kills.length) problems.push(`exam ${n}: ${count} model calls repeated for ${kills.length} kills`);
 
     const figures = await stage('transcripts of every turn (Temporal histories)', async () => {
-      const connection = await Connection.connect({ address: c.temporal.address });
+      const connection = await Connection.connect(c.temporal.connection());
       try {
         const client = new Client({ connection, namespace: c.namespace });
         let misses = 0;
@@ -364,6 +396,7 @@ async function main(): Promise<number> {
       maxRepeatsPerExam: Math.max(0, ...repeats.values()),
       resumedStreams: [...first, ...second].reduce((sum, r) => sum + r.resumes, 0),
       examsResumed: [...first, ...second].filter((r) => r.resumes > 0).length,
+      mtlsRefusals: { tried: refusals.tried, refused: refusals.tried - refusals.answered.length },
       checkpointsAnswered: [...first, ...second].reduce((sum, r) => sum + r.answers.length, 0),
       answersRetried: [...first, ...second].reduce((sum, r) => sum + r.answers.filter((a) => a.attempts > 1).length, 0),
       transcriptMisses: figures.misses,

@@ -25,6 +25,8 @@ export interface Figures {
   maxRepeatsPerExam: number;
   resumedStreams: number;
   examsResumed: number;
+  /** Clients the mTLS frontend must refuse (plain TCP, no client certificate, another CA's): how many it did. */
+  mtlsRefusals: { tried: number; refused: number };
   checkpointsAnswered: number;
   answersRetried: number;
   transcriptMisses: number;
@@ -63,6 +65,7 @@ export function writeReport(figures: Figures, commit: string): string {
           `| workflow tasks failed with a nondeterminism error | ${figures.deploy.nondeterministic} |`,
         ]
       : []),
+    `| clients refused by the mTLS frontend (plain TCP, no client certificate, another CA's certificate) | ${figures.mtlsRefusals.refused} of ${figures.mtlsRefusals.tried} |`,
     `| model calls, all exams | ${figures.modelCalls} |`,
     `| model calls repeated (exams affected, most in one exam) | ${figures.repeatedModelCalls} (${figures.examsWithRepeats}, ${figures.maxRepeatsPerExam}) |`,
     `| checkpoints answered (answers that needed a retry on the other API process) | ${figures.checkpointsAnswered} (${figures.answersRetried}) |`,
