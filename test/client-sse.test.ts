@@ -111,6 +111,41 @@ async function follow(client: SkillflowClient, deadlineMs = 3000): Promise<{ typ
   }
 }
 
+/** Browsers whose ReadableStream is not async-iterable (Safari) are readers too: the reader uses getReader() only. */
+describe('the reader on a body that only has getReader()', () => {
+  function readerOnly(chunks: string[], cancelled: string[]): ReadableStream<Uint8Array> {
+    const stream = body(chunks);
+    const onlyReader = {
+      getReader: () => {
+        const reader = stream.getReader();
+        return {
+          read: () => reader.read(),
+          releaseLock: () => reader.releaseLock(),
+          cancel: (reason?: unknown) => {
+            cancelled.push(String(reason));
+            return reader.cancel(reason);
+          },
+        };
+      },
+    };
+    return onlyReader as unknown as ReadableStream<Uint8Array>;
+  }
+
+  it('reads every event', async () => {
+    const events = [];
+    for await (const event of readServerSentEvents(readerOnly(['data: a\n\nda', 'ta: b\n\n'], [])))
+      events.push(event.data);
+    expect(events).toEqual(['a', 'b']);
+  });
+
+  it('cancels the body when its reader stops early (the connection is closed, not left open)', async () => {
+    const cancelled: string[] = [];
+    for await (const event of readServerSentEvents(readerOnly(['data: a\n\ndata: b\n\n'], cancelled)))
+      if (event.data === 'a') break;
+    expect(cancelled).toHaveLength(1);
+  });
+});
+
 describe("followTurn's reconnections", () => {
   it('reads a CRLF stream to its terminal event', async () => {
     const { client, lastEventIds } = serve([

@@ -72,14 +72,28 @@ export class ServerSentEventParser {
   }
 }
 
-/** Reads a `text/event-stream` body into its events; `parser.retryMs` then holds any reconnection time it set. */
+/**
+ * Reads a `text/event-stream` body into its events; `parser.retryMs` then holds any reconnection time it set. Reads
+ * with `getReader()`, which every browser has (Safari's streams are not async-iterable); a reader that stops early
+ * cancels the body, which closes the connection.
+ */
 export async function* readServerSentEvents(
   body: ReadableStream<Uint8Array>,
   parser = new ServerSentEventParser(),
 ): AsyncGenerator<ServerSentEvent> {
   const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    yield* parser.push(decoder.decode(chunk, { stream: true }));
+  const reader = body.getReader();
+  let finished = false;
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      yield* parser.push(decoder.decode(value, { stream: true }));
+    }
+    finished = true;
+    yield* parser.push(decoder.decode());
+  } finally {
+    if (finished) reader.releaseLock();
+    else await reader.cancel('the reader stopped').catch(() => undefined);
   }
-  yield* parser.push(decoder.decode());
 }
