@@ -40,6 +40,7 @@ import { SharedStreamCounts } from './streams/shared-stream-counts';
 import type { TurnFeedSettings } from './streams/feed-settings';
 import { TurnFeeds } from './streams/turn-feeds';
 import { installHttpTracing } from './tracing';
+import { webAppRoutes } from './web-app';
 
 export interface AppOptions {
   client: Client;
@@ -66,6 +67,8 @@ export interface AppOptions {
   log?: OpsLog;
   /** Where answer links are kept. Default: Redis when the app has one (see `redis`), else this process's memory. */
   links?: LinkStore;
+  /** The folder of the built web app served at /app. Default: web/dist (api/web-app.ts). */
+  appDir?: string;
   /** The clock of answer links and their access tokens (tests move it). Default: Date.now. */
   now?: () => number;
   /** How streams follow turns (api/streams/turn-feed.ts). Default: `defaultFeedSettings` (api/streams/feed-settings.ts). */
@@ -185,5 +188,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await streamRoutes(app, context);
   await skillRoutes(app, context);
   await linkRoutes(app, context, failedAuth);
+  await webAppRoutes(app, config, options.appDir);
   return app;
 }

@@ -10,6 +10,7 @@ import { buildApp } from './app';
 import { resolveApiKeys } from './auth';
 import { ApiMetrics, serveMetrics } from './metrics';
 import { resolveStreamTokenSecret } from './stream-tokens';
+import { defaultWebAppDir, describeWebApp, webAppBuilt } from './web-app';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -67,6 +68,9 @@ async function main(): Promise<void> {
 
   const address = await app.listen({ port: config.port, host: config.host });
   logger.info(`listening on ${address}; live events from workers through ${describeLiveChannel(config)}`);
+  const webApp = describeWebApp(config);
+  if (config.appEnabled && !webAppBuilt(defaultWebAppDir)) logger.warn(webApp);
+  else logger.info(webApp);
   if (metricsServer) logger.info(`request metrics on http://${config.host}:${config.apiMetricsPort}/metrics`);
   if (tracing) logger.info(`traces go to ${config.otlpEndpoint}`);
 }

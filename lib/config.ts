@@ -46,6 +46,8 @@ export interface Config {
   /** How to reach Temporal: the address with TLS, an API key and gRPC metadata, from TEMPORAL_* and a TOML profile. */
   temporal: TemporalProfile;
   temporalUiPort: number;
+  /** The Temporal UI's address, for the web app's links to a run (SKILLFLOW_TEMPORAL_UI_URL; npm start sets it for its dev server). */
+  temporalUiUrl?: string;
   taskQueue: string;
   dataDir: string;
   skillsDir: string;
@@ -111,6 +113,8 @@ export interface Config {
   corsOrigins: string[];
   /** How long a stream token (for EventSource and WebSocket query strings) stays valid. */
   streamTokenTtlMs: number;
+  /** Whether the API serves the web app at /app (SKILLFLOW_APP). */
+  appEnabled: boolean;
   /** How long the access token a page gets for an answer link (POST /v1/links/exchange) stays valid. */
   linkAccessTtlMs: number;
   /** HMAC secret of stream tokens; unset: generated once into the secrets dir, so API processes sharing it agree. */
@@ -355,6 +359,7 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     userDailyTokens: integer('SKILLFLOW_USER_DAILY_TOKENS', 5_000_000, 0, Number.MAX_SAFE_INTEGER),
     corsOrigins: parseCorsOrigins(optional('SKILLFLOW_CORS_ORIGINS'), problems),
     streamTokenTtlMs: duration('SKILLFLOW_STREAM_TOKEN_TTL_MS', 300_000, 1_000, 24 * 3600_000),
+    appEnabled: oneOf('SKILLFLOW_APP', ['ON', 'OFF'] as const, 'ON') === 'ON',
     linkAccessTtlMs: duration('SKILLFLOW_LINK_ACCESS_TTL_MS', 900_000, 60_000, 24 * 3600_000),
     streamTokenSecret: secret('SKILLFLOW_STREAM_TOKEN_SECRET', optional('SKILLFLOW_STREAM_TOKEN_SECRET'), problems),
     secretsDir: path.resolve(text('SKILLFLOW_SECRETS_DIR', text('SKILLFLOW_DATA_DIR', './.data'))),
@@ -373,6 +378,7 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
     workerMetricsPort: port('SKILLFLOW_WORKER_METRICS_PORT'),
     workerHealthPort: port('SKILLFLOW_WORKER_HEALTH_PORT'),
     otlpEndpoint: url('OTEL_EXPORTER_OTLP_ENDPOINT', 'unset it to turn tracing off'),
+    temporalUiUrl: url('SKILLFLOW_TEMPORAL_UI_URL', 'unset it to leave links to the Temporal UI out of the web app'),
     defaultTools: grantList(optional('SKILLFLOW_DEFAULT_TOOLS'), problems),
     toolsDir: path.resolve(text('SKILLFLOW_TOOLS_DIR', './tools')),
     mcpConfigPath: optionalPath(optional('SKILLFLOW_MCP_CONFIG')),

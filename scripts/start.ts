@@ -15,6 +15,7 @@ import { spawnLabelled, stopProcess } from '../lib/processes';
 import { describeTemporalConnection, temporalStartPlan, TemporalUnreachableError } from '../lib/temporal-connection';
 import { obtainTemporalCli, userCacheDir, TemporalCliError } from '../lib/temporal-cli';
 import { buildClientPackage } from './client-package';
+import { buildWebApp, describeWebBuild } from './web-build';
 import { workerReadyMarker } from '../worker/ready';
 
 const root = path.resolve(__dirname, '..');
@@ -93,6 +94,11 @@ async function main(): Promise<void> {
     ))
       say(line);
 
+  // Before the API starts, so it serves the current build at /app; a failed build leaves the rest working.
+  await buildWebApp(say).then(
+    (build) => say(describeWebBuild(build)),
+    (err: Error) => say(`${err.message}\nThe API starts all the same; its /app answers 503 until the web app builds.`),
+  );
   const env = { ...process.env, SKILLFLOW_DATA_DIR: config.dataDir };
   const node = (entry: string) => ['--import', 'tsx', entry];
   let workerReady = false;
@@ -107,7 +113,9 @@ async function main(): Promise<void> {
       if (line.includes(workerReadyMarker)) workerReady = true;
     },
   );
-  const api = spawnLabelled('api', process.execPath, node('api/server.ts'), env, root);
+  // The web app's links to a run point at the UI of the dev server started here, unless one is set.
+  const apiEnv = uiUrl && !config.temporalUiUrl ? { ...env, SKILLFLOW_TEMPORAL_UI_URL: uiUrl } : env;
+  const api = spawnLabelled('api', process.execPath, node('api/server.ts'), apiEnv, root);
   const codec = spawnLabelled('codec', process.execPath, node('lib/codec/main.ts'), env, root);
   const children = [api, worker, codec];
 
@@ -162,6 +170,7 @@ async function main(): Promise<void> {
     'skillflow is running. Press Ctrl-C to stop everything.',
     `  API          ${apiUrl}`,
     `  API docs     ${apiUrl}/docs`,
+    `  Web app      ${config.appEnabled ? `${apiUrl}/app/` : 'off (SKILLFLOW_APP=off)'}`,
     `  Temporal UI  ${uiUrl ?? '(the Temporal server you run yourself)'}`,
     `  Codec        ${codecUrl} (${uiUrl ? 'the UI shows what history holds by reference through it' : `set the UI's codec endpoint to ${codecUrl}/ui/<the token in ${config.codec.uiToken ? 'SKILLFLOW_CODEC_UI_TOKEN' : path.join(config.secretsDir, 'codec-ui-token')}>`})`,
     `  Temporal     ${describeTemporalConnection(config.temporal)}`,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { obtainTemporalCli, userCacheDir, TemporalCliError } from '../lib/temporal-cli';
 import { ChromiumError, ensureChromium } from './chromium';
 import { buildClientPackage } from './client-package';
+import { buildWebApp, describeWebBuild } from './web-build';
 
 const root = path.resolve(__dirname, '..');
 const say = (line: string) => console.log(`[test] ${line}`);
@@ -42,6 +43,12 @@ async function main(): Promise<void> {
     await ensureChromium(say);
   say('Building the client package (packages/client), unless it is up to date...');
   say(await buildClientPackage());
+  try {
+    say(describeWebBuild(await buildWebApp(say)));
+  } catch (err) {
+    console.error(`[test] ${(err as Error).message}`);
+    process.exit(1);
+  }
   const code = await run('Running the test suite against a real Temporal dev server (jest)...', bin('jest'), jestArgs, {
     ...process.env,
     TEMPORAL_CLI: cli.path,

@@ -31,6 +31,7 @@ export async function buildTestApp(
       | 'log'
       | 'links'
       | 'now'
+      | 'appDir'
     >
   > = {},
 ): Promise<{ app: FastifyInstance; config: Config }> {
