@@ -1,14 +1,14 @@
 import type { Client } from '@temporalio/client';
 import { sessionWorkflowId } from '../core/turn';
 import type { Config } from '../lib/config';
-import { sessionStateQuery, turnStateQuery } from '../workflows/definitions';
+import { sessionStateQuery, turnStateQuery, workflowTypes } from '../workflows/definitions';
 import type { Caller } from './auth';
 import type { QuotaStore } from './quota-store';
 import type { Quotas } from './quotas';
 import { deleteSession } from './sessions';
 import { listAll, quoted } from './visibility';
+import { queryDeadlineMs } from './deadlines';
 
-const queryDeadlineMs = 5_000;
 /** Sessions looked at per sweep: the rest wait for the next one. */
 const maxPerSweep = 500;
 const retention: Caller = { id: 'retention', operator: true };
@@ -64,7 +64,7 @@ export class SessionSweeper {
     // A run that started after the cutoff (created, or continued as new after a turn) cannot be idle yet.
     const candidates = await listAll(
       this.client,
-      `WorkflowType = 'sessionWorkflow' AND ExecutionStatus = 'Running' AND TaskQueue = ${quoted(this.config.taskQueue)} AND StartTime < '${new Date(cutoff).toISOString()}'`,
+      `WorkflowType = ${quoted(workflowTypes.session)} AND ExecutionStatus = 'Running' AND TaskQueue = ${quoted(this.config.taskQueue)} AND StartTime < '${new Date(cutoff).toISOString()}'`,
       maxPerSweep,
     );
     const removed: string[] = [];

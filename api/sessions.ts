@@ -2,7 +2,7 @@ import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { Static } from '@sinclair/typebox';
 import { sessionWorkflowId } from '../core/turn';
-import { sessionStateQuery } from '../workflows/definitions';
+import { sessionStateQuery, workflowTypes } from '../workflows/definitions';
 import { searchAttributes } from '../workflows/search-attributes';
 import type { TurnRecord } from '../workflows/session-types';
 import type { Caller } from './auth';
@@ -11,8 +11,7 @@ import { notFound } from './errors';
 import type { SessionSummary, SessionView } from '../core/protocol';
 import { canSee, viewOf, type TurnStates } from './turn-view';
 import { listAll, listPage, quoted } from './visibility';
-
-const queryDeadlineMs = 5_000;
+import { cancelWaitMs, queryDeadlineMs } from './deadlines';
 
 /** The session's workflow, when it is open and the caller may see it (anything else is a 404). */
 export async function describeVisibleSession(
@@ -99,7 +98,7 @@ export async function listSessions(
 ) {
   const user = caller.operator ? filter.user : caller.id;
   const query = [
-    `WorkflowType = 'sessionWorkflow'`,
+    `WorkflowType = ${quoted(workflowTypes.session)}`,
     `ExecutionStatus = 'Running'`,
     ...(user ? [`SkillflowUser = ${quoted(user)}`] : []),
   ].join(' AND ');
@@ -124,7 +123,7 @@ export async function deleteSession(client: Client, caller: Caller, sessionId: s
   const state = await client.connection
     .withDeadline(Date.now() + queryDeadlineMs, () => sessionHandle.query(sessionStateQuery))
     .catch(() => undefined);
-  if (state?.activeTurnId) await cancelAndAwait(client, state.activeTurnId, 15_000);
+  if (state?.activeTurnId) await cancelAndAwait(client, state.activeTurnId, cancelWaitMs);
   const listed = await listAll(client, `SkillflowSession = ${quoted(sessionId)}`);
 
   const namespace = client.options.namespace;

@@ -10,15 +10,14 @@ import { zeroUsage } from '../core/model';
 import type { TurnEvent } from '../core/events';
 import { snapshotAgrees, type DescribedPosition, type TurnSnapshot } from '../core/turn-snapshot';
 import { sessionWorkflowId, type TurnResult, type TurnState, type TurnStatus } from '../core/turn';
-import { turnEventsQuery, turnStateQuery } from '../workflows/definitions';
+import { turnEventsQuery, turnStateQuery, workflowTypes } from '../workflows/definitions';
 import { searchAttributes } from '../workflows/search-attributes';
 import type { Caller } from './auth';
 import { notFound } from './errors';
 import type { TurnView } from '../core/protocol';
 import { endingOfClosedWorkflow } from './turn-closure';
 import { closedTurnOutcome } from './turn-result';
-
-const queryDeadlineMs = 5_000;
+import { queryDeadlineMs } from './deadlines';
 
 /** Where the API finds the state a turn's worker last published (the live channel), so reads need not query. */
 export interface TurnStates {
@@ -55,7 +54,8 @@ export async function describeVisibleTurn(
       .catch(exists),
   ]);
   const visible =
-    description.type === 'turnWorkflow' && canSee(caller, description.typedSearchAttributes.get(searchAttributes.user));
+    description.type === workflowTypes.turn &&
+    canSee(caller, description.typedSearchAttributes.get(searchAttributes.user));
   if (!visible || session.status.name === 'TERMINATED') {
     throw notFound(`Turn ${turnId}`);
   }

@@ -87,7 +87,3 @@ export interface SkillProgress {
 export function skillRunWorkflowId(parentWorkflowId: string, skill: string, callId: string): string {
   return `${parentWorkflowId}/${skill}/${callId}`;
 }
-
-export const skillRunWorkflowType = 'skillWorkflow';
-/** The skill run workflow's signature, for starting it by its type name. */
-export type SkillRunWorkflow = (input: SkillRunInput) => Promise<SkillRunResult>;

@@ -2,7 +2,7 @@ import { TurnFollower, type StreamItem } from '../api/streams/follow-turn';
 import { TurnFeeds } from '../api/streams/turn-feeds';
 import type { TurnSnapshot } from '../core/turn-snapshot';
 import { InProcessChannel, type LiveChannel, type LiveEvent, type LiveListener } from '../lib/live';
-import { turnStateQuery } from '../workflows/definitions';
+import { turnEventsQuery, turnStateQuery } from '../workflows/definitions';
 import { eventually } from './support/api';
 import { testDeps } from './support/deps';
 import { startFakeAnthropic, text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
@@ -95,7 +95,7 @@ describe('a live subscription confirmed late', () => {
     try {
       // The feed's catch-up read (a turnEvents query) is over before the answer lets the turn ask 'two'.
       await eventually(
-        async () => (api.queries.get('turnEvents') ?? 0) >= 1 && api.load.get('turnEvents')?.now === 0,
+        async () => (api.queries.get(turnEventsQuery.name) ?? 0) >= 1 && api.load.get(turnEventsQuery.name)?.now === 0,
         Boolean,
         8_000,
       );

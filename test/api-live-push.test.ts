@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { TurnSnapshot } from '../core/turn-snapshot';
 import { InProcessChannel, RedisChannel, type LiveChannel, type LiveEvent } from '../lib/live';
-import { turnEventsQuery } from '../workflows/definitions';
+import { turnEventsQuery, turnStateQuery } from '../workflows/definitions';
 import { sessionIdOfTurn } from '../api/turn-view';
 import { authHeaders, bobKey, buildTestApp, eventually } from './support/api';
 import { testDeps } from './support/deps';
@@ -119,7 +119,7 @@ describe.each([
   });
 
   const queries = () => counted.calls.get('QueryWorkflow') ?? 0;
-  const turnStateQueries = () => counted.queries.get('turnState') ?? 0;
+  const turnStateQueries = () => counted.queries.get(turnStateQuery.name) ?? 0;
   const sse = async (turnId: string, headers: Record<string, string> = {}) => {
     const stream = await SseClient.open(`${base}/v1/turns/${turnId}/events`, { ...authHeaders(), ...headers });
     streams.push(stream);

@@ -7,6 +7,7 @@ import { text, toolUse } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
 import { ApiDriver } from './support/scenario';
 import { requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/services';
+import { workflowTypes } from '../workflows/definitions';
 
 /** Keys of users of this file only, so no other test's sessions count against their quotas. */
 const users = ['carol', 'dave', 'erin', 'frank', 'grace', 'heidi', 'ivan', 'judy', 'kim'] as const;
@@ -123,7 +124,7 @@ describe('quotas', () => {
   async function openSessions(user: string): Promise<string[]> {
     const listed = await harness.env.client.workflowService.listWorkflowExecutions({
       namespace: harness.env.client.options.namespace,
-      query: `WorkflowType = 'sessionWorkflow' AND ExecutionStatus = 'Running' AND SkillflowUser = '${user}'`,
+      query: `WorkflowType = '${workflowTypes.session}' AND ExecutionStatus = 'Running' AND SkillflowUser = '${user}'`,
     });
     return (listed.executions ?? []).map(
       (execution) => execution.execution?.workflowId?.slice('session-'.length) ?? '',

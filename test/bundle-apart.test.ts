@@ -1,10 +1,11 @@
 import { bundleWorkflowsApart } from '../worker/bundle-apart';
 import { withoutSourcesContent } from '../worker/bundle-map';
+import { workflowTypes } from '../workflows/definitions';
 
 describe('the workflow bundle made in a child process (worker/main.ts)', () => {
   it('holds the workflows and the interceptor modules of a worker with tracing, as the in-process bundle would', async () => {
     const code = await bundleWorkflowsApart(true);
-    expect(code).toContain('turnWorkflow');
+    expect(code).toContain(workflowTypes.turn);
     expect(code).toContain('workflows/log-attributes');
     expect(code).toContain('interceptors-opentelemetry/lib/workflow-interceptors');
     // Its inline source map keeps the mappings stack traces use, not the sources' text.

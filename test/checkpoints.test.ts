@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { answerCheckpointUpdate, turnEventsQuery } from '../workflows/definitions';
+import { answerCheckpointUpdate, checkpointDecisionSignal, turnEventsQuery } from '../workflows/definitions';
 import { bobKey, buildTestApp, eventually, operatorKey } from './support/api';
 import { currentDetails, pastedAnswers } from './support/current-details';
 import { text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './support/fake-anthropic';
@@ -348,7 +348,7 @@ describe('human-in-the-loop checkpoints', () => {
         '--workflow-id',
         turnId,
         '--name',
-        'checkpointDecision',
+        checkpointDecisionSignal.name,
         '--input',
         JSON.stringify(input),
       ]);

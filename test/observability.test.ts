@@ -15,6 +15,7 @@ import { testDeps } from './support/deps';
 import { startFakeAnthropic, text, type FakeAnthropic } from './support/fake-anthropic';
 import { ApiDriver } from './support/scenario';
 import { TemporalTestEnv } from './support/temporal';
+import { workflowTypes } from '../workflows/definitions';
 
 type LogLine = Record<string, unknown> & { level: string; msg: string };
 
@@ -117,7 +118,7 @@ describe('observability', () => {
       service: 'skillflow-worker',
       level: 'debug',
       requestId: 'turn-start-7',
-      workflowType: 'turnWorkflow',
+      workflowType: workflowTypes.turn,
     });
   });
 

@@ -13,6 +13,7 @@ import {
   startTurnUpdate,
   turnEventsQuery,
   turnStateQuery,
+  workflowTypes,
 } from '../workflows/definitions';
 import type { sessionWorkflow } from '../workflows/session';
 import { examOutput } from './support/exam-script';
@@ -179,7 +180,7 @@ describe('replaying recorded histories', () => {
 
   async function newSession(): Promise<WorkflowHandle<typeof sessionWorkflow>> {
     const sessionId = `replay${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-    return client.workflow.start<typeof sessionWorkflow>('sessionWorkflow', {
+    return client.workflow.start<typeof sessionWorkflow>(workflowTypes.session, {
       workflowId: `session-${sessionId}`,
       taskQueue,
       args: [

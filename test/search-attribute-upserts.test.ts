@@ -3,7 +3,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { baselinePatch, separatePatches } from '../core/policy';
 import type { TurnInput, TurnState } from '../core/turn';
-import { turnEventsQuery, turnStateQuery } from '../workflows/definitions';
+import { answerCheckpointUpdate, turnEventsQuery, turnStateQuery, workflowTypes } from '../workflows/definitions';
 import { searchAttributeNameOf } from '../core/search-attributes';
 import { searchAttributes } from '../workflows/search-attributes';
 import type { turnWorkflow } from '../workflows/turn';
@@ -40,7 +40,7 @@ describe('a turn upserts its search attributes once per workflow task', () => {
     await startTurnAsSession(env.client, taskQueue, sessionId, examMessage(questions));
     for (let pending = await nextCheckpoint(handle); pending; pending = await nextCheckpoint(handle, pending.id)) {
       seen.push(await observe(handle, `checkpoint ${pending.name}`));
-      await handle.executeUpdate('answerCheckpoint', {
+      await handle.executeUpdate(answerCheckpointUpdate.name, {
         args: [{ ...examDecision(pending), checkpointId: pending.id, by: 'tester' }],
       });
     }
@@ -106,7 +106,7 @@ describe('a turn upserts its search attributes once per workflow task', () => {
     const pending = await nextCheckpoint(handle);
     expect(pending).toMatchObject({ name: 'confirm', skill: 'checker', depth: 1 });
     await observeBoth('checkpoint confirm');
-    await handle.executeUpdate('answerCheckpoint', {
+    await handle.executeUpdate(answerCheckpointUpdate.name, {
       args: [{ checkpointId: pending!.id, action: 'approve', by: 'tester' }],
     });
     expect(await handle.result()).toMatchObject({ status: 'completed', output: 'x is confirmed.' });
@@ -329,7 +329,7 @@ async function startTurnAsSession(client: Client, taskQueue: string, sessionId: 
     createdAt: new Date().toISOString(),
     settings: fastSettings,
   };
-  return client.workflow.start<typeof turnWorkflow>('turnWorkflow', {
+  return client.workflow.start<typeof turnWorkflow>(workflowTypes.turn, {
     workflowId: input.turnId,
     taskQueue,
     args: [input],

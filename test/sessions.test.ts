@@ -1,6 +1,6 @@
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { defaultTurnSettings } from '../core/settings';
-import { sessionStateQuery, startTurnUpdate } from '../workflows/definitions';
+import { sessionStateQuery, startTurnUpdate, turnStateQuery, workflowTypes } from '../workflows/definitions';
 import type { sessionWorkflow } from '../workflows/session';
 import { text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
@@ -18,7 +18,7 @@ describe('sessions across turns', () => {
 
   async function newSession(historyWindow = 10): Promise<WorkflowHandle<typeof sessionWorkflow>> {
     const sessionId = `sess${Date.now().toString(36)}${counter++}`.padEnd(12, '0');
-    return env.client.workflow.start<typeof sessionWorkflow>('sessionWorkflow', {
+    return env.client.workflow.start<typeof sessionWorkflow>(workflowTypes.session, {
       workflowId: `session-${sessionId}`,
       taskQueue,
       args: [
@@ -87,7 +87,7 @@ describe('sessions across turns', () => {
     const first = await send(session, 'wait for me');
     const firstHandle = env.client.workflow.getHandle(first.turnId);
     for (;;) {
-      const events = await firstHandle.query('turnState').catch(() => null);
+      const events = await firstHandle.query(turnStateQuery).catch(() => null);
       if ((events as { status?: string } | null)?.status === 'waiting') break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -123,7 +123,7 @@ describe('long sessions', () => {
   it('continue-as-new keeps every turn, the history window and one turn at a time', async () => {
     const { env, fake, taskQueue } = harness;
     const sessionId = `long${Date.now().toString(36)}`;
-    const session = await env.client.workflow.start<typeof sessionWorkflow>('sessionWorkflow', {
+    const session = await env.client.workflow.start<typeof sessionWorkflow>(workflowTypes.session, {
       workflowId: `session-${sessionId}`,
       taskQueue,
       args: [

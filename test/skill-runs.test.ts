@@ -10,7 +10,7 @@ import type { SkillRunResult } from '../core/skill-runs';
 import { InProcessChannel } from '../lib/live';
 import { SkillRegistry } from '../lib/skills';
 import { livePublisher } from '../worker/model-deps';
-import { checkpointDecisionSignal, turnEventsQuery, turnStateQuery } from '../workflows/definitions';
+import { checkpointDecisionSignal, turnEventsQuery, turnStateQuery, workflowTypes } from '../workflows/definitions';
 import { authHeaders, buildTestApp, eventually, operatorKey } from './support/api';
 import { currentDetails, pastedAnswers } from './support/current-details';
 import { bundledSkillsDir, testDeps } from './support/deps';
@@ -440,8 +440,8 @@ describe('hierarchical skills: invoke_skill runs a skill as a child workflow of 
         e.searchAttributes.SkillflowStatus,
       ]),
     ).toEqual([
-      ['skillWorkflow', lead.workflowId, ['lead'], ['1'], ['completed']],
-      ['skillWorkflow', researcher.workflowId, ['researcher'], ['2'], ['completed']],
+      [workflowTypes.skillRun, lead.workflowId, ['lead'], ['1'], ['completed']],
+      [workflowTypes.skillRun, researcher.workflowId, ['researcher'], ['2'], ['completed']],
     ]);
     expect(listed[1].memo).toMatchObject({
       task: 'How large is the Danube delta?',
@@ -680,7 +680,7 @@ describe('hierarchical skills: invoke_skill runs a skill as a child workflow of 
       async () => {
         const ids = [];
         for await (const e of client.workflow.list({
-          query: `WorkflowType = 'turnWorkflow' AND ExecutionStatus = 'Running' AND SkillflowStatus = 'waiting' AND SkillflowCheckpoint = 'confirm'`,
+          query: `WorkflowType = '${workflowTypes.turn}' AND ExecutionStatus = 'Running' AND SkillflowStatus = 'waiting' AND SkillflowCheckpoint = 'confirm'`,
         }))
           ids.push(e.workflowId);
         return ids;

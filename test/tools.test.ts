@@ -9,7 +9,7 @@ import { text, toolUse, type FakeAnthropic, type MessagesRequestBody } from './s
 import { useWorkerHarness } from './support/harness';
 import type { TemporalTestEnv } from './support/temporal';
 import { answerNext, eventsOf, runTurn, startTurn } from './support/turns';
-import { turnStateQuery } from '../workflows/definitions';
+import { answerCheckpointUpdate, turnStateQuery } from '../workflows/definitions';
 
 /**
  * Registered tools in turns on the real dev server: registration, the tool list the model gets at each round as the
@@ -293,7 +293,7 @@ describe('registered tools in turns', () => {
 });
 
 const decide = (handle: WorkflowHandle, checkpointId: string, decision: Record<string, unknown>) =>
-  handle.executeUpdate('answerCheckpoint', { args: [{ checkpointId, by: 'tester', ...decision }] });
+  handle.executeUpdate(answerCheckpointUpdate.name, { args: [{ checkpointId, by: 'tester', ...decision }] });
 
 async function waitForPending(handle: WorkflowHandle, afterId: string) {
   const deadline = Date.now() + 30_000;

@@ -1,7 +1,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { defaultTurnSettings } from '../core/settings';
-import { sessionStateQuery, startTurnUpdate } from '../workflows/definitions';
+import { sessionStateQuery, startTurnUpdate, workflowTypes } from '../workflows/definitions';
 import type { sessionWorkflow } from '../workflows/session';
 import type { StartTurnRequest } from '../workflows/session-types';
 import { examMessage, examModel, examModelCalls, examCheckpoints } from './support/exam-script';
@@ -26,7 +26,7 @@ describe('workflow tasks at the start and the end of a turn', () => {
 
   async function newSession(): Promise<WorkflowHandle<typeof sessionWorkflow>> {
     const sessionId = `edges${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-    return harness.env.client.workflow.start<typeof sessionWorkflow>('sessionWorkflow', {
+    return harness.env.client.workflow.start<typeof sessionWorkflow>(workflowTypes.session, {
       workflowId: `session-${sessionId}`,
       taskQueue: harness.taskQueue,
       args: [

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { defaultTurnSettings } from '../core/settings';
-import { startTurnUpdate } from '../workflows/definitions';
+import { startTurnUpdate, workflowTypes } from '../workflows/definitions';
 import type { sessionWorkflow } from '../workflows/session';
 import { text } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
@@ -22,7 +22,7 @@ describe('a turn whose given skill cannot be loaded for an I/O error', () => {
 
   it('goes on, the model told the skill could not be loaded', async () => {
     const sessionId = `tserr${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-    const session = await harness.env.client.workflow.start<typeof sessionWorkflow>('sessionWorkflow', {
+    const session = await harness.env.client.workflow.start<typeof sessionWorkflow>(workflowTypes.session, {
       workflowId: `session-${sessionId}`,
       taskQueue: harness.taskQueue,
       args: [

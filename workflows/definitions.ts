@@ -1,11 +1,17 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { CheckpointAction, CheckpointDecision } from '../core/checkpoints';
 import type { TurnEvent } from '../core/events';
-import type { SkillProgress } from '../core/skill-runs';
+import type { SkillProgress, SkillRunInput, SkillRunResult } from '../core/skill-runs';
 import type { TurnResult, TurnState } from '../core/turn';
 import type { SessionState, StartTurnRequest, StartTurnResponse } from './session-types';
 
-/** Every signal, query and update, defined once: workflows, the API and tests all import these. */
+/** Every workflow type, signal, query and update, defined once: workflows, the API and tests all import these. */
+
+/** The workflow types the worker registers, by the names workflows/index.ts exports them under. */
+export const workflowTypes = { session: 'sessionWorkflow', turn: 'turnWorkflow', skillRun: 'skillWorkflow' } as const;
+
+/** The skill run workflow's signature, to start it by its type name. */
+export type SkillRunWorkflow = (input: SkillRunInput) => Promise<SkillRunResult>;
 
 /** Turns and skill runs both answer these: state and event log. */
 export const turnStateQuery = defineQuery<TurnState>('turnState');

@@ -14,8 +14,6 @@ import type { Allowance, ToolCall } from '../core/policy';
 import type { SkillExecution } from '../core/schemas/skill-runs';
 import {
   skillRunWorkflowId,
-  skillRunWorkflowType,
-  type SkillRunWorkflow,
   type SkillRunAllowance,
   type SkillRunInput,
   type SkillRunResult,
@@ -28,6 +26,7 @@ import {
   type SkillManifest,
 } from '../core/skills';
 import { engineToolSpec } from '../core/tools';
+import { workflowTypes, type SkillRunWorkflow } from './definitions';
 import { searchAttributes } from './search-attributes';
 import { mirrorCheckpoint } from './skill-progress';
 import type { SkillCallEvent, ToolAnswer, TurnTool } from './tool-types';
@@ -70,7 +69,7 @@ async function invokeSkill(
 
   let result: SkillRunResult;
   try {
-    result = await executeChild<SkillRunWorkflow>(skillRunWorkflowType, {
+    result = await executeChild<SkillRunWorkflow>(workflowTypes.skillRun, {
       workflowId,
       // The turn's cancel (or termination, or timeout) reaches every skill run under it, which ends as cancelled.
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,

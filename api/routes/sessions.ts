@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { checkParams, type SkillManifest } from '../../core/skills';
 import { sessionWorkflowId } from '../../core/turn';
 import { turnSettingsFrom } from '../../lib/turn-settings';
-import { startTurnUpdate } from '../../workflows/definitions';
+import { startTurnUpdate, workflowTypes } from '../../workflows/definitions';
 import { searchAttributes } from '../../workflows/search-attributes';
 import { SessionErrorType } from '../../workflows/session-types';
 import type { ApiContext } from '../context';
@@ -38,6 +38,7 @@ import {
 } from '../../core/protocol';
 import { deleteSession, describeVisibleSession, listSessions, readSession } from '../sessions';
 import { waitForTurnToSettle } from '../turn-wait';
+import { startBeyondWaitMs } from '../deadlines';
 
 export async function sessionRoutes(
   app: FastifyInstance,
@@ -65,7 +66,7 @@ export async function sessionRoutes(
       const id = key === undefined ? randomBytes(10).toString('hex') : sessionIdOf(request.caller.id, key);
       try {
         await quotas.createSession(request.caller.id, id, () =>
-          client.workflow.start('sessionWorkflow', {
+          client.workflow.start(workflowTypes.session, {
             workflowId: sessionWorkflowId(id),
             taskQueue: config.taskQueue,
             args: [
@@ -150,7 +151,7 @@ export async function sessionRoutes(
   }>(
     '/v1/sessions/:id/turns',
     {
-      handlerTimeout: Math.max(config.requestTimeoutMs, config.waitTimeoutMs + 10_000),
+      handlerTimeout: Math.max(config.requestTimeoutMs, config.waitTimeoutMs + startBeyondWaitMs),
       schema: {
         operationId: 'startTurn',
         summary: 'Send a message: starts a turn',

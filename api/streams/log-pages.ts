@@ -1,8 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { TurnEvent } from '../../core/events';
 import { turnEventsQuery } from '../../workflows/definitions';
-
-const queryDeadlineMs = 5_000;
+import { queryDeadlineMs } from '../deadlines';
 
 /**
  * Reads a turn's log with the `turnEvents` query (a workflow task on the worker), a page of `pageSize` at a time from

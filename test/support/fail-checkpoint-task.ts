@@ -1,5 +1,6 @@
 import { workflowInfo, type WorkflowInterceptorsFactory } from '@temporalio/workflow';
 import { searchAttributes } from '../../workflows/search-attributes';
+import { workflowTypes } from '../../workflows/definitions';
 
 /**
  * Test-only workflow interceptors (bundled into one test's worker, never the product's): the workflow task in which a
@@ -45,12 +46,12 @@ export const interceptors: WorkflowInterceptorsFactory = () => {
         },
         concludeActivation(input, next) {
           const opened = checkpoint() === failedCheckpointName && before !== failedCheckpointName;
-          if (workflowInfo().workflowType === 'turnWorkflow' && opened && !carriesUpdate) {
+          if (workflowInfo().workflowType === workflowTypes.turn && opened && !carriesUpdate) {
             throw new Error(
               `Test: the workflow task that opened ${failedCheckpointName} fails until it carries the answer`,
             );
           }
-          if (workflowInfo().workflowType === 'sessionWorkflow' && sessionFailing)
+          if (workflowInfo().workflowType === workflowTypes.session && sessionFailing)
             throw new Error("Test: the session's workflow tasks fail until released");
           return next(input);
         },

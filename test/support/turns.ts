@@ -3,7 +3,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { defaultTurnSettings, type TurnSettings } from '../../core/settings';
 import type { TurnInput, TurnResult } from '../../core/turn';
 import type { CheckpointDecision, PendingCheckpoint } from '../../core/checkpoints';
-import { answerCheckpointUpdate, turnEventsQuery, turnStateQuery } from '../../workflows/definitions';
+import { answerCheckpointUpdate, turnEventsQuery, turnStateQuery, workflowTypes } from '../../workflows/definitions';
 import type { turnWorkflow } from '../../workflows/turn';
 import { closedTurnOutcome } from '../../api/turn-result';
 import { examDecision } from './exam-script';
@@ -37,7 +37,11 @@ export async function startTurn(
     ...rest,
     settings: { ...fastSettings, ...settings },
   };
-  return client.workflow.start<typeof turnWorkflow>('turnWorkflow', { workflowId: turnId, taskQueue, args: [input] });
+  return client.workflow.start<typeof turnWorkflow>(workflowTypes.turn, {
+    workflowId: turnId,
+    taskQueue,
+    args: [input],
+  });
 }
 
 export async function runTurn(
