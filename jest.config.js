@@ -1,16 +1,32 @@
-/** Jest runs the whole suite against one real Temporal dev server started by the global setup. */
+/**
+ * Two projects. `unit`: every test file that needs no Temporal server (jest.projects.js decides by what a file uses).
+ * `integration`: the rest, against one real Temporal dev server and one workflow bundle that its global setup starts
+ * and builds, only when an integration file is among those that run. `npx jest --selectProjects unit` runs one.
+ */
+const base = require('./jest.base');
+const { classifyTests } = require('./jest.projects');
+
+const exactly = (file) => `^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
+const { unit, integration } = classifyTests(__dirname);
+
 module.exports = {
-  testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
-  transform: {
-    '^.+\\.tsx?$': ['@swc/jest', { jsc: { target: 'es2022' } }],
-    // ESM-only dependencies (content-disposition and cookie, through fastify's plugins) become CommonJS for jest's runtime.
-    '^.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
-  },
-  transformIgnorePatterns: ['/node_modules/(?!(content-disposition|cookie)/)'],
-  globalSetup: '<rootDir>/test/support/global-setup.ts',
-  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-  testTimeout: 60_000,
+  // Options of the whole run: jest ignores them in a project's configuration.
   maxWorkers: 2,
+  testTimeout: 60_000,
+  testSequencer: '<rootDir>/jest.sequencer.js',
+  projects: [
+    {
+      ...base,
+      displayName: 'unit',
+      testPathIgnorePatterns: integration.map(exactly),
+      setupFiles: ['<rootDir>/jest.unit-setup.js'],
+    },
+    {
+      ...base,
+      displayName: 'integration',
+      testPathIgnorePatterns: unit.map(exactly),
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
+  ],
 };

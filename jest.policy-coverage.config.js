@@ -2,13 +2,12 @@
  * `npm run test:policy-coverage`: the turn policy's table-driven tests, which must cover every branch, line and
  * function of core/policy/ and of the validator and checkpoint rules it uses. No Temporal server needed.
  */
-const base = require('./jest.config');
+const base = require('./jest.base');
 
 module.exports = {
   ...base,
+  testTimeout: 60_000,
   testMatch: ['**/test/policy.test.ts', '**/test/json-validator.test.ts'],
-  globalSetup: undefined,
-  globalTeardown: undefined,
   collectCoverage: true,
   coverageProvider: 'v8',
   coverageDirectory: 'coverage/policy',
