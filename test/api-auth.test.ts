@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { fingerprint, resolveApiKeys } from '../api/auth';
-import { loadConfig } from '../lib/config';
+import { StreamTokens } from '../api/stream-tokens';
+import { loadConfig, type Config } from '../lib/config';
 import { turnEventsQuery } from '../workflows/definitions';
 import { aliceKey, authHeaders, bobKey, buildTestApp, eventually, operatorKey } from './support/api';
 import { text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
@@ -25,11 +26,13 @@ describe('API auth', () => {
   let api: ApiDriver;
   let taskQueue: string;
   let base: string;
+  let config: Config;
   const others: FastifyInstance[] = [];
+  const secret = Buffer.from('the stream token secret of these tests, 32+ bytes');
 
   beforeAll(async () => {
     ({ env, fake, taskQueue } = harness);
-    ({ app } = await buildTestApp(env.client, taskQueue, { SKILLFLOW_STREAM_TOKEN_TTL_MS: '1500' }));
+    ({ app, config } = await buildTestApp(env.client, taskQueue, {}, { streamTokenSecret: secret }));
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     api = new ApiDriver(app);
@@ -180,8 +183,8 @@ describe('API auth', () => {
       expect(issued.statusCode).toBe(201);
       const { token, expiresAt, scope } = issued.json();
       expect(scope).toBe('read');
-      expect(Date.parse(expiresAt) - Date.now()).toBeGreaterThan(500);
-      expect(Date.parse(expiresAt) - Date.now()).toBeLessThanOrEqual(1500);
+      expect(Date.parse(expiresAt) - Date.now()).toBeGreaterThan(config.streamTokenTtlMs - 60_000);
+      expect(Date.parse(expiresAt) - Date.now()).toBeLessThanOrEqual(config.streamTokenTtlMs);
 
       const stream = await SseClient.open(`${base}/v1/turns/${turnId}/events?token=${token}`);
       await stream.waitFor((event) => event.type === 'checkpoint.requested');
@@ -234,13 +237,19 @@ describe('API auth', () => {
       await finish(otherTurn);
     });
 
-    it('expire: a token past its TTL is refused with token_expired', async () => {
+    it('expire: a token gets the TTL, and one past it is refused with token_expired', async () => {
       fake.enqueue({ content: [text('short lived')] });
       const turnId = await api.startTurn('expiry');
       await api.finished(turnId);
-      const { token } = (await as(aliceKey, 'POST', '/v1/stream-tokens', { turnId })).json();
-      expect((await as(null, 'GET', `/v1/turns/${turnId}/events?token=${token}`)).statusCode).toBe(200);
-      await new Promise((resolve) => setTimeout(resolve, 1_600));
+      const before = Date.now();
+      const issued = (await as(aliceKey, 'POST', '/v1/stream-tokens', { turnId })).json();
+      const ttl = Date.parse(issued.expiresAt) - before;
+      expect(ttl).toBeGreaterThanOrEqual(config.streamTokenTtlMs);
+      expect(ttl).toBeLessThanOrEqual(config.streamTokenTtlMs + (Date.now() - before));
+      expect((await as(null, 'GET', `/v1/turns/${turnId}/events?token=${issued.token}`)).statusCode).toBe(200);
+      // A token of this API's secret that the clock has passed, as the one above will be (no waiting for it).
+      const issuedEarlier = new StreamTokens(secret, config.streamTokenTtlMs, () => before - config.streamTokenTtlMs);
+      const { token } = issuedEarlier.issue({ id: 'alice', operator: false }, turnId);
       const expired = await as(null, 'GET', `/v1/turns/${turnId}/events?token=${token}`);
       expect(errorOf(expired)).toEqual([401, 'token_expired']);
       await expect(
@@ -249,9 +258,20 @@ describe('API auth', () => {
     });
 
     it('a WebSocket opened with a token closes when the token expires, even while the turn goes on', async () => {
+      const { app: shortLived } = await buildTestApp(env.client, taskQueue, { SKILLFLOW_STREAM_TOKEN_TTL_MS: '1500' });
+      others.push(shortLived);
+      await shortLived.listen({ port: 0, host: '127.0.0.1' });
+      const shortBase = `ws://127.0.0.1:${(shortLived.server.address() as AddressInfo).port}`;
       const { turnId } = await aliceWaiting('outlives_its_token');
-      const { token } = (await as(aliceKey, 'POST', '/v1/stream-tokens', { turnId, scope: 'write' })).json();
-      const socket = await WsClient.open(`${base.replace('http', 'ws')}/v1/turns/${turnId}/ws?token=${token}`);
+      const { token } = (
+        await shortLived.inject({
+          method: 'POST',
+          url: '/v1/stream-tokens',
+          headers: authHeaders(aliceKey),
+          payload: { turnId, scope: 'write' },
+        })
+      ).json();
+      const socket = await WsClient.open(`${shortBase}/v1/turns/${turnId}/ws?token=${token}`);
       await socket.waitForEvent((event) => event.type === 'checkpoint.requested');
       expect(await socket.closed).toEqual({ code: 1008, reason: 'stream token expired' });
       expect((await api.turn(turnId)).body.status).toBe('waiting');
