@@ -5,6 +5,7 @@
  * two API processes (the real entry points) with Redis for live events and the shared store on PostgreSQL. Against it,
  * through the public API with the scripted fake model:
  *
+ *   0. an answer link made on one API process and revoked on the other is refused by both at once;
  *   1. 20 concurrent exams, each started on one API process and streamed (SSE) from the other;
  *   2. 20 more, during which one worker, then the Temporal server (restarted on the same databases), then one API
  *      process are killed with SIGKILL while exams are mid-stream and mid-checkpoint; then a new worker build (workflow
@@ -30,6 +31,7 @@ import { searchAttributeNames } from '../../core/search-attributes';
 import { examModel, examModelCalls, examRoundOf } from '../../test/support/exam-script';
 import { startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from '../../test/support/fake-anthropic';
 import { transcriptFigures } from '../../test/support/transcript-figures';
+import { answerLinkRevocation } from './answer-links';
 import { NodeProcess, repoRoot, TemporalService } from './cluster';
 import { checkExam, ExamClient, type Api, type ExamRecord } from './exam-client';
 import { writeReport, type Figures } from './report';
@@ -270,6 +272,10 @@ async function main(): Promise<number> {
     const refusals = await stage("mTLS: the frontend refuses clients without the CA's client certificate", () =>
       refusedClients(c),
     );
+    const linkProblems = await stage(
+      'an answer link made on one API process, revoked on the other, refused by both',
+      () => answerLinkRevocation(c.apiUrls, apiKey),
+    );
     const newBuild = await stage(
       'a new worker build to deploy (a copy of the tree, workflow code with a patch)',
       async () => prepareNewBuild(runDir),
@@ -280,6 +286,7 @@ async function main(): Promise<number> {
     );
     const problems = first.flatMap(checkExam);
     for (const client of refusals.answered) problems.push(`mTLS: the frontend answered a client ${client}`);
+    problems.push(...linkProblems);
     for (const record of first) {
       if (record.streams[0] === record.startedOn)
         problems.push(`exam ${record.n}: its stream came from ${record.streams[0]}, the API that started it`);
