@@ -4,6 +4,7 @@ import type { Usage } from './model';
 import type { ToolCatalog, ToolCatalogReference } from './tools/types';
 import type { HistoryMessage, SkillExecution } from './schemas/skill-runs';
 import type { TurnSettings } from './settings';
+import type { Reason } from './run/reasons';
 import type { TurnError, TurnStatus } from './turn';
 
 /**
@@ -55,7 +56,7 @@ export interface SkillRunAllowance {
 export interface SkillRunResult {
   skill: string;
   status: Exclude<TurnStatus, 'running' | 'waiting'>;
-  reason?: string;
+  reason?: Reason;
   success: boolean;
   /** The validated output of a skill that declares one, else the final answer's text; null when it failed. */
   output: unknown;

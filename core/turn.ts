@@ -2,6 +2,7 @@ import { zeroUsage, type Usage } from './model';
 import type { PendingCheckpoint } from './checkpoints';
 import type { PlanCarry } from './policy/plan-carry';
 import type { Exchange } from './session-records';
+import type { Reason } from './run/reasons';
 import type { TurnSettings } from './settings';
 import type { TurnStatus } from './turn-status';
 import type { Artifact, SkillExecution } from './schemas/skill-runs';
@@ -43,7 +44,7 @@ export interface TurnResult {
   turnId: string;
   status: Exclude<TurnStatus, 'running' | 'waiting'>;
   /** Why the turn ended the way it did when that is not simply "the model answered". */
-  reason?: string;
+  reason?: Reason;
   output?: string;
   error?: TurnError;
   usage: Usage;
@@ -74,16 +75,13 @@ export function turnResultOfFailure(
     : undefined;
 }
 
-/** How a turn ends, before the turn adds its id and usage. */
-export type TurnEnding = Omit<TurnResult, 'turnId' | 'usage' | 'skills' | 'artifacts'>;
-
 /** The live view of a turn, served by the turn workflow's query. */
 export interface TurnState {
   turnId: string;
   sessionId: string;
   userId: string;
   status: TurnStatus;
-  reason?: string;
+  reason?: Reason;
   output?: string;
   error?: TurnError;
   usage: Usage;

@@ -1,12 +1,6 @@
 import { replyMessageOf } from '../core/transcript';
 import { compactMessages, estimateTokens } from '../core/compaction';
-import {
-  contextExceededMessage,
-  continueGuidance,
-  emptyRecoveryAnswer,
-  emptyResponseGuidance,
-  refusalMessage,
-} from '../core/guidance';
+import { continueGuidance, emptyResponseGuidance } from '../core/guidance';
 import {
   textOf,
   toolUsesOf,
@@ -19,6 +13,7 @@ import { tokensOf } from '../core/model';
 import { protectedToolUseIds, registeredToolsInScope, type End } from '../core/policy';
 import { hasDetail, toolDefinitionOf, type ToolSpec } from '../core/tools';
 import { completeBlocksOf, responseKind } from '../core/response-kind';
+import { answeredEnding, contextExceededEnding, emptyResponseEnding, refusalEnding } from '../core/run/endings';
 import type { TurnResult } from '../core/turn';
 import { callModel } from './model-call';
 import { reserveRound, spend } from './spending';
@@ -66,19 +61,10 @@ export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
     const kind = responseKind(response);
 
     if (kind === 'refused') {
-      return run.finish({
-        status: 'failed',
-        reason: 'refusal',
-        output: textOf(response.content) || undefined,
-        error: { code: 'refusal', message: refusalMessage },
-      });
+      return run.finish(refusalEnding(textOf(response.content)));
     }
     if (kind === 'context_exceeded') {
-      return run.finish({
-        status: 'failed',
-        reason: 'context_window_exceeded',
-        error: { code: 'context_window_exceeded', message: contextExceededMessage },
-      });
+      return run.finish(contextExceededEnding());
     }
     if (kind === 'paused') {
       run.messages.push(replyMessageOf(response.content));
@@ -98,8 +84,9 @@ export async function runAgentLoop(context: LoopContext): Promise<TurnResult> {
     }
     if (kind === 'empty') {
       if (emptyRetries >= run.settings.maxEmptyRetries) {
-        run.emit({ type: 'message', text: emptyRecoveryAnswer });
-        return run.finish({ status: 'completed', reason: 'empty_response', output: emptyRecoveryAnswer });
+        const ending = emptyResponseEnding();
+        run.emit({ type: 'message', text: ending.output });
+        return run.finish(ending);
       }
       emptyRetries++;
       appendUserText(run.messages, emptyResponseGuidance);
@@ -140,9 +127,9 @@ export function offeredTools(context: LoopContext): ToolDefinition[] {
   return [...engine, ...registeredToolsInScope(context.run.policy)].map(toolDefinitionOf);
 }
 
-function finishWithAnswer(context: LoopContext, answer: string, reason?: string): TurnResult {
+function finishWithAnswer(context: LoopContext, answer: string, cut?: 'max_tokens'): TurnResult {
   context.run.emit({ type: 'message', text: answer });
-  return context.run.finish({ status: 'completed', output: answer, ...(reason ? { reason } : {}) });
+  return context.run.finish(answeredEnding(answer, cut));
 }
 
 /** Adds engine guidance as user text, merged into a trailing user message so roles keep alternating. */

@@ -10,6 +10,7 @@ import {
   isCancellation,
 } from '@temporalio/workflow';
 import { zeroUsage } from '../core/model';
+import { closedSkillRunEnding, type Closure } from '../core/run/skill-result';
 import type { Allowance, ToolCall } from '../core/policy';
 import type { SkillExecution } from '../core/schemas/skill-runs';
 import {
@@ -203,37 +204,15 @@ function endRecord(record: SkillExecution, result: SkillRunResult, endedAt: numb
 
 /** A skill run that ended without a result of its own: failed, terminated or timed out in Temporal, or cancelled by hand. */
 function failedRun(skill: string, err: unknown): SkillRunResult {
-  const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
   const base = { skill, success: false, output: null, usage: zeroUsage(), checkpointCount: 0, skills: [] };
-  if (isCancellation(err) || isCancellation(cause)) {
-    return {
-      ...base,
-      status: 'cancelled',
-      reason: 'cancelled',
-      error: { code: 'cancelled', message: `The skill run of ${skill} was cancelled.` },
-    };
-  }
-  if (cause instanceof TerminatedFailure) {
-    return {
-      ...base,
-      status: 'failed',
-      reason: 'terminated',
-      error: { code: 'terminated', message: `The skill run of ${skill} was terminated in Temporal.` },
-    };
-  }
-  if (cause instanceof TimeoutFailure) {
-    return {
-      ...base,
-      status: 'failed',
-      reason: 'timed_out',
-      error: { code: 'timed_out', message: `The skill run of ${skill} timed out in Temporal.` },
-    };
-  }
-  const { message } = publicError(cause, `The skill run of ${skill}`);
-  return {
-    ...base,
-    status: 'failed',
-    reason: 'workflow_failed',
-    error: { code: 'workflow_failed', message: `The skill run of ${skill} failed: ${message}` },
-  };
+  return { ...base, ...closedSkillRunEnding(skill, closureOf(err, `The skill run of ${skill}`)) };
+}
+
+/** How Temporal closed a child run, from the failure its result threw. */
+function closureOf(err: unknown, what: string): Closure {
+  const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
+  if (isCancellation(err) || isCancellation(cause)) return { kind: 'cancelled' };
+  if (cause instanceof TerminatedFailure) return { kind: 'terminated' };
+  if (cause instanceof TimeoutFailure) return { kind: 'timed_out' };
+  return { kind: 'failed', message: publicError(cause, what).message };
 }

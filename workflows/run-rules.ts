@@ -7,7 +7,7 @@ import {
   type BaselineRule,
   type PolicyRules,
 } from '../core/policy';
-import type { TurnEnding } from '../core/turn';
+import { thrownEnding, type FailedEnding } from '../core/run/endings';
 import { publicError } from './internal-errors';
 
 /** Whether the code this run started on has a change (a patch id of core/policy/state.ts). */
@@ -47,7 +47,7 @@ export function engineOfThisRun(has: HasPatch): Record<keyof typeof enginePatche
  * How a run ends when its code throws (not a cancellation): the model's errors, or anything else. A typed error (a
  * model or skill error) is shown as it is; anything else is `internal_error`, its detail in the worker's log.
  */
-export function failedEnding(err: unknown): TurnEnding {
-  const reason = err instanceof ActivityFailure && err.activityType === 'callModel' ? 'model_error' : 'internal_error';
-  return { status: 'failed', reason, error: publicError(err, 'The run') };
+export function failedEnding(err: unknown): FailedEnding {
+  const source = err instanceof ActivityFailure && err.activityType === 'callModel' ? 'model' : 'other';
+  return thrownEnding(source, publicError(err, 'The run'));
 }

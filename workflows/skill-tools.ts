@@ -15,6 +15,7 @@ import {
   type SkillToolPorts,
   type ToolResult,
 } from '../core/skills';
+import { invalidParamsEnding } from '../core/run/endings';
 import type { TurnStart } from '../core/turn-start';
 import type { SkillContentReference } from '../core/schemas/events';
 import { engineToolSpecs } from '../core/tools';
@@ -141,13 +142,7 @@ export async function preloadSkill(
 ): Promise<{ note: string } | End> {
   const manifest = catalog.find((skill) => skill.name === name);
   const checked = manifest && params ? checkParams(manifest, params) : undefined;
-  if (checked && !checked.ok) {
-    const message = `The parameters given for skill ${name} are not valid: ${checked.problems.map((problem) => problem.message).join('; ')}.`;
-    return {
-      kind: 'end',
-      ending: { status: 'failed', reason: 'invalid_params', error: { code: 'invalid_params', message } },
-    };
-  }
+  if (checked && !checked.ok) return { kind: 'end', ending: invalidParamsEnding(name, checked.problems) };
   const call: ToolCall = { id: 'preload', name: SkillToolName.loadSkill, input: { name } };
   const verdict = run.decide({ type: 'tool.requested', at: Date.now(), call });
   if (verdict.kind === 'end') return verdict;

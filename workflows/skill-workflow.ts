@@ -11,16 +11,16 @@ import type { Activities } from '../activities';
 import { mayInvoke, policySettingsOf } from '../core/policy';
 import { basePrompt } from '../core/prompts';
 import type { SkillRunInput, SkillRunResult } from '../core/skill-runs';
+import { cancelledEnding } from '../core/run/endings';
+import { skillRunOutcome } from '../core/run/skill-result';
 import {
   nonRetryableSkillErrors,
-  outputJsonOf,
   outputSchema,
   pinSkill,
   skillRunMessages,
   skillRunSystemPrompt,
 } from '../core/skills';
-import { validateJson } from '../core/json-validator';
-import type { TurnInput, TurnResult } from '../core/turn';
+import type { TurnInput } from '../core/turn';
 import { runAgentLoop } from './agent-loop';
 import { decisionRejection, takeDecision } from './checkpoint-desk';
 import {
@@ -78,9 +78,9 @@ export async function skillWorkflow(input: SkillRunInput): Promise<SkillRunResul
   setHandler(skillProgressSignal, (progress) => absorbProgress(run, progress));
 
   const relay = new ProgressRelay(run, input.parentWorkflowId);
-  const ending = await runSkill(run, input);
+  await runSkill(run, input);
   return await CancellationScope.nonCancellable(async () => {
-    const result = resultOf(run, input, ending);
+    const result = resultOf(run, input);
     run.publishEnding();
     await relay.close();
     upsertMemo(recordMemo(result));
@@ -102,7 +102,8 @@ function recordMemo(result: SkillRunResult): Record<string, unknown> {
   };
 }
 
-async function runSkill(run: TurnRun, input: SkillRunInput): Promise<TurnResult> {
+/** Runs the skill to its ending (`run.ending`). */
+async function runSkill(run: TurnRun, input: SkillRunInput): Promise<void> {
   try {
     const has = patchesOfThisRun();
     const rules = rulesOfThisRun(has);
@@ -141,80 +142,31 @@ async function runSkill(run: TurnRun, input: SkillRunInput): Promise<TurnResult>
       children,
       depthCapped: manifest.children.length > 0 && children.length === 0,
     });
-    return await runAgentLoop({ run, system, tools: toolsOfRun(run, catalog, children, registry) });
+    await runAgentLoop({ run, system, tools: toolsOfRun(run, catalog, children, registry) });
   } catch (err) {
-    if (isCancellation(err))
-      return await CancellationScope.nonCancellable(async () =>
-        run.finish({ status: 'cancelled', reason: 'cancelled' }),
-      );
-    return run.finish(failedEnding(err));
+    if (isCancellation(err)) await CancellationScope.nonCancellable(async () => run.finish(cancelledEnding()));
+    else run.finish(failedEnding(err));
   }
 }
 
-/**
- * What the skill run returns: a success carries its output (the validated JSON a skill that declares an output gave
- * as its final answer, else the answer's text); anything else carries why it did not finish.
- */
-function resultOf(run: TurnRun, input: SkillRunInput, ending: TurnResult): SkillRunResult {
+/** What the skill run returns (core/run/skill-result.ts), its artifact recorded and its ending replaced when that changes. */
+function resultOf(run: TurnRun, input: SkillRunInput): SkillRunResult {
   const manifest = run.pinned.loaded[input.skill]?.manifest;
-  const base = {
+  const outcome = skillRunOutcome({
+    skill: input.skill,
+    ending: run.ending,
+    outputSchema: manifest && manifest.output.length > 0 ? outputSchema(manifest) : null,
+    accepted: run.structuredOutput,
+  });
+  if (outcome.replaced) run.replaceEnding(outcome.replaced);
+  if (outcome.artifact) run.emitArtifact(input.skill, outcome.artifact.value, input.callId);
+  return {
     skill: input.skill,
     usage: run.state.usage,
     checkpointCount: run.policy.checkpointCount,
     skills: run.state.skills ?? [],
+    ...outcome.result,
   };
-  const failed = (code: string, message: string): SkillRunResult => ({
-    ...base,
-    status: ending.status === 'completed' ? 'failed' : ending.status,
-    reason: ending.status === 'completed' ? code : (ending.reason ?? code),
-    success: false,
-    output: null,
-    error: ending.error ?? { code, message },
-  });
-  if (ending.status !== 'completed') {
-    const why =
-      ending.status === 'cancelled'
-        ? `it was cancelled (${ending.reason ?? 'cancelled'})`
-        : `it failed (${ending.reason ?? 'failed'})`;
-    return failed(
-      ending.reason ?? ending.status,
-      `Skill ${input.skill} did not finish: ${why}.${ending.output ? ` Its last words: ${ending.output}` : ''}`,
-    );
-  }
-  if (!manifest || manifest.output.length === 0)
-    return {
-      ...base,
-      status: 'completed',
-      ...(ending.reason ? { reason: ending.reason } : {}),
-      success: true,
-      output: ending.output ?? '',
-    };
-  const output = run.structuredOutput ?? lastWordOutput(ending.output ?? '', outputSchema(manifest));
-  if (!output) {
-    const message = `Skill ${input.skill} declares a structured output, and its run ended (${ending.reason ?? 'completed'}) without a valid one.`;
-    run.replaceEnding({
-      status: 'failed',
-      reason: 'invalid_output',
-      output: ending.output,
-      error: { code: 'invalid_output', message },
-    });
-    return failed('invalid_output', message);
-  }
-  run.emitArtifact(input.skill, output.value, input.callId);
-  return {
-    ...base,
-    status: 'completed',
-    ...(ending.reason ? { reason: ending.reason } : {}),
-    success: true,
-    output: output.value,
-  };
-}
-
-/** An answer the policy never saw as a final answer (a last word after the round budget): valid output, or none. */
-function lastWordOutput(text: string, schema: ReturnType<typeof outputSchema>): { value: unknown } | undefined {
-  const parsed = outputJsonOf(text);
-  const checked = parsed && validateJson(parsed.value, schema, { applyDefaults: true });
-  return checked && checked.ok ? { value: checked.value } : undefined;
 }
 
 /** The run's identity in the shape a turn's has: its own workflow id, the turn's session and user. */

@@ -3,6 +3,7 @@ import { cancelledCallResult } from '../core/events';
 import type { ToolResultBlock, ToolUseBlock } from '../core/messages';
 import { tokensOf } from '../core/model';
 import { separatePatches, type Allowance, type CheckpointPlan, type End, type Verdict } from '../core/policy';
+import { endedCallMessage } from '../core/run/endings';
 import { askHuman } from './checkpoint-desk';
 import { skillCallOf } from './skill-call-event';
 import { publicError } from './internal-errors';
@@ -98,8 +99,7 @@ async function answerOf(
   run: TurnRun,
 ): Promise<AnsweredCall> {
   if (verdict.kind === 'refuse') return { answer: toolError(verdict.message) };
-  if (verdict.kind === 'end')
-    return { answer: toolError(verdict.ending.error?.message ?? 'The turn ended.'), ends: verdict };
+  if (verdict.kind === 'end') return { answer: toolError(endedCallMessage(verdict.ending)), ends: verdict };
   return { answer: await runTool(tool, { ...call, input: verdict.input ?? call.input }, run, verdict.handDown) };
 }
 

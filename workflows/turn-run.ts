@@ -20,13 +20,14 @@ import {
   type PolicyState,
   type Verdict,
 } from '../core/policy';
+import type { Ending, FailedEnding } from '../core/run/endings';
+import type { Reason } from '../core/run/reasons';
 import type { SkillExecution } from '../core/schemas/skill-runs';
 import { emptySkillTurnState, type SkillTurnState } from '../core/skills';
 import { ConversationMeasure } from '../core/transcript';
 import {
   startingTurnState,
   terminalStatuses,
-  type TurnEnding,
   type TurnInput,
   type TurnResult,
   type TurnState,
@@ -64,7 +65,7 @@ export class TurnRun {
   pinned: SkillTurnState = emptySkillTurnState();
   /** The human's decision on the open checkpoint, set by the signal or update handler and taken by askHuman. */
   decision: CheckpointDecision | undefined;
-  private ending: TurnEnding | undefined;
+  private decided: Ending | undefined;
   /** Characters per token, calibrated with the usage each response reports. */
   charsPerToken = 3.5;
   /** How much of the conversation the worker already holds: what the previous model call sent, and its response's content (model-call.ts). */
@@ -212,7 +213,7 @@ export class TurnRun {
     );
   }
 
-  setStatus(status: TurnStatus, reason?: string): void {
+  setStatus(status: TurnStatus, reason?: Reason): void {
     if (this.state.status === status && this.state.reason === reason) return;
     this.state.status = status;
     this.state.reason = reason;
@@ -256,13 +257,13 @@ export class TurnRun {
    * Decides the ending and returns the result; nothing is visible yet. The turn tells its session first and then
    * publishes, so a client that sees the turn end can send the next message at once.
    */
-  finish(ending: TurnEnding): TurnResult {
-    this.ending ??= ending;
+  finish(ending: Ending): TurnResult {
+    this.decided ??= ending;
     const { skills, artifacts } = this.state;
     return {
       turnId: this.input.turnId,
       usage: this.state.usage,
-      ...this.ending,
+      ...this.decided,
       ...(skills && skills.length > 0 ? { skills } : {}),
       ...(artifacts && artifacts.length > 0 ? { artifacts } : {}),
     };
@@ -280,20 +281,26 @@ export class TurnRun {
 
   /** The run has decided its ending (it may not have published it yet). */
   get ended(): boolean {
-    return this.ending !== undefined;
+    return this.decided !== undefined;
+  }
+
+  /** The ending the run decided (`finish`); asked only once it has decided one. */
+  get ending(): Ending {
+    if (!this.decided) throw new Error('The run has not decided its ending yet.');
+    return this.decided;
   }
 
   /** A skill run whose answer turned out not to be its output ends failed after all (before anything is published). */
-  replaceEnding(ending: TurnEnding): void {
-    this.ending = ending;
+  replaceEnding(ending: FailedEnding): void {
+    this.decided = ending;
   }
 
   /** Makes the ending visible: final status, output, and the single terminal event. */
   publishEnding(): void {
-    const ending = this.ending;
+    const ending = this.decided;
     if (!ending || terminalStatuses.has(this.state.status)) return;
     this.state.output = ending.output;
-    this.state.error = ending.error;
+    this.state.error = ending.status === 'failed' ? ending.error : undefined;
     // An ended run waits for nobody, whatever checkpoint it was at (the UI's current details). A run cancelled while it
     // waited at its own checkpoint, or at one of a skill run below (cancelKeepsCheckpoint: kept until now, so `waiting`
     // never shows without it), left it in its state and SkillflowCheckpoint; `mirroring` is cleared with it.
@@ -301,13 +308,8 @@ export class TurnRun {
     if (this.state.pendingCheckpoint && patched(separatePatches.endingClearsCheckpoint)) this.showPending(null);
     this.setStatus(ending.status, ending.reason);
     if (ending.status === 'completed') this.emit({ type: 'done', output: ending.output ?? '' });
-    else if (ending.status === 'cancelled') this.emit({ type: 'cancelled', reason: ending.reason ?? 'cancelled' });
-    else
-      this.emit({
-        type: 'error',
-        code: ending.error?.code ?? 'failed',
-        message: ending.error?.message ?? 'The turn failed.',
-      });
+    else if (ending.status === 'cancelled') this.emit({ type: 'cancelled', reason: ending.reason });
+    else this.emit({ type: 'error', code: ending.error.code, message: ending.error.message });
     // Before the workflow completes: nothing may follow its completion.
     this.sendAttributes();
   }

@@ -24,6 +24,7 @@ import {
   type PlanCarry,
 } from '../core/policy';
 import { basePrompt } from '../core/prompts';
+import { cancelledEnding } from '../core/run/endings';
 import { buildSystemPrompt } from '../core/skills';
 import { sessionWorkflowId, turnFailedErrorType, type TurnInput, type TurnResult } from '../core/turn';
 import { appendUserText, runAgentLoop } from './agent-loop';
@@ -147,9 +148,7 @@ async function runTurn(run: TurnRun, has: HasPatch): Promise<TurnResult> {
     );
   } catch (err) {
     if (isCancellation(err)) {
-      return await CancellationScope.nonCancellable(async () =>
-        withPlan(run.finish({ status: 'cancelled', reason: 'cancelled' })),
-      );
+      return await CancellationScope.nonCancellable(async () => withPlan(run.finish(cancelledEnding())));
     }
     return withPlan(run.finish(failedEnding(err)));
   }

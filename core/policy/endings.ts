@@ -1,4 +1,5 @@
 import { cancelledGuidance, emptyRecoveryAnswer, roundBudgetGuidance } from '../guidance';
+import { cancelledEnding, completedEnding, failedEnding } from '../run/endings';
 import { formatDuration } from '../skills/durations';
 import { isUnfinished, remainingSteps } from './plan';
 import type { ActivePlan, End, PolicyState } from './types';
@@ -23,17 +24,14 @@ function violated(state: PolicyState): string {
 export function planViolationsEnd(state: PolicyState): End {
   const { plan } = state;
   const message = `The model ${violated(state)} ${state.violations} times; ${stopped(state)}. Remaining: ${remaining(plan) || 'none'}.`;
-  return {
-    kind: 'end',
-    ending: { status: 'failed', reason: 'plan_violations', error: { code: 'plan_violations', message } },
-  };
+  return { kind: 'end', ending: failedEnding('plan_violations', message) };
 }
 
 export function roundBudgetEnd(state: PolicyState, plan: ActivePlan | null): End {
   if (!plan) {
     return {
       kind: 'end',
-      ending: { status: 'completed', reason: 'max_rounds' },
+      ending: completedEnding('max_rounds'),
       lastWord: {
         guidance: roundBudgetGuidance,
         purpose: 'final answer without tools',
@@ -44,7 +42,7 @@ export function roundBudgetEnd(state: PolicyState, plan: ActivePlan | null): End
   }
   const kept = state.depth > 0 ? '; the skill run was stopped' : "; the plan is kept for the session's next turn";
   const message = `The round budget ran out in skill ${plan.skill}${kept}. Remaining: ${remaining(plan)}.`;
-  return { kind: 'end', ending: { status: 'failed', reason: 'max_rounds', error: { code: 'max_rounds', message } } };
+  return { kind: 'end', ending: failedEnding('max_rounds', message) };
 }
 
 /** A turn's unfinished plan is kept for the session's next turn (a skill run's is not carried anywhere). */
@@ -53,10 +51,7 @@ const keptPlan = (state: PolicyState): string =>
     ? ` The plan is kept for the session's next turn. Remaining: ${remaining(state.plan)}.`
     : '';
 
-const tokenBudgetError = (message: string): End => ({
-  kind: 'end',
-  ending: { status: 'failed', reason: 'token_budget', error: { code: 'token_budget', message } },
-});
+const tokenBudgetError = (message: string): End => ({ kind: 'end', ending: failedEnding('token_budget', message) });
 
 /** The run's tokens (its skill runs' included) reached what it was given of its user's daily budget: no more model calls. */
 export function tokenBudgetEnd(state: PolicyState, tokens: number, budget: number): End {
@@ -88,23 +83,19 @@ export function skillLimitEnd(skill: string, hit: SkillLimitHit, state: Pick<Pol
       ? ` The plan is kept for the session's next turn. Remaining: ${remaining(plan) || 'nothing'}.`
       : '';
   const message = `Skill ${skill} reached ${what}; ${stopped(state)}.${kept}`;
-  return { kind: 'end', ending: { status: 'failed', reason: 'skill_limit', error: { code: 'skill_limit', message } } };
+  return { kind: 'end', ending: failedEnding('skill_limit', message) };
 }
 
 export const cancelledByUserEnd: End = {
   kind: 'end',
-  ending: { status: 'cancelled', reason: 'cancelled_by_user' },
+  ending: cancelledEnding('cancelled_by_user'),
   lastWord: { guidance: cancelledGuidance, purpose: 'explain the cancellation' },
 };
 
 export function expiredEnd(checkpoint: string): End {
   return {
     kind: 'end',
-    ending: {
-      status: 'cancelled',
-      reason: 'expired',
-      output: `Checkpoint ${checkpoint} expired before anyone answered.`,
-    },
+    ending: cancelledEnding('expired', `Checkpoint ${checkpoint} expired before anyone answered.`),
     result: { expired: true },
   };
 }
@@ -117,13 +108,5 @@ export function invalidOutputEnd(
   output?: string,
 ): End {
   const message = `Skill ${skill} declares a structured output, and ${problem} after one correction; ${stopped(state)}.`;
-  return {
-    kind: 'end',
-    ending: {
-      status: 'failed',
-      reason: 'invalid_output',
-      error: { code: 'invalid_output', message },
-      ...(output ? { output } : {}),
-    },
-  };
+  return { kind: 'end', ending: failedEnding('invalid_output', message, output) };
 }

@@ -18,7 +18,7 @@ import type {
 } from '../skills/types';
 import type { TurnSettings } from '../settings';
 import type { ToolCatalog, ToolCatalogReference, ToolHeader, ToolSpec } from '../tools/types';
-import type { TurnEnding } from '../turn';
+import type { Ending } from '../run/endings';
 import type { ActivePlan, PlanCarry, Route } from './plan-carry';
 
 export type { ActivePlan, PlanCarry, Route } from './plan-carry';
@@ -311,7 +311,7 @@ export interface LastWord {
 
 export interface End {
   kind: 'end';
-  ending: TurnEnding;
+  ending: Ending;
   lastWord?: LastWord;
   /** The tool result of the call that ended the turn, when it has one (a cancelled or expired checkpoint). */
   result?: unknown;
