@@ -15,7 +15,7 @@ import { repoRoot } from './cluster';
 export const newBuildPatch = 'topology-new-build';
 
 const loopFile = 'workflows/agent-loop.ts';
-const roundAnchor = '    const response = await spend(held, () => callModel(run, {';
+const roundAnchor = '        const response = await spend(round.held, () => callModel(run, options));';
 
 export function prepareNewBuild(runDir: string): string {
   const root = path.join(runDir, 'new-build');
@@ -35,7 +35,8 @@ export function prepareNewBuild(runDir: string): string {
   const code = fs.readFileSync(loop, 'utf8');
   if (!code.includes(roundAnchor))
     throw new Error(`${loopFile} has no line "${roundAnchor.trim()}" to put the new build's patch before`);
-  const changed = code.replace(roundAnchor, `    patched(${JSON.stringify(newBuildPatch)});\n${roundAnchor}`);
+  const indent = /^ */.exec(roundAnchor)![0];
+  const changed = code.replace(roundAnchor, `${indent}patched(${JSON.stringify(newBuildPatch)});\n${roundAnchor}`);
   fs.writeFileSync(loop, `import { patched } from '@temporalio/workflow';\n${changed}`);
   return root;
 }
