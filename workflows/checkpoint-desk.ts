@@ -7,14 +7,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { CheckpointErrorType, type CheckpointDecision, type PendingCheckpoint } from '../core/checkpoints';
-import {
-  answerAheadOf,
-  answerAheadOutcome,
-  type AnswerAhead,
-  type CheckpointPlan,
-  type RefusalCode,
-  type Verdict,
-} from '../core/policy';
+import { answerAheadOf, answerAheadOutcome, type AnswerAhead, type CheckpointPlan, type Verdict } from '../core/policy';
+import { answerRejection, type AnswerRejection } from '../core/run/answers';
 import { checkpointDecisionSignal } from './definitions';
 import type { AnsweredCall } from './tool-types';
 import { searchAttributes } from './search-attributes';
@@ -25,7 +19,8 @@ import type { TurnRun } from './turn-run';
  * and telling the policy what happened. What a decision may be and what it means is the policy's (core/policy).
  */
 
-const errorTypes: Record<Exclude<RefusalCode, 'refused'>, string> = {
+const errorTypes: Record<AnswerRejection['code'], string> = {
+  refused: CheckpointErrorType.invalidDecision,
   not_found: CheckpointErrorType.notFound,
   not_pending: CheckpointErrorType.notPending,
   invalid_decision: CheckpointErrorType.invalidDecision,
@@ -33,23 +28,17 @@ const errorTypes: Record<Exclude<RefusalCode, 'refused'>, string> = {
 
 /** Why a decision cannot be taken now, as the failure the update rejects with (details: the problems), or undefined. */
 export function decisionRejection(run: TurnRun, decision: CheckpointDecision): ApplicationFailure | undefined {
-  if (run.decision !== undefined && decision?.checkpointId === run.decision.checkpointId) {
-    return ApplicationFailure.nonRetryable(
-      `Checkpoint ${decision.checkpointId} is no longer pending.`,
-      CheckpointErrorType.notPending,
-    );
-  }
-  const verdict = run.preview({ type: 'checkpoint.resolved', at: Date.now(), decision });
-  if (verdict.kind !== 'refuse') return undefined;
-  const type = verdict.code === 'refused' ? CheckpointErrorType.invalidDecision : errorTypes[verdict.code];
-  return ApplicationFailure.nonRetryable(verdict.message, type, ...(verdict.problems ? [verdict.problems] : []));
+  const rejection = answerRejection(run.policy, run.decision, decision, Date.now());
+  if (!rejection) return undefined;
+  const { message, code, problems } = rejection;
+  return ApplicationFailure.nonRetryable(message, errorTypes[code], ...(problems ? [problems] : []));
 }
 
 /**
  * The update validator's check: an answer for the checkpoint the turn opens next passes, to wait for it
  * (core/policy/answers-ahead.ts); any other is checked now.
  */
-export function answerRejection(run: TurnRun, decision: CheckpointDecision): ApplicationFailure | undefined {
+export function updateRejection(run: TurnRun, decision: CheckpointDecision): ApplicationFailure | undefined {
   return answerAhead(run, decision) ? undefined : decisionRejection(run, decision);
 }
 

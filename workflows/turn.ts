@@ -28,7 +28,7 @@ import { cancelledEnding } from '../core/run/endings';
 import { buildSystemPrompt } from '../core/skills';
 import { sessionWorkflowId, turnFailedErrorType, type TurnInput, type TurnResult } from '../core/turn';
 import { appendUserText, runAgentLoop } from './agent-loop';
-import { answerAhead, answerRejection, decisionRejection, takeAnswerAhead, takeDecision } from './checkpoint-desk';
+import { answerAhead, decisionRejection, takeAnswerAhead, takeDecision, updateRejection } from './checkpoint-desk';
 import {
   answerCheckpointUpdate,
   checkpointDecisionSignal,
@@ -75,7 +75,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
     },
     {
       validator: (decision) => {
-        const rejection = answerRejection(run, decision);
+        const rejection = updateRejection(run, decision);
         if (rejection) throw rejection;
       },
     },
