@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { baselinePatch, impliedByBaseline, separatePatches } from '../core/policy/state';
+import { cancelledReasons, completedReasons, failedReasons } from '../core/run/reasons';
 
 /** The documents say what the code does: every patch in force is in the operators' table, and no merge was left half done. */
 const docsDir = path.join(__dirname, '..', 'docs');
@@ -41,5 +42,22 @@ describe('the documents', () => {
       .filter((id): id is string => id !== undefined);
     const inForce = [baselinePatch, ...impliedByBaseline, ...Object.values(separatePatches)];
     expect([...table].sort()).toEqual([...inForce].sort());
+  });
+
+  it("events.md's table of reasons lists every reason an ending may carry, with its status, and no other", () => {
+    const lines = read('docs/events.md').split('\n');
+    const header = lines.findIndex((line) => line.startsWith('| reason | status |'));
+    expect(header).toBeGreaterThan(-1);
+    const end = lines.findIndex((line, i) => i > header && !line.startsWith('|'));
+    const listed = lines.slice(header + 2, end).flatMap((line) => {
+      const [reasons, status] = line.split('|').slice(1, 3);
+      return [...reasons.matchAll(/`([a-z_]+)`/g)].map((match) => `${status.trim()}: ${match[1]}`);
+    });
+    const union = [
+      ...completedReasons.map((reason) => `completed: ${reason}`),
+      ...failedReasons.map((reason) => `failed: ${reason}`),
+      ...cancelledReasons.map((reason) => `cancelled: ${reason}`),
+    ];
+    expect([...listed].sort()).toEqual([...union].sort());
   });
 });
