@@ -13,7 +13,15 @@ import {
   thrownEnding,
   type Ending,
 } from '../core/run/endings';
-import { closedSkillRunEnding, skillRunOutcome, type Closure, type SkillRunEnded } from '../core/run/skill-result';
+import {
+  closedSkillRunEnding,
+  settleSkillEnding,
+  skillRunResultOf,
+  type Closure,
+  type SettledEnding,
+  type SkillRunEnded,
+  type SkillRunEnding,
+} from '../core/run/skill-result';
 import type { JsonSchema } from '../core/json-validator';
 
 /**
@@ -130,7 +138,7 @@ describe('endings', () => {
   });
 });
 
-describe("a skill run's outcome", () => {
+describe("a skill run's ending and result", () => {
   const schema: JsonSchema = { type: 'object', properties: { score: { type: 'integer' } }, required: ['score'] };
   const ended = (overrides: Partial<SkillRunEnded>): SkillRunEnded => ({
     skill: 'grader',
@@ -139,110 +147,106 @@ describe("a skill run's outcome", () => {
     accepted: undefined,
     ...overrides,
   });
+  const missing = (reason: string) =>
+    `Skill grader declares a structured output, and its run ended (${reason}) without a valid one.`;
 
-  it.each<[string, SkillRunEnded, ReturnType<typeof skillRunOutcome>]>([
-    ['an answer, no declared output', ended({}), { result: { status: 'completed', success: true, output: 'Done.' } }],
+  it.each<[string, SkillRunEnded, SettledEnding, SkillRunEnding]>([
+    [
+      'an answer, no declared output',
+      ended({}),
+      { ending: answeredEnding('Done.') },
+      { status: 'completed', success: true, output: 'Done.' },
+    ],
     [
       'an answer cut by max_tokens keeps its reason',
       ended({ ending: answeredEnding('Do', 'max_tokens') }),
-      { result: { status: 'completed', reason: 'max_tokens', success: true, output: 'Do' } },
+      { ending: answeredEnding('Do', 'max_tokens') },
+      { status: 'completed', reason: 'max_tokens', success: true, output: 'Do' },
     ],
     [
       'a last word with no output',
       ended({ ending: completedEnding('max_rounds') }),
-      { result: { status: 'completed', reason: 'max_rounds', success: true, output: '' } },
+      { ending: completedEnding('max_rounds') },
+      { status: 'completed', reason: 'max_rounds', success: true, output: '' },
     ],
     [
       'the output the policy accepted',
       ended({ outputSchema: schema, accepted: { value: { score: 3 } }, ending: answeredEnding('{"score": 3}') }),
-      { result: { status: 'completed', success: true, output: { score: 3 } }, artifact: { value: { score: 3 } } },
+      { ending: answeredEnding('{"score": 3}'), output: { value: { score: 3 } } },
+      { status: 'completed', success: true, output: { score: 3 } },
     ],
     [
-      'a valid output in a last word',
+      'a valid output in a last word the policy never saw',
       ended({ outputSchema: schema, ending: { ...completedEnding('max_rounds'), output: '{"score": 2}' } }),
-      {
-        result: { status: 'completed', reason: 'max_rounds', success: true, output: { score: 2 } },
-        artifact: { value: { score: 2 } },
-      },
+      { ending: { ...completedEnding('max_rounds'), output: '{"score": 2}' }, output: { value: { score: 2 } } },
+      { status: 'completed', reason: 'max_rounds', success: true, output: { score: 2 } },
     ],
     [
-      'no valid output',
+      'no valid output: the run fails, once',
       ended({ outputSchema: schema, ending: { ...completedEnding('max_rounds'), output: '{"score": "x"}' } }),
+      { ending: missingOutputEnding('grader', { reason: 'max_rounds', output: '{"score": "x"}' }) },
       {
-        result: {
-          status: 'failed',
-          reason: 'invalid_output',
-          success: false,
-          output: null,
-          error: {
-            code: 'invalid_output',
-            message: 'Skill grader declares a structured output, and its run ended (max_rounds) without a valid one.',
-          },
-        },
-        replaced: missingOutputEnding('grader', { reason: 'max_rounds', output: '{"score": "x"}' }),
+        status: 'failed',
+        reason: 'invalid_output',
+        success: false,
+        output: null,
+        error: { code: 'invalid_output', message: missing('max_rounds') },
       },
     ],
     [
       'no output at all',
       ended({ outputSchema: schema, ending: completedEnding('max_rounds') }),
+      { ending: missingOutputEnding('grader', { reason: 'max_rounds' }) },
       {
-        result: {
-          status: 'failed',
-          reason: 'invalid_output',
-          success: false,
-          output: null,
-          error: {
-            code: 'invalid_output',
-            message: 'Skill grader declares a structured output, and its run ended (max_rounds) without a valid one.',
-          },
-        },
-        replaced: missingOutputEnding('grader', { reason: 'max_rounds' }),
+        status: 'failed',
+        reason: 'invalid_output',
+        success: false,
+        output: null,
+        error: { code: 'invalid_output', message: missing('max_rounds') },
       },
     ],
     [
-      'a failure keeps its error',
-      ended({ ending: failedEnding('skill_limit', 'Too long.', 'partial') }),
+      'a failure keeps its error, whatever the skill declares',
+      ended({ outputSchema: schema, ending: failedEnding('skill_limit', 'Too long.', 'partial') }),
+      { ending: failedEnding('skill_limit', 'Too long.', 'partial') },
       {
-        result: {
-          status: 'failed',
-          reason: 'skill_limit',
-          success: false,
-          output: null,
-          error: { code: 'skill_limit', message: 'Too long.' },
-        },
+        status: 'failed',
+        reason: 'skill_limit',
+        success: false,
+        output: null,
+        error: { code: 'skill_limit', message: 'Too long.' },
       },
     ],
     [
       'a cancel says so, with the last words',
       ended({ ending: cancelledEnding('cancelled_by_user', 'Stopped.') }),
+      { ending: cancelledEnding('cancelled_by_user', 'Stopped.') },
       {
-        result: {
-          status: 'cancelled',
-          reason: 'cancelled_by_user',
-          success: false,
-          output: null,
-          error: {
-            code: 'cancelled_by_user',
-            message: 'Skill grader did not finish: it was cancelled (cancelled_by_user). Its last words: Stopped.',
-          },
+        status: 'cancelled',
+        reason: 'cancelled_by_user',
+        success: false,
+        output: null,
+        error: {
+          code: 'cancelled_by_user',
+          message: 'Skill grader did not finish: it was cancelled (cancelled_by_user). Its last words: Stopped.',
         },
       },
     ],
     [
       'a cancel without words',
       ended({ ending: cancelledEnding() }),
+      { ending: cancelledEnding() },
       {
-        result: {
-          status: 'cancelled',
-          reason: 'cancelled',
-          success: false,
-          output: null,
-          error: { code: 'cancelled', message: 'Skill grader did not finish: it was cancelled (cancelled).' },
-        },
+        status: 'cancelled',
+        reason: 'cancelled',
+        success: false,
+        output: null,
+        error: { code: 'cancelled', message: 'Skill grader did not finish: it was cancelled (cancelled).' },
       },
     ],
-  ])('%s', (_, input, expected) => {
-    expect(skillRunOutcome(input)).toEqual(expected);
+  ])('%s', (_, input, settled, result) => {
+    expect(settleSkillEnding(input)).toEqual(settled);
+    expect(skillRunResultOf('grader', settled)).toEqual(result);
   });
 
   it.each<[Closure, ReturnType<typeof closedSkillRunEnding>]>([

@@ -11,8 +11,8 @@ import type { Activities } from '../activities';
 import { mayInvoke, policySettingsOf } from '../core/policy';
 import { basePrompt } from '../core/prompts';
 import type { SkillRunInput, SkillRunResult } from '../core/skill-runs';
-import { cancelledEnding } from '../core/run/endings';
-import { skillRunOutcome } from '../core/run/skill-result';
+import { cancelledEnding, type Ending } from '../core/run/endings';
+import { settleSkillEnding, skillRunResultOf } from '../core/run/skill-result';
 import {
   nonRetryableSkillErrors,
   outputSchema,
@@ -49,10 +49,7 @@ const { skillCatalog, loadSkillSnapshot } = proxyActivities<Activities>({
  * declared output.
  */
 export async function skillWorkflow(input: SkillRunInput): Promise<SkillRunResult> {
-  const run = new TurnRun(turnInputOf(input), skillRunMessages(input.history, input.task), {
-    depth: input.depth,
-    rootTurnId: input.rootTurnId,
-  });
+  const run = new SkillRun(input);
   setHandler(turnStateQuery, () => run.state);
   setHandler(turnEventsQuery, (afterOffset: number, limit?: number) => run.log.after(afterOffset, limit));
   // Answers come from the turn, which checked them against the checkpoint it mirrors; operators may send them here too.
@@ -149,23 +146,42 @@ async function runSkill(run: TurnRun, input: SkillRunInput): Promise<void> {
   }
 }
 
-/** What the skill run returns (core/run/skill-result.ts), its artifact recorded and its ending replaced when that changes. */
+/**
+ * A skill run's live state: a run whose ending, once decided, carries its declared output, or fails without a valid one
+ * (core/run/skill-result.ts).
+ */
+class SkillRun extends TurnRun {
+  constructor(readonly skillRun: SkillRunInput) {
+    super(turnInputOf(skillRun), skillRunMessages(skillRun.history, skillRun.task), {
+      depth: skillRun.depth,
+      rootTurnId: skillRun.rootTurnId,
+    });
+  }
+
+  protected override settle(ending: Ending): Ending {
+    const manifest = this.pinned.loaded[this.skillRun.skill]?.manifest;
+    const settled = settleSkillEnding({
+      skill: this.skillRun.skill,
+      ending,
+      outputSchema: manifest && manifest.output.length > 0 ? outputSchema(manifest) : null,
+      accepted: this.structuredOutput,
+    });
+    this.structuredOutput = settled.output;
+    return settled.ending;
+  }
+}
+
+/** What the skill run returns of its ending, its declared output recorded as an artifact. */
 function resultOf(run: TurnRun, input: SkillRunInput): SkillRunResult {
-  const manifest = run.pinned.loaded[input.skill]?.manifest;
-  const outcome = skillRunOutcome({
-    skill: input.skill,
-    ending: run.ending,
-    outputSchema: manifest && manifest.output.length > 0 ? outputSchema(manifest) : null,
-    accepted: run.structuredOutput,
-  });
-  if (outcome.replaced) run.replaceEnding(outcome.replaced);
-  if (outcome.artifact) run.emitArtifact(input.skill, outcome.artifact.value, input.callId);
+  const { ending, structuredOutput } = run;
+  const output = ending.status === 'completed' ? structuredOutput : undefined;
+  if (output) run.emitArtifact(input.skill, output.value, input.callId);
   return {
     skill: input.skill,
     usage: run.state.usage,
     checkpointCount: run.policy.checkpointCount,
     skills: run.state.skills ?? [],
-    ...outcome.result,
+    ...skillRunResultOf(input.skill, { ending, output }),
   };
 }
 

@@ -20,7 +20,7 @@ import {
   type PolicyState,
   type Verdict,
 } from '../core/policy';
-import type { Ending, FailedEnding } from '../core/run/endings';
+import type { Ending } from '../core/run/endings';
 import type { Reason } from '../core/run/reasons';
 import type { SkillExecution } from '../core/schemas/skill-runs';
 import { emptySkillTurnState, type SkillTurnState } from '../core/skills';
@@ -258,7 +258,7 @@ export class TurnRun {
    * publishes, so a client that sees the turn end can send the next message at once.
    */
   finish(ending: Ending): TurnResult {
-    this.decided ??= ending;
+    this.decided ??= this.settle(ending);
     const { skills, artifacts } = this.state;
     return {
       turnId: this.input.turnId,
@@ -290,9 +290,9 @@ export class TurnRun {
     return this.decided;
   }
 
-  /** A skill run whose answer turned out not to be its output ends failed after all (before anything is published). */
-  replaceEnding(ending: FailedEnding): void {
-    this.decided = ending;
+  /** The ending a run decides for the one it was given, once (a skill run checks its declared output: SkillRun). */
+  protected settle(ending: Ending): Ending {
+    return ending;
   }
 
   /** Makes the ending visible: final status, output, and the single terminal event. */

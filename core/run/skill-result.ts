@@ -2,20 +2,10 @@ import { validateJson, type JsonSchema } from '../json-validator';
 import { outputJsonOf } from '../skills/invocation';
 import type { SkillRunResult } from '../skill-runs';
 import type { TurnError } from '../schemas/turn';
-import { missingOutputEnding, type CompletedEnding, type Ending, type FailedEnding } from './endings';
-import type { Reason } from './reasons';
+import { missingOutputEnding, type Ending } from './endings';
 
 /** What a skill run returns of its ending; its identity, usage and records the workflow adds. */
 export type SkillRunEnding = Pick<SkillRunResult, 'status' | 'reason' | 'success' | 'output' | 'error'>;
-
-/** What a skill run's ending means for its invoker: the result, and the run's own ending when it changes. */
-export interface SkillRunOutcome {
-  result: SkillRunEnding;
-  /** The run ended failed after all (it declares an output and gave no valid one): its ending, before it is published. */
-  replaced?: FailedEnding;
-  /** The validated output of a skill that declares one: the run's artifact. */
-  artifact?: { value: unknown };
-}
 
 export interface SkillRunEnded {
   skill: string;
@@ -26,33 +16,38 @@ export interface SkillRunEnded {
   accepted: { value: unknown } | undefined;
 }
 
+/** A skill run's ending as decided, once: with the declared output it carries, when it completed with one. */
+export interface SettledEnding {
+  ending: Ending;
+  output?: { value: unknown };
+}
+
 /**
- * A success carries its output (the validated JSON a skill that declares an output gave as its final answer, else the
+ * A skill run's ending, decided once when the run ends: a skill that declares an output completes only with a valid
+ * one, the answer the policy accepted as its final answer, or else a last word the policy never saw as one (after the
+ * round budget, or an answer the output limit cut), checked here; without one it fails (`invalid_output`).
+ */
+export function settleSkillEnding(ended: SkillRunEnded): SettledEnding {
+  const { ending, outputSchema } = ended;
+  if (ending.status !== 'completed' || !outputSchema) return { ending };
+  const output = ended.accepted ?? lastWordOutput(ending.output ?? '', outputSchema);
+  return output ? { ending, output } : { ending: missingOutputEnding(ended.skill, ending) };
+}
+
+/**
+ * What a skill run returns of its settled ending: a success carries its output (the declared output, else the
  * answer's text); anything else carries why it did not finish.
  */
-export function skillRunOutcome(ended: SkillRunEnded): SkillRunOutcome {
-  const { skill, ending } = ended;
-  if (ending.status !== 'completed') {
-    const why = ending.status === 'cancelled' ? `it was cancelled (${ending.reason})` : `it failed (${ending.reason})`;
-    const message = `Skill ${skill} did not finish: ${why}.${ending.output ? ` Its last words: ${ending.output}` : ''}`;
-    const error = ending.status === 'failed' ? ending.error : { code: ending.reason, message };
-    return { result: unfinished(ending.status, ending.reason, error) };
+export function skillRunResultOf(skill: string, settled: SettledEnding): SkillRunEnding {
+  const { ending, output } = settled;
+  if (ending.status === 'completed') {
+    const value = output ? output.value : (ending.output ?? '');
+    return { status: 'completed', ...(ending.reason ? { reason: ending.reason } : {}), success: true, output: value };
   }
-  if (!ended.outputSchema) return { result: finished(ending, ending.output ?? '') };
-  const output = ended.accepted ?? lastWordOutput(ending.output ?? '', ended.outputSchema);
-  if (!output) {
-    const replaced = missingOutputEnding(skill, ending);
-    return { result: unfinished('failed', 'invalid_output', replaced.error), replaced };
-  }
-  return { result: finished(ending, output.value), artifact: output };
-}
-
-function finished(ending: CompletedEnding, output: unknown): SkillRunEnding {
-  return { status: 'completed', ...(ending.reason ? { reason: ending.reason } : {}), success: true, output };
-}
-
-function unfinished(status: 'failed' | 'cancelled', reason: Reason, error: TurnError): SkillRunEnding {
-  return { status, reason, success: false, output: null, error };
+  const why = ending.status === 'cancelled' ? `it was cancelled (${ending.reason})` : `it failed (${ending.reason})`;
+  const message = `Skill ${skill} did not finish: ${why}.${ending.output ? ` Its last words: ${ending.output}` : ''}`;
+  const error: TurnError = ending.status === 'failed' ? ending.error : { code: ending.reason, message };
+  return { status: ending.status, reason: ending.reason, success: false, output: null, error };
 }
 
 /** An answer the policy never saw as a final answer (a last word after the round budget): valid output, or none. */
