@@ -582,6 +582,45 @@ describe('hierarchical skills: invoke_skill runs a skill as a child workflow of 
     ]);
   });
 
+  it("a child's last word after its round budget is its output when valid, else the run fails (invalid_output)", async () => {
+    const lookup = () => toolUse('read_file', { path: 'nothing.md' });
+    fake.enqueue(
+      reply(invoke('researcher', 'Find facts.', { params: { question: 'q' } })),
+      reply(lookup()),
+      reply(lookup()),
+      reply(lookup()),
+      reply(json({ facts: ['large'], confidence: 0.5 })),
+      reply(invoke('researcher', 'Find more.', { params: { question: 'q' } })),
+      reply(lookup()),
+      reply(lookup()),
+      reply(lookup()),
+      reply(text('I could not find anything.')),
+      reply(text('One run gave facts, one did not.')),
+    );
+    const { result } = await runTurn(client, taskQueue, 'facts', { settings: { maxRounds: 3 } });
+    expect(JSON.parse(resultsIn(fake.requests[5].body)[0][0])).toEqual({
+      skill_id: 'researcher',
+      output: { facts: ['large'], confidence: 0.5 },
+      success: true,
+    });
+    const [[failed, isError]] = resultsIn(fake.requests[10].body);
+    expect(isError).toBe(true);
+    expect(JSON.parse(failed)).toEqual({
+      skill_id: 'researcher',
+      output: null,
+      success: false,
+      error: 'Skill researcher declares a structured output, and its run ended (max_rounds) without a valid one.',
+    });
+    expect(result).toMatchObject({ status: 'completed', output: 'One run gave facts, one did not.' });
+    expect(result.skills!.map((r) => [r.status, r.error?.code ?? null])).toEqual([
+      ['completed', null],
+      ['failed', 'invalid_output'],
+    ]);
+    expect(result.artifacts).toEqual([
+      expect.objectContaining({ name: 'researcher', data: { facts: ['large'], confidence: 0.5 }, depth: 1 }),
+    ]);
+  });
+
   it('limits bound a child: max-iterations and timeout end it with a clear error result, and the parent goes on', async () => {
     const lookup = () => toolUse('read_file', { path: 'nothing.md' });
     fake.enqueue(
