@@ -5,12 +5,11 @@ import { parseEnv } from 'node:util';
 import { defaultConversationBytes } from '../core/payload-references';
 import { defaultHistoryWindowBytes, maxHistoryWindowBytes } from '../core/session-records';
 import { defaultMaxInvocationsPerResponse, defaultMaxInvocationsPerTurn } from '../core/settings';
-import { parseDuration } from '../core/skills/durations';
-import { closest } from '../core/skills/problems';
 import { efforts, type Effort } from '../core/thinking';
 import { grantSyntax, parseGrant } from '../core/tools/grants';
 import { defaultMaxToolCatalogBytes, maxToolCatalogBytesLimit } from './tools/catalog-bound';
 import { parseHostPattern } from './tools/host-patterns';
+import { SettingsReader, type Env } from './settings-reader';
 import { temporalProfileFrom, type TemporalProfile } from './temporal-connection';
 
 /** A message of 256 KiB, and a turn's input (message and history window) stays well within Temporal's 2 MiB. */
@@ -193,8 +192,6 @@ export interface ApiKey {
   operator: boolean;
 }
 
-type Env = Record<string, string | undefined>;
-
 export const defaultModel = 'claude-sonnet-5-5';
 
 /** SKILLFLOW_* variables read outside lib/config.ts: the CLI's, the build cache, compose's setup job, tests, the topology suite. */
@@ -213,273 +210,271 @@ const settingsReadElsewhere = [
  * explicit environment it reads the process's, after loading `.env` from the working directory (see loadDotEnv).
  */
 export function loadConfig(env: Env = environmentWithDotEnv()): Config {
-  const problems: string[] = [];
-  const read = new Set<string>(settingsReadElsewhere);
-  const optional = (name: string) => {
-    read.add(name);
-    const value = env[name]?.trim();
-    return value === undefined || value === '' ? undefined : value;
+  const reader = new SettingsReader(env, settingsReadElsewhere);
+  const temporal = temporalSettings(reader);
+  const config: Config = {
+    ...processSettings(reader, temporal),
+    ...turnSettings(reader),
+    ...apiSettings(reader),
+    ...sharedServiceSettings(reader, temporal),
+    ...workerSettings(reader),
+    ...toolSettings(reader),
+    codec: codecSettings(reader),
+    warnings: [],
+    unauthenticatedNetwork: false,
   };
-  const text = (name: string, fallback: string) => optional(name) ?? fallback;
-  const integer = (name: string, fallback: number, min: number, max: number) => {
-    const raw = optional(name);
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min || value > max) {
-      problems.push(
-        `${name}=${JSON.stringify(raw)} is not a whole number from ${min} to ${max}; unset it to use ${fallback}.`,
-      );
-      return fallback;
-    }
-    return value;
-  };
-  const heapLimit = (name: string) => {
-    const value = integer(name, defaultWorkerHeapMb, 0, 1_048_576);
-    if (value === 0 || value >= minWorkerHeapMb) return value;
-    problems.push(
-      `${name}=${value} is below ${minWorkerHeapMb} MB, less than an idle worker needs; set ${minWorkerHeapMb} or more, or 0 for V8's own limit.`,
-    );
-    return defaultWorkerHeapMb;
-  };
-  const fraction = (name: string, fallback: number) => {
-    const raw = optional(name);
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (!(value > 0 && value <= 1)) {
-      problems.push(
-        `${name}=${JSON.stringify(raw)} must be a number above 0 and at most 1; unset it to use ${fallback}.`,
-      );
-      return fallback;
-    }
-    return value;
-  };
-  /** Milliseconds, or a duration with units: 90s, 15m, 24h, 1h30m. */
-  const duration = (name: string, fallback: number, min: number, max: number) => {
-    const raw = optional(name);
-    if (raw === undefined) return fallback;
-    const value = /^\d+$/.test(raw) ? Number(raw) : (parseDuration(raw) ?? NaN);
-    if (!Number.isSafeInteger(value) || value < min || value > max) {
-      problems.push(
-        `${name}=${JSON.stringify(raw)} is not a duration from ${formatMs(min)} to ${formatMs(max)}: write milliseconds (${fallback}) or a ` +
-          `duration such as 90s, 15m, 24h, 1h30m; unset it to use ${formatMs(fallback)}.`,
-      );
-      return fallback;
-    }
-    return value;
-  };
-  const port = (name: string) => integer(name, 0, 0, 65535);
-  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
-    const value = text(name, fallback).toUpperCase();
-    if ((allowed as readonly string[]).includes(value)) return value as T;
-    problems.push(`${name}=${JSON.stringify(env[name])} must be one of ${allowed.join(', ')}.`);
-    return fallback;
-  };
-  /** A lowercase word from a list, or unset. */
-  const optionalOneOf = <T extends string>(name: string, allowed: readonly T[]): T | undefined => {
-    const value = optional(name)?.toLowerCase();
-    if (value === undefined || (allowed as readonly string[]).includes(value)) return value as T | undefined;
-    problems.push(`${name}=${JSON.stringify(env[name])} must be one of ${allowed.join(', ')}, or unset.`);
-    return undefined;
-  };
-  const temporal = temporalProfileFrom(optional, env, problems);
+  settleCodecOrigins(reader, config);
+  settleThinking(reader, config);
+  settleAuth(reader, config);
+  config.warnings = reader.unreadSettings();
+  if (reader.problems.length > 0) {
+    throw new ConfigError(`Invalid configuration (see .env.example):\n  - ${reader.problems.join('\n  - ')}`);
+  }
+  return config;
+}
+
+/** Temporal's standard client configuration (TEMPORAL_* and a TOML profile), its address checked. */
+function temporalSettings(reader: SettingsReader): TemporalProfile {
+  const temporal = temporalProfileFrom(reader.optional, reader.env, reader.problems);
   if (!/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/.test(temporal.connection.address)) {
-    problems.push(
+    reader.problems.push(
       `TEMPORAL_ADDRESS=${JSON.stringify(temporal.connection.address)} must be host:port, for example localhost:7233 (read from ${temporal.source}).`,
     );
   }
-  const url = (name: string, unsetMeans = 'unset it to use the Anthropic API') => {
-    const value = optional(name);
-    if (value === undefined) return undefined;
-    try {
-      const parsed = new URL(value);
-      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
-      return value.replace(/\/+$/, '');
-    } catch {
-      problems.push(`${name}=${JSON.stringify(value)} is not an http(s) URL; ${unsetMeans}.`);
-      return undefined;
-    }
-  };
+  return temporal;
+}
 
-  const config: Config = {
-    port: integer('PORT', 3000, 0, 65535),
-    host: text('HOST', '127.0.0.1'),
+function processSettings(reader: SettingsReader, temporal: TemporalProfile) {
+  return {
+    port: reader.integer('PORT', 3000, 0, 65535),
+    host: reader.text('HOST', '127.0.0.1'),
     temporalAddress: temporal.connection.address,
     temporalNamespace: temporal.namespace,
     temporal,
-    temporalUiPort: integer('SKILLFLOW_TEMPORAL_UI_PORT', 8233, 1, 65535),
-    taskQueue: text('SKILLFLOW_TASK_QUEUE', 'skillflow'),
-    dataDir: path.resolve(text('SKILLFLOW_DATA_DIR', './.data')),
-    skillsDir: path.resolve(text('SKILLFLOW_SKILLS_DIR', './skills')),
-    anthropicApiKey: optional('ANTHROPIC_API_KEY'),
-    anthropicBaseUrl: url('ANTHROPIC_BASE_URL'),
-    model: text('SKILLFLOW_MODEL', defaultModel),
-    modelMaxTokens: integer('SKILLFLOW_MODEL_MAX_TOKENS', 8192, 1, 128_000),
-    modelMaxAttempts: integer('SKILLFLOW_MODEL_MAX_ATTEMPTS', 6, 1, 100),
-    modelTimeoutMs: duration('SKILLFLOW_MODEL_TIMEOUT_MS', 600_000, 1_000, 3_600_000),
-    historyWindow: integer('SKILLFLOW_HISTORY_WINDOW', 10, 0, 1000),
-    historyWindowBytes: integer('SKILLFLOW_HISTORY_WINDOW_BYTES', defaultHistoryWindowBytes, 0, maxHistoryWindowBytes),
-    maxRounds: integer('SKILLFLOW_MAX_ROUNDS', 40, 1, 10_000),
-    maxEmptyRetries: integer('SKILLFLOW_MAX_EMPTY_RETRIES', 2, 0, 20),
-    maxContinuations: integer('SKILLFLOW_MAX_CONTINUATIONS', 3, 0, 20),
-    contextWindowTokens: integer('SKILLFLOW_CONTEXT_WINDOW_TOKENS', 200_000, 1_000, 10_000_000),
-    contextBudgetFraction: fraction('SKILLFLOW_CONTEXT_BUDGET', 0.5),
+    temporalUiPort: reader.integer('SKILLFLOW_TEMPORAL_UI_PORT', 8233, 1, 65535),
+    taskQueue: reader.text('SKILLFLOW_TASK_QUEUE', 'skillflow'),
+    dataDir: path.resolve(reader.text('SKILLFLOW_DATA_DIR', './.data')),
+    skillsDir: path.resolve(reader.text('SKILLFLOW_SKILLS_DIR', './skills')),
+  };
+}
+
+/** The model and what a turn may do (they travel in each turn's settings). */
+function turnSettings(reader: SettingsReader) {
+  return {
+    anthropicApiKey: reader.optional('ANTHROPIC_API_KEY'),
+    anthropicBaseUrl: reader.url('ANTHROPIC_BASE_URL'),
+    model: reader.text('SKILLFLOW_MODEL', defaultModel),
+    modelMaxTokens: reader.integer('SKILLFLOW_MODEL_MAX_TOKENS', 8192, 1, 128_000),
+    modelMaxAttempts: reader.integer('SKILLFLOW_MODEL_MAX_ATTEMPTS', 6, 1, 100),
+    modelTimeoutMs: reader.duration('SKILLFLOW_MODEL_TIMEOUT_MS', 600_000, 1_000, 3_600_000),
+    historyWindow: reader.integer('SKILLFLOW_HISTORY_WINDOW', 10, 0, 1000),
+    historyWindowBytes: reader.integer(
+      'SKILLFLOW_HISTORY_WINDOW_BYTES',
+      defaultHistoryWindowBytes,
+      0,
+      maxHistoryWindowBytes,
+    ),
+    maxRounds: reader.integer('SKILLFLOW_MAX_ROUNDS', 40, 1, 10_000),
+    maxEmptyRetries: reader.integer('SKILLFLOW_MAX_EMPTY_RETRIES', 2, 0, 20),
+    maxContinuations: reader.integer('SKILLFLOW_MAX_CONTINUATIONS', 3, 0, 20),
+    contextWindowTokens: reader.integer('SKILLFLOW_CONTEXT_WINDOW_TOKENS', 200_000, 1_000, 10_000_000),
+    contextBudgetFraction: reader.fraction('SKILLFLOW_CONTEXT_BUDGET', 0.5),
     thinking: false,
-    thinkingBudgetTokens: integer('SKILLFLOW_THINKING_BUDGET_TOKENS', 0, 0, 1_000_000),
-    effort: optionalOneOf('SKILLFLOW_EFFORT', efforts),
-    checkpointTtlMs: duration('SKILLFLOW_CHECKPOINT_TTL_MS', 0, 0, 365 * 24 * 3600_000),
-    maxPlanViolations: integer('SKILLFLOW_MAX_PLAN_VIOLATIONS', 5, 1, 1000),
-    maxSkillDepth: integer('SKILLFLOW_MAX_SKILL_DEPTH', 3, 1, 10),
-    maxInvocationsPerResponse: integer(
+    thinkingBudgetTokens: reader.integer('SKILLFLOW_THINKING_BUDGET_TOKENS', 0, 0, 1_000_000),
+    effort: reader.optionalOneOf('SKILLFLOW_EFFORT', efforts),
+    ...checkpointAndSkillSettings(reader),
+  };
+}
+
+function checkpointAndSkillSettings(reader: SettingsReader) {
+  return {
+    checkpointTtlMs: reader.duration('SKILLFLOW_CHECKPOINT_TTL_MS', 0, 0, 365 * 24 * 3600_000),
+    maxPlanViolations: reader.integer('SKILLFLOW_MAX_PLAN_VIOLATIONS', 5, 1, 1000),
+    maxSkillDepth: reader.integer('SKILLFLOW_MAX_SKILL_DEPTH', 3, 1, 10),
+    maxInvocationsPerResponse: reader.integer(
       'SKILLFLOW_MAX_INVOCATIONS_PER_RESPONSE',
       defaultMaxInvocationsPerResponse,
       1,
       100,
     ),
-    maxInvocationsPerTurn: integer('SKILLFLOW_MAX_INVOCATIONS_PER_TURN', defaultMaxInvocationsPerTurn, 1, 10_000),
-    checkpointOnTimeout: oneOf(
-      'SKILLFLOW_CHECKPOINT_ON_TIMEOUT',
-      ['CANCEL', 'SKIP'] as const,
-      'CANCEL',
-    ).toLowerCase() as 'cancel' | 'skip',
-    retentionDays: integer('SKILLFLOW_RETENTION_DAYS', 30, 1, 3650),
+    maxInvocationsPerTurn: reader.integer(
+      'SKILLFLOW_MAX_INVOCATIONS_PER_TURN',
+      defaultMaxInvocationsPerTurn,
+      1,
+      10_000,
+    ),
+    checkpointOnTimeout: reader
+      .oneOf('SKILLFLOW_CHECKPOINT_ON_TIMEOUT', ['CANCEL', 'SKIP'] as const, 'CANCEL')
+      .toLowerCase() as 'cancel' | 'skip',
+    retentionDays: reader.integer('SKILLFLOW_RETENTION_DAYS', 30, 1, 3650),
+  };
+}
+
+/** The API's limits, streams and secrets (its keys and auth are settled last: settleAuth). */
+function apiSettings(reader: SettingsReader) {
+  const { problems, optional } = reader;
+  return {
     apiKeys: [],
     authEnabled: true,
-    maxMessageChars: integer('SKILLFLOW_MAX_MESSAGE_CHARS', 100_000, 1, 10_000_000),
-    maxMessageBytes: integer('SKILLFLOW_MAX_MESSAGE_BYTES', defaultMaxMessageBytes, 1, maxMessageBytesLimit),
-    bodyLimitBytes: integer('SKILLFLOW_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
-    requestTimeoutMs: duration('SKILLFLOW_REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000),
-    waitTimeoutMs: duration('SKILLFLOW_WAIT_TIMEOUT_MS', 60_000, 100, 3_600_000),
-    rateLimitPerMinute: integer('SKILLFLOW_RATE_LIMIT', 60_000, 0, 100_000_000),
-    addressRateLimitPerMinute: integer('SKILLFLOW_ADDRESS_RATE_LIMIT', 120, 0, 100_000_000),
+    maxMessageChars: reader.integer('SKILLFLOW_MAX_MESSAGE_CHARS', 100_000, 1, 10_000_000),
+    maxMessageBytes: reader.integer('SKILLFLOW_MAX_MESSAGE_BYTES', defaultMaxMessageBytes, 1, maxMessageBytesLimit),
+    bodyLimitBytes: reader.integer('SKILLFLOW_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    requestTimeoutMs: reader.duration('SKILLFLOW_REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000),
+    waitTimeoutMs: reader.duration('SKILLFLOW_WAIT_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    rateLimitPerMinute: reader.integer('SKILLFLOW_RATE_LIMIT', 60_000, 0, 100_000_000),
+    addressRateLimitPerMinute: reader.integer('SKILLFLOW_ADDRESS_RATE_LIMIT', 120, 0, 100_000_000),
     trustedProxies: addressRanges(optional('SKILLFLOW_TRUSTED_PROXIES'), problems),
-    maxStreamsPerKey: integer('SKILLFLOW_MAX_STREAMS_PER_KEY', 32, 1, 1_000_000),
-    maxStreams: integer('SKILLFLOW_MAX_STREAMS', 1000, 1, 1_000_000),
-    sessionIdleMs: duration('SKILLFLOW_SESSION_IDLE_MS', 30 * 24 * 3600_000, 0, 10 * 365 * 24 * 3600_000),
-    maxSessionsPerUser: integer('SKILLFLOW_MAX_SESSIONS_PER_USER', 100, 0, 1_000_000),
-    userDailyTokens: integer('SKILLFLOW_USER_DAILY_TOKENS', 5_000_000, 0, Number.MAX_SAFE_INTEGER),
+    maxStreamsPerKey: reader.integer('SKILLFLOW_MAX_STREAMS_PER_KEY', 32, 1, 1_000_000),
+    maxStreams: reader.integer('SKILLFLOW_MAX_STREAMS', 1000, 1, 1_000_000),
+    sessionIdleMs: reader.duration('SKILLFLOW_SESSION_IDLE_MS', 30 * 24 * 3600_000, 0, 10 * 365 * 24 * 3600_000),
+    maxSessionsPerUser: reader.integer('SKILLFLOW_MAX_SESSIONS_PER_USER', 100, 0, 1_000_000),
+    userDailyTokens: reader.integer('SKILLFLOW_USER_DAILY_TOKENS', 5_000_000, 0, Number.MAX_SAFE_INTEGER),
     corsOrigins: parseCorsOrigins(optional('SKILLFLOW_CORS_ORIGINS'), problems),
-    streamTokenTtlMs: duration('SKILLFLOW_STREAM_TOKEN_TTL_MS', 300_000, 1_000, 24 * 3600_000),
-    appEnabled: oneOf('SKILLFLOW_APP', ['ON', 'OFF'] as const, 'ON') === 'ON',
-    linkAccessTtlMs: duration('SKILLFLOW_LINK_ACCESS_TTL_MS', 900_000, 60_000, 24 * 3600_000),
+    streamTokenTtlMs: reader.duration('SKILLFLOW_STREAM_TOKEN_TTL_MS', 300_000, 1_000, 24 * 3600_000),
+    appEnabled: reader.oneOf('SKILLFLOW_APP', ['ON', 'OFF'] as const, 'ON') === 'ON',
+    linkAccessTtlMs: reader.duration('SKILLFLOW_LINK_ACCESS_TTL_MS', 900_000, 60_000, 24 * 3600_000),
     streamTokenSecret: secret('SKILLFLOW_STREAM_TOKEN_SECRET', optional('SKILLFLOW_STREAM_TOKEN_SECRET'), problems),
-    secretsDir: path.resolve(text('SKILLFLOW_SECRETS_DIR', text('SKILLFLOW_DATA_DIR', './.data'))),
+    secretsDir: path.resolve(reader.text('SKILLFLOW_SECRETS_DIR', reader.text('SKILLFLOW_DATA_DIR', './.data'))),
+  };
+}
+
+/** Redis and the shared store, which every process of a deployment reaches. */
+function sharedServiceSettings(reader: SettingsReader, temporal: TemporalProfile) {
+  const { problems, optional } = reader;
+  return {
     redisUrl: redisUrl(optional('SKILLFLOW_REDIS_URL'), problems),
     redisPrefix: redisPrefix(optional('SKILLFLOW_REDIS_PREFIX'), temporal.namespace, problems),
     liveSocketPath: optional('SKILLFLOW_LIVE_SOCKET'),
     storeUrl: storeUrl(optional('SKILLFLOW_STORE_URL'), problems),
-    storeRetentionHours: integer('SKILLFLOW_STORE_RETENTION_HOURS', 168, 1, 24 * 3650),
-    workerShutdownGraceMs: duration('SKILLFLOW_WORKER_SHUTDOWN_GRACE_MS', 50_000, 0, 3_600_000),
-    logRequests: oneOf('SKILLFLOW_LOG_REQUESTS', ['0', '1'] as const, '0') === '1',
-    workerLogLevel: oneOf('SKILLFLOW_WORKER_LOG_LEVEL', ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const, 'WARN'),
-    workerMaxCachedWorkflows: integer('SKILLFLOW_WORKER_MAX_CACHED_WORKFLOWS', defaultMaxCachedWorkflows, 0, 100_000),
-    workerEagerActivities: integer('SKILLFLOW_WORKER_EAGER_ACTIVITIES', 3, 0, 100),
-    workerHeapMb: heapLimit('SKILLFLOW_WORKER_HEAP_MB'),
-    apiMetricsPort: port('SKILLFLOW_API_METRICS_PORT'),
-    workerMetricsPort: port('SKILLFLOW_WORKER_METRICS_PORT'),
-    workerHealthPort: port('SKILLFLOW_WORKER_HEALTH_PORT'),
-    otlpEndpoint: url('OTEL_EXPORTER_OTLP_ENDPOINT', 'unset it to turn tracing off'),
-    temporalUiUrl: url('SKILLFLOW_TEMPORAL_UI_URL', 'unset it to leave links to the Temporal UI out of the web app'),
+    storeRetentionHours: reader.integer('SKILLFLOW_STORE_RETENTION_HOURS', 168, 1, 24 * 3650),
+  };
+}
+
+/** The worker's process, the ports and traces of both processes, and the Temporal UI's address for links to it. */
+function workerSettings(reader: SettingsReader) {
+  return {
+    workerShutdownGraceMs: reader.duration('SKILLFLOW_WORKER_SHUTDOWN_GRACE_MS', 50_000, 0, 3_600_000),
+    logRequests: reader.oneOf('SKILLFLOW_LOG_REQUESTS', ['0', '1'] as const, '0') === '1',
+    workerLogLevel: reader.oneOf(
+      'SKILLFLOW_WORKER_LOG_LEVEL',
+      ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const,
+      'WARN',
+    ),
+    workerMaxCachedWorkflows: reader.integer(
+      'SKILLFLOW_WORKER_MAX_CACHED_WORKFLOWS',
+      defaultMaxCachedWorkflows,
+      0,
+      100_000,
+    ),
+    workerEagerActivities: reader.integer('SKILLFLOW_WORKER_EAGER_ACTIVITIES', 3, 0, 100),
+    workerHeapMb: heapLimit('SKILLFLOW_WORKER_HEAP_MB', reader),
+    apiMetricsPort: reader.port('SKILLFLOW_API_METRICS_PORT'),
+    workerMetricsPort: reader.port('SKILLFLOW_WORKER_METRICS_PORT'),
+    workerHealthPort: reader.port('SKILLFLOW_WORKER_HEALTH_PORT'),
+    otlpEndpoint: reader.url('OTEL_EXPORTER_OTLP_ENDPOINT', 'unset it to turn tracing off'),
+    temporalUiUrl: reader.url(
+      'SKILLFLOW_TEMPORAL_UI_URL',
+      'unset it to leave links to the Temporal UI out of the web app',
+    ),
+  };
+}
+
+function heapLimit(name: string, reader: SettingsReader): number {
+  const value = reader.integer(name, defaultWorkerHeapMb, 0, 1_048_576);
+  if (value === 0 || value >= minWorkerHeapMb) return value;
+  reader.problems.push(
+    `${name}=${value} is below ${minWorkerHeapMb} MB, less than an idle worker needs; set ${minWorkerHeapMb} or more, or 0 for V8's own limit.`,
+  );
+  return defaultWorkerHeapMb;
+}
+
+/** The worker's registered tools: default grants, tool modules, MCP servers, the catalog's bound, http_fetch. */
+function toolSettings(reader: SettingsReader) {
+  const { problems, optional } = reader;
+  return {
     defaultTools: grantList(optional('SKILLFLOW_DEFAULT_TOOLS'), problems),
-    toolsDir: path.resolve(text('SKILLFLOW_TOOLS_DIR', './tools')),
+    toolsDir: path.resolve(reader.text('SKILLFLOW_TOOLS_DIR', './tools')),
     mcpConfigPath: optionalPath(optional('SKILLFLOW_MCP_CONFIG')),
-    toolCatalogMaxBytes: integer(
+    toolCatalogMaxBytes: reader.integer(
       'SKILLFLOW_TOOL_CATALOG_MAX_BYTES',
       defaultMaxToolCatalogBytes,
       16 * 1024,
       maxToolCatalogBytesLimit,
     ),
     httpFetchHosts: hostList(optional('SKILLFLOW_HTTP_FETCH_HOSTS'), problems),
-    httpFetchMaxBytes: integer('SKILLFLOW_HTTP_FETCH_MAX_BYTES', 262_144, 1024, 10 * 1024 * 1024),
-    httpFetchTimeoutMs: duration('SKILLFLOW_HTTP_FETCH_TIMEOUT_MS', 10_000, 500, 120_000),
-    codec: {
-      host: text('SKILLFLOW_CODEC_HOST', '127.0.0.1'),
-      port: integer('SKILLFLOW_CODEC_PORT', 8234, 1, 65535),
-      uiOrigins: [],
-      uiToken: pathToken(
-        'SKILLFLOW_CODEC_UI_TOKEN',
-        secret('SKILLFLOW_CODEC_UI_TOKEN', optional('SKILLFLOW_CODEC_UI_TOKEN'), problems),
-        problems,
-      ),
-      maxBodyBytes: integer('SKILLFLOW_CODEC_MAX_BODY_BYTES', 8 * 1024 * 1024, 1024, 256 * 1024 * 1024),
-      conversationBytes: integer(
-        'SKILLFLOW_CODEC_CONVERSATION_BYTES',
-        defaultConversationBytes,
-        1024,
-        64 * 1024 * 1024,
-      ),
-    },
-    warnings: [],
-    unauthenticatedNetwork: false,
+    httpFetchMaxBytes: reader.integer('SKILLFLOW_HTTP_FETCH_MAX_BYTES', 262_144, 1024, 10 * 1024 * 1024),
+    httpFetchTimeoutMs: reader.duration('SKILLFLOW_HTTP_FETCH_TIMEOUT_MS', 10_000, 500, 120_000),
   };
-  const uiOrigins = parseCorsOrigins(optional('SKILLFLOW_CODEC_UI_ORIGINS'), problems, 'SKILLFLOW_CODEC_UI_ORIGINS');
+}
+
+/** The codec endpoint; its UI origins are settled once the UI's port is known (settleCodecOrigins). */
+function codecSettings(reader: SettingsReader): CodecConfig {
+  const { problems, optional } = reader;
+  return {
+    host: reader.text('SKILLFLOW_CODEC_HOST', '127.0.0.1'),
+    port: reader.integer('SKILLFLOW_CODEC_PORT', 8234, 1, 65535),
+    uiOrigins: [],
+    uiToken: pathToken(
+      'SKILLFLOW_CODEC_UI_TOKEN',
+      secret('SKILLFLOW_CODEC_UI_TOKEN', optional('SKILLFLOW_CODEC_UI_TOKEN'), problems),
+      problems,
+    ),
+    maxBodyBytes: reader.integer('SKILLFLOW_CODEC_MAX_BODY_BYTES', 8 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+    conversationBytes: reader.integer(
+      'SKILLFLOW_CODEC_CONVERSATION_BYTES',
+      defaultConversationBytes,
+      1024,
+      64 * 1024 * 1024,
+    ),
+  };
+}
+
+/** The Temporal UI origins the codec answers: the configured ones, or the dev server's UI on localhost and 127.0.0.1. */
+function settleCodecOrigins(reader: SettingsReader, config: Config): void {
+  const raw = reader.optional('SKILLFLOW_CODEC_UI_ORIGINS');
+  const uiOrigins = parseCorsOrigins(raw, reader.problems, 'SKILLFLOW_CODEC_UI_ORIGINS');
   config.codec.uiOrigins =
     uiOrigins.length > 0
       ? uiOrigins
       : [`http://localhost:${config.temporalUiPort}`, `http://127.0.0.1:${config.temporalUiPort}`];
-  config.thinking =
-    oneOf('SKILLFLOW_THINKING', ['ON', 'OFF'] as const, config.thinkingBudgetTokens > 0 ? 'ON' : 'OFF') === 'ON';
-  if (
-    config.thinkingBudgetTokens > 0 &&
-    (config.thinkingBudgetTokens < 1024 || config.thinkingBudgetTokens >= config.modelMaxTokens)
-  ) {
-    problems.push(
-      `SKILLFLOW_THINKING_BUDGET_TOKENS=${config.thinkingBudgetTokens} must be at least 1024 and below SKILLFLOW_MODEL_MAX_TOKENS (${config.modelMaxTokens}), or 0 to turn thinking off.`,
+}
+
+/** Thinking is on by default when a budget is set; a budget must fit below the output limit. */
+function settleThinking(reader: SettingsReader, config: Config): void {
+  const budget = config.thinkingBudgetTokens;
+  config.thinking = reader.oneOf('SKILLFLOW_THINKING', ['ON', 'OFF'] as const, budget > 0 ? 'ON' : 'OFF') === 'ON';
+  if (budget > 0 && (budget < 1024 || budget >= config.modelMaxTokens)) {
+    reader.problems.push(
+      `SKILLFLOW_THINKING_BUDGET_TOKENS=${budget} must be at least 1024 and below SKILLFLOW_MODEL_MAX_TOKENS (${config.modelMaxTokens}), or 0 to turn thinking off.`,
     );
   }
-  const apiKeys = parseApiKeys(optional('SKILLFLOW_API_KEYS'), problems);
-  const auth = text('SKILLFLOW_AUTH', 'on');
+}
+
+/** API keys and auth; auth off is refused on an address others can reach unless allowed on purpose. */
+function settleAuth(reader: SettingsReader, config: Config): void {
+  const { problems } = reader;
+  const apiKeys = parseApiKeys(reader.optional('SKILLFLOW_API_KEYS'), problems);
+  const auth = reader.text('SKILLFLOW_AUTH', 'on');
   if (auth !== 'on' && auth !== 'off') problems.push(`SKILLFLOW_AUTH=${JSON.stringify(auth)} must be "on" or "off".`);
   config.apiKeys = apiKeys;
   config.authEnabled = auth !== 'off';
-  const network = text('SKILLFLOW_UNAUTHENTICATED_NETWORK', 'refuse');
+  const network = reader.text('SKILLFLOW_UNAUTHENTICATED_NETWORK', 'refuse');
   if (network !== 'allow' && network !== 'refuse')
     problems.push(`SKILLFLOW_UNAUTHENTICATED_NETWORK=${JSON.stringify(network)} must be "allow" or "refuse".`);
   config.unauthenticatedNetwork = network === 'allow';
-  if (!config.authEnabled && !isLoopbackHost(config.codec.host) && !config.unauthenticatedNetwork) {
+  if (config.authEnabled || config.unauthenticatedNetwork) return;
+  if (!isLoopbackHost(config.codec.host)) {
     problems.push(
       `SKILLFLOW_AUTH=off with SKILLFLOW_CODEC_HOST=${config.codec.host} would let anyone who can reach the codec read every conversation. ` +
         'Listen on a loopback address, turn auth on, or set SKILLFLOW_UNAUTHENTICATED_NETWORK=allow if that is what you want.',
     );
   }
-  if (!config.authEnabled && !isLoopbackHost(config.host) && !config.unauthenticatedNetwork) {
+  if (!isLoopbackHost(config.host)) {
     problems.push(
       `SKILLFLOW_AUTH=off with HOST=${config.host} would let anyone who can reach this address act as an operator. ` +
         'Listen on a loopback address (HOST=127.0.0.1), turn auth on, or set SKILLFLOW_UNAUTHENTICATED_NETWORK=allow if that is what you want.',
     );
   }
-  config.warnings = unknownSettings(env, read);
-  if (problems.length > 0) {
-    throw new ConfigError(`Invalid configuration (see .env.example):\n  - ${problems.join('\n  - ')}`);
-  }
-  return config;
-}
-
-const settingPrefix = 'SKILLFLOW_';
-
-/** A SKILLFLOW_* variable nothing reads is almost always a typo (SKILLFLOW_MAX_ROUND): say so, with the likely name. */
-function unknownSettings(env: Env, known: Set<string>): string[] {
-  const names = [...known];
-  const lowered = names.map((name) => name.toLowerCase());
-  return Object.keys(env)
-    .filter((name) => name.startsWith(settingPrefix) && !name.startsWith(`${settingPrefix}TEST_`) && !known.has(name))
-    .sort()
-    .map((name) => {
-      const match = closest(name, lowered);
-      const near = match === null ? null : names[lowered.indexOf(match)];
-      return `${name} is set but skillflow reads no such variable; ${near ? `did you mean ${near}?` : 'see .env.example for the settings.'}`;
-    });
-}
-
-function formatMs(ms: number): string {
-  for (const [unit, size] of [
-    ['d', 86_400_000],
-    ['h', 3_600_000],
-    ['m', 60_000],
-    ['s', 1000],
-  ] as const) {
-    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
-  }
-  return `${ms}ms`;
 }
 
 /**
