@@ -71,7 +71,8 @@ export class SkillflowClient {
 
   constructor(private readonly options: ClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.fetch = options.fetch ?? fetch;
+    // Called unbound: browsers refuse the global fetch called as a method of another object.
+    this.fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   }
 
   createSession(options: { idempotencyKey?: string } = {}): Promise<{ id: string }> {
