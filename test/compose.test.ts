@@ -531,19 +531,42 @@ describe('Dockerfile and .dockerignore', () => {
     .filter((line) => line !== '' && !line.startsWith('#'));
   const index = (prefix: string) => instructions.findIndex((line) => line.startsWith(prefix));
 
+  const runtimeStart = instructions.lastIndexOf('FROM node:20-slim');
+
   test('is based on node:20-slim', () => {
-    expect(instructions[0]).toBe('FROM node:20-slim');
-    expect(instructions.filter((line) => line.startsWith('FROM '))).toHaveLength(1);
+    expect(instructions.filter((line) => line.startsWith('FROM '))).toEqual([
+      'FROM node:20-slim AS web',
+      'FROM node:20-slim',
+    ]);
+  });
+
+  test('builds the web app in a stage of its own, with the dev dependencies, and copies only web/dist into the image', () => {
+    const web = instructions.slice(0, runtimeStart);
+    const runtime = instructions.slice(runtimeStart);
+    expect(web[0]).toBe('FROM node:20-slim AS web');
+    const install = web.findIndex((line) => /^RUN npm ci\b/.test(line));
+    expect(web[install]).toContain('--ignore-scripts');
+    expect(web[install]).not.toContain('--omit=dev');
+    const build = web.findIndex((line) => line.includes('vite.js build --config web/vite.config.mts'));
+    expect(build).toBeGreaterThan(install);
+    expect(fs.existsSync(path.join(root, 'web', 'vite.config.mts'))).toBe(true);
+    const copyBuild = runtime.indexOf('COPY --from=web /build/web/dist ./web/dist');
+    expect(copyBuild).toBeGreaterThan(runtime.indexOf('COPY . .'));
+    // The API serves /app from web/dist next to its code (api/web-app.ts), which is /app/web/dist in the image.
+    expect(runtime).toContain('WORKDIR /app');
   });
 
   test('installs with npm ci from the lockfile before copying the source', () => {
+    const index = (prefix: string) =>
+      runtimeStart + instructions.slice(runtimeStart).findIndex((line) => line.startsWith(prefix));
     const copyManifests = index('COPY package.json package-lock.json');
-    const install = instructions.findIndex((line) => /^RUN npm ci\b/.test(line));
+    const install = index('RUN npm ci ');
     const copySource = index('COPY . .');
-    expect(copyManifests).toBeGreaterThan(0);
+    expect(copyManifests).toBeGreaterThan(runtimeStart);
     expect(install).toBeGreaterThan(copyManifests);
     expect(copySource).toBeGreaterThan(install);
     expect(instructions[install]).toContain('--ignore-scripts');
+    expect(instructions[install]).toContain('--omit=dev');
   });
 
   test('runs as a non-root user', () => {
