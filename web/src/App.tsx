@@ -1,7 +1,15 @@
 import { useEffect, useState } from 'preact/hooks';
-import { currentCredential, messageOf, onCredential, signInWithLink, signOut } from './api';
+import {
+  currentCredential,
+  isLinkAuthError,
+  linkProblems,
+  messageOf,
+  onCredential,
+  signInWithLink,
+  signOut,
+} from './api';
 import { takeLinkFromAddress, type Credential } from './credentials';
-import { go, hrefOf, useRoute, type Route } from './router';
+import { hrefOf, useRoute, type Route } from './router';
 import { Catalog } from './views/Catalog';
 import { Home } from './views/Home';
 import { Inbox } from './views/Inbox';
@@ -9,30 +17,31 @@ import { ReportPage } from './views/ReportPage';
 import { SessionView } from './views/SessionView';
 import { SignIn } from './views/SignIn';
 
-/** Words for the refusals of an answer link (docs/web-app.md). */
-const linkProblems: Record<string, string> = {
-  link_revoked: 'This link was revoked. Ask the person who sent it for a new one.',
-  link_expired: 'This link has expired. Ask the person who sent it for a new one.',
-  link_unknown: 'This link is not valid. Check that you opened it whole, or ask for a new one.',
-};
-
 export function App() {
   const [credential, setCredential] = useState<Credential | null>(currentCredential);
   const [problem, setProblem] = useState<string | null>(null);
   const [opening, setOpening] = useState(false);
   const route = useRoute();
-  useEffect(() => onCredential(setCredential), []);
+  useEffect(
+    () =>
+      onCredential((signed, reason) => {
+        setCredential(signed);
+        if (reason) setProblem(reason);
+      }),
+    [],
+  );
   useEffect(() => {
     const linkToken = takeLinkFromAddress();
     if (!linkToken) return;
     setOpening(true);
     signInWithLink(linkToken)
       .then((signed) => {
-        if (signed.kind === 'link') go({ view: 'session', id: signed.link.sessionId });
+        // Replacing the address (not adding to the history) leaves no entry of the link behind.
+        if (signed.kind === 'link') location.replace(hrefOf({ view: 'session', id: signed.link.sessionId }));
       })
       .catch((err: unknown) => {
-        const code = (err as { code?: string }).code ?? '';
-        setProblem(linkProblems[code] ?? messageOf(err));
+        const code = (err as { code?: string }).code;
+        setProblem(isLinkAuthError(code) ? linkProblems[code] : messageOf(err));
       })
       .finally(() => setOpening(false));
   }, []);
@@ -82,7 +91,9 @@ function NavLink({ route, current, label }: { route: Route; current: Route; labe
 function Page({ route, credential }: { route: Route; credential: Credential }) {
   if (credential.kind === 'link') {
     if (route.view === 'report') return <ReportPage turnId={route.turnId} />;
-    return <SessionView id={credential.link.sessionId} credential={credential} />;
+    // A link is for its session; an address naming another one gets the API's refusal, not that session.
+    const id = route.view === 'session' ? route.id : credential.link.sessionId;
+    return <SessionView key={id} id={id} credential={credential} />;
   }
   switch (route.view) {
     case 'session':

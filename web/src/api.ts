@@ -1,5 +1,6 @@
 import { SkillflowApiError, SkillflowClient } from '../../lib/client';
-import { forgetCredential, loadCredential, saveCredential, type Credential, type LinkScope } from './credentials';
+import type { LinkAccess, linkAuthErrors } from '../../core/protocol/links';
+import { forgetCredential, loadCredential, saveCredential, type Credential } from './credentials';
 
 export { SkillflowApiError };
 
@@ -45,37 +46,45 @@ export function messageOf(err: unknown): string {
 }
 
 let current: Credential | null = loadCredential();
-const listeners = new Set<(credential: Credential | null) => void>();
+type Listener = (credential: Credential | null, reason?: string) => void;
+const listeners = new Set<Listener>();
 
 export const currentCredential = (): Credential | null => current;
 
-export function onCredential(listener: (credential: Credential | null) => void): () => void {
+/** Called whenever the page signs in or out; `reason` says why a link stopped working. */
+export function onCredential(listener: Listener): () => void {
   listeners.add(listener);
   return () => listeners.delete(listener);
 }
 
-function setCredential(credential: Credential | null): void {
+function setCredential(credential: Credential | null, reason?: string): void {
   current = credential;
   if (credential) saveCredential(credential);
   else forgetCredential();
-  for (const listener of listeners) listener(credential);
+  for (const listener of listeners) listener(credential, reason);
 }
 
 export function signOut(): void {
   setCredential(null);
 }
 
+type LinkAuthError = (typeof linkAuthErrors)[keyof typeof linkAuthErrors];
+
+/** What a person reads when a link is refused, for each of the API's codes (the type keeps the two lists equal). */
+export const linkProblems: Record<LinkAuthError, string> = {
+  link_revoked: 'This link was revoked. Ask the person who sent it for a new one.',
+  link_expired: 'This link has expired. Ask the person who sent it for a new one.',
+  link_unknown: 'This link is not valid. Check that you opened it whole, or ask for a new one.',
+};
+
+export const isLinkAuthError = (code: string | undefined): code is LinkAuthError =>
+  code !== undefined && code in linkProblems;
+
 /** Signs in with an API key once the API accepted it (a list of one session costs nothing). */
 export async function signInWithKey(key: string): Promise<void> {
   const response = await fetch(`${apiBase()}/v1/sessions?limit=1`, { headers: { authorization: `Bearer ${key}` } });
   if (!response.ok) throw await errorOf(response);
   setCredential({ kind: 'key', key });
-}
-
-interface Exchanged {
-  token: string;
-  expiresAt: string;
-  link: LinkScope;
 }
 
 async function exchange(linkToken: string): Promise<Credential> {
@@ -85,7 +94,7 @@ async function exchange(linkToken: string): Promise<Credential> {
     body: JSON.stringify({ token: linkToken }),
   });
   if (!response.ok) throw await errorOf(response);
-  const { token, expiresAt, link } = (await response.json()) as Exchanged;
+  const { token, expiresAt, link } = (await response.json()) as LinkAccess;
   return { kind: 'link', linkToken, token, expiresAt, link };
 }
 
@@ -96,6 +105,16 @@ export async function signInWithLink(linkToken: string): Promise<Credential> {
   return credential;
 }
 
+/** Trades the link again; a link that no longer works (revoked, expired) signs the page out, saying why. */
+async function retrade(linkToken: string): Promise<void> {
+  try {
+    setCredential(await exchange(linkToken));
+  } catch (err) {
+    if (err instanceof ApiError && isLinkAuthError(err.code)) setCredential(null, linkProblems[err.code]);
+    throw err;
+  }
+}
+
 /** An access token this close to its end is traded again before use. */
 const refreshBeforeMs = 60_000;
 
@@ -103,8 +122,7 @@ async function bearer(): Promise<string | undefined> {
   const credential = current;
   if (!credential) return undefined;
   if (credential.kind === 'key') return credential.key;
-  if (Date.parse(credential.expiresAt) - Date.now() < refreshBeforeMs)
-    setCredential(await exchange(credential.linkToken));
+  if (Date.parse(credential.expiresAt) - Date.now() < refreshBeforeMs) await retrade(credential.linkToken);
   return (current as Extract<Credential, { kind: 'link' }>).token;
 }
 
@@ -139,10 +157,20 @@ export async function apiFetch(input: string | URL | Request, init: RequestInit 
     .json()
     .then((body: { error?: { code?: string } }) => body.error?.code)
     .catch(() => undefined);
-  if (code !== 'token_expired') return response;
-  setCredential(await exchange(current.linkToken));
-  return send();
+  if (code !== undefined && retradeCodes.has(code)) {
+    await retrade(current.linkToken);
+    return send();
+  }
+  // The link itself no longer works (revoked, expired): the page signs out and says so.
+  if (isLinkAuthError(code)) setCredential(null, linkProblems[code]);
+  return response;
 }
+
+/**
+ * The 401s of an access token that ran out, or that an API with another secret no longer reads: the link itself may
+ * still work, so it is traded again.
+ */
+const retradeCodes = new Set(['token_expired', 'invalid_token']);
 
 export const client = (): SkillflowClient => new SkillflowClient({ baseUrl: apiBase(), fetch: apiFetch });
 

@@ -1,19 +1,13 @@
+import type { LinkGrantView } from '../../core/protocol/links';
+
 /**
  * Who the page acts as: an API key, or an answer link (its token, to trade again when the access token it was traded
  * for runs out, and that access token). Kept for this tab only (sessionStorage, which a reload keeps and closing the
  * tab drops), never in localStorage or the address bar.
  */
-export interface LinkScope {
-  id: string;
-  sessionId: string;
-  /** A glob over checkpoint names (`question*`), or null: every checkpoint of the session. */
-  checkpoints: string | null;
-  messages: boolean;
-  expiresAt: string;
-}
-
 export type Credential =
-  { kind: 'key'; key: string } | { kind: 'link'; linkToken: string; token: string; expiresAt: string; link: LinkScope };
+  | { kind: 'key'; key: string }
+  | { kind: 'link'; linkToken: string; token: string; expiresAt: string; link: LinkGrantView };
 
 const storageKey = 'skillflow.credential';
 

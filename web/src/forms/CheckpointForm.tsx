@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { PendingCheckpoint } from '../../../lib/client';
-import { ApiError, apiPost, messageOf } from '../api';
+import { matchesLinkPattern } from '../../../core/links';
+import { ApiError, apiPost, currentCredential, messageOf } from '../api';
 import { Markdown } from '../conversation/Markdown';
 import { Countdown } from './Countdown';
 import { changedValues, draftsOf, fieldOfPath, propertiesOf, type Drafts } from './drafts';
@@ -20,7 +21,28 @@ type Answer = { action: string; overrides?: Record<string, unknown>; note?: stri
  * route choices as buttons, a text answer for a question, cancel. A 400 puts each problem on the field it names; the
  * checkpoint stays until the API accepts an answer.
  */
-export function CheckpointForm({ turnId, checkpoint, onAnswered }: Props) {
+export function CheckpointForm(props: Props) {
+  const credential = currentCredential();
+  const pattern = credential?.kind === 'link' ? credential.link.checkpoints : null;
+  if (pattern !== null && !matchesLinkPattern(pattern, props.checkpoint.name))
+    return <NotForThisLink checkpoint={props.checkpoint} pattern={pattern} />;
+  return <AnswerForm {...props} />;
+}
+
+/** A checkpoint the page's answer link may not answer: shown, with who answers it, and no form. */
+function NotForThisLink({ checkpoint, pattern }: { checkpoint: PendingCheckpoint; pattern: string }) {
+  return (
+    <div class="checkpoint waiting-for-other" data-checkpoint={checkpoint.name} data-outcome="not-for-this-link">
+      <p class="checkpoint-title">
+        <code>{checkpoint.name}</code> waits for someone else: this link answers only checkpoints named{' '}
+        <code>{pattern}</code>.
+      </p>
+      <Markdown text={checkpoint.summary} class="summary" />
+    </div>
+  );
+}
+
+function AnswerForm({ turnId, checkpoint, onAnswered }: Props) {
   const [drafts, setDrafts] = useState<Drafts>(() => draftsOf(checkpoint.paramsSchema, checkpoint.params));
   const [note, setNote] = useState('');
   const [answer, setAnswer] = useState('');
