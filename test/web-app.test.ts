@@ -238,10 +238,12 @@ describe('the web app at /app', () => {
 
     const access = await accessTokenOf(page);
     expect(urls.filter((url) => url.includes(token) || url.includes(access))).toEqual([]);
-    const { body: log } = await stack.request<{ events: Array<{ type: string; by?: string }> }>(
+    const logRead = await stack.request<{ events: Array<{ type: string; by?: string }> }>(
       'GET',
       `/v1/turns/${turn.id}/log`,
     );
+    expect(logRead).toMatchObject({ status: 200 });
+    const log = logRead.body;
     expect(log.events.filter((event) => event.type === 'checkpoint.resolved').map((event) => event.by)).toEqual(
       Array(5).fill(`link:${link.id}`),
     );
