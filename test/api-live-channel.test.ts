@@ -533,13 +533,28 @@ describe('live channel', () => {
       }
     });
 
-    it('publishing while Redis is unreachable neither throws nor waits', async () => {
+    it('publishing while Redis is unreachable neither throws nor waits: each PUBLISH is refused at once, none queued', async () => {
+      // The real ioredis client's PUBLISH, called through: what it returns is the command's own promise.
+      const sent = jest.spyOn(Redis.prototype, 'publish');
       const channel = new RedisChannel('redis://127.0.0.1:1');
       try {
-        const started = Date.now();
-        for (let i = 0; i < 1_000; i += 1) channel.publish('turn-x', delta('dropped'));
-        expect(Date.now() - started).toBeLessThan(500);
+        const returned = Array.from({ length: 1_000 }, () => channel.publish('turn-x', delta('dropped')));
+        expect(returned.every((value) => value === undefined)).toBe(true);
+        expect(sent).toHaveBeenCalledTimes(1_000);
+        // Refused before any I/O: only microtasks run before these checks, so a command queued for the connection
+        // (an offline queue, retries) is still pending here, whatever the machine's speed.
+        const outcomes = sent.mock.results.map(({ value }) => {
+          const outcome = { settled: 'pending' };
+          (value as Promise<unknown>).then(
+            () => (outcome.settled = 'sent'),
+            () => (outcome.settled = 'refused'),
+          );
+          return outcome;
+        });
+        for (let tick = 0; tick < 3; tick += 1) await Promise.resolve();
+        expect(new Set(outcomes.map(({ settled }) => settled))).toEqual(new Set(['refused']));
       } finally {
+        sent.mockRestore();
         await channel.close();
       }
     });
