@@ -6,6 +6,9 @@
  * scripted fake Anthropic server streaming with a pause between SSE events. A client in this process sends messages,
  * follows each turn's SSE stream to its terminal event and answers checkpoints through the API's checkpoint route.
  *
+ * First, before the stack starts, how the skill sanitizer's time grows when its input doubles (bench/sanitizer.ts;
+ * `npm run bench -- sanitizer` runs only that part, BENCH_SANITIZER=0 skips it).
+ *
  * Scenarios, in one run: plain turns (one model call) one at a time, then BENCH_CONCURRENCY of them at once; exam
  * turns (exam-mode-tuner's plan: seven model calls, checkpoints exam_params and post_exam_routing answered through
  * the API) one at a time, then BENCH_CONCURRENCY at once. docs/benchmarks.md says what each column means.
@@ -41,9 +44,10 @@ import { setMaxListeners } from 'node:events';
 import { sessionWorkflowId } from '../core/turn';
 import { BenchClient } from './client';
 import { describeHistory, summarizeHistory } from './history';
-import { allTables, describeMachine, markdownSection, writeCurrentFigures } from './report';
+import { allTables, describeMachine, markdownSection, writeCurrentFigures, type Machine } from './report';
 import { measureRounds, roundsTable, type RoundsResult } from './rounds';
 import { measureScale, scaleSettings, type ScaleResult } from './scale';
+import { measureSanitizer, sanitizerTable, writeSanitizerFigures } from './sanitizer';
 import { runScenario, type ScenarioResult, type ScenarioSpec } from './scenario';
 import { setting } from './settings';
 import { startStack, type Stack } from './stack';
@@ -82,7 +86,19 @@ async function measure(
   return results;
 }
 
+/** The sanitizer's part: its problems (none when every pattern is linear). */
+async function benchSanitizer(machine: Machine): Promise<string[]> {
+  log('sanitizer: each adversarial pattern doubled from 256 KiB, in a worker thread with a CPU budget...');
+  const result = await measureSanitizer(log);
+  console.log(`\n${sanitizerTable(result)}\n`);
+  if (process.env.BENCH_WRITE !== '0')
+    log(`wrote the sanitizer's figures to ${writeSanitizerFigures(machine, result)}`);
+  for (const problem of result.failed) log(`FAILED ${problem}`);
+  return result.failed;
+}
+
 async function main(): Promise<number> {
+  if (process.argv[2] === 'sanitizer') return (await benchSanitizer(describeMachine())).length === 0 ? 0 : 1;
   const chunkDelayMs = setting('BENCH_CHUNK_DELAY_MS', 20);
   const concurrency = setting('BENCH_CONCURRENCY', 50);
   const baselineTurns = setting('BENCH_BASELINE_TURNS', 10);
@@ -95,6 +111,8 @@ async function main(): Promise<number> {
   const watcherCount = setting('BENCH_WATCHERS', 100);
   const scale = scaleSettings();
   const machine = describeMachine();
+  // First, on a machine the stack does not load yet; outside the run's deadline, which bounds the stack's parts.
+  const sanitizerProblems = setting('BENCH_SANITIZER', 1) > 0 ? await benchSanitizer(machine) : [];
   const abort = new AbortController();
   // Every request and stream of the run listens to this one signal: the 1,000 paused exams' streams are more than
   // Node's default warning threshold, which is not a leak here.
@@ -216,6 +234,7 @@ async function main(): Promise<number> {
     for (const problem of rounds?.engine.failed ?? []) log(`FAILED rounds: ${problem}`);
     for (const problem of scaled.failed) log(`FAILED ${problem}`);
     return failed.length === 0 &&
+      sanitizerProblems.length === 0 &&
       workerProblems.length === 0 &&
       watchProblems.length === 0 &&
       (rounds?.engine.failed.length ?? 0) === 0 &&
