@@ -22,6 +22,8 @@ export interface DevServerOptions {
   logFile: string;
   /** `--dynamic-config-value` settings, e.g. a small continue-as-new suggestion for tests. */
   dynamicConfig?: Record<string, string | number | boolean>;
+  /** Aborted while the server starts: it is stopped, and the start rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -119,8 +121,19 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       resolve();
     });
   });
+  const stop = async () => {
+    if (exited) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exitedPromise;
+    clearTimeout(timer);
+  };
   const deadline = Date.now() + 120_000;
   while (!(await temporalAnswers(options.address))) {
+    if (options.signal?.aborted) {
+      await stop();
+      throw options.signal.reason;
+    }
     if (exited || Date.now() > deadline) {
       child.kill('SIGKILL');
       const tail = fs.readFileSync(options.logFile, 'utf8').split('\n').slice(-20).join('\n');
@@ -135,13 +148,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     uiUrl:
       options.uiPort === undefined ? undefined : `http://${host === '0.0.0.0' ? 'localhost' : host}:${options.uiPort}`,
     process: child,
-    async stop() {
-      if (exited) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exitedPromise;
-      clearTimeout(timer);
-    },
+    stop,
   };
 }
 

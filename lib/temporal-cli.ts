@@ -101,6 +101,8 @@ export interface BuildOptions {
   /** How often progress is reported; default every 10 s. */
   tickMs?: number;
   env?: NodeJS.ProcessEnv;
+  /** Aborted during the build: Go is stopped, and the build rejects with the signal's reason once it has exited. */
+  signal?: AbortSignal;
 }
 
 /** Builds the pinned CLI from its Go module into the cache, reporting progress; minutes on a first run. */
@@ -150,7 +152,7 @@ export async function buildTemporalCli(
           `-X ${cliModule}/temporalcli.Version=${pinnedCliVersion.slice(1)}`,
           `${cliModule}/cmd/temporal@${pinnedCliVersion}`,
         ],
-        { env: { ...goEnv, GOBIN: staging }, stdio: ['ignore', 'pipe', 'pipe'] },
+        { env: { ...goEnv, GOBIN: staging }, stdio: ['ignore', 'pipe', 'pipe'], signal: options.signal },
       );
       const onLine = (chunk: Buffer) => {
         for (const line of chunk.toString().split('\n')) {
@@ -163,8 +165,8 @@ export async function buildTemporalCli(
       };
       child.stdout.on('data', onLine);
       child.stderr.on('data', onLine);
-      child.on('error', reject);
-      child.on('close', resolve);
+      child.on('error', (err) => options.signal?.aborted || reject(err));
+      child.on('close', (exitCode) => (options.signal?.aborted ? reject(options.signal.reason) : resolve(exitCode)));
     });
     if (code !== 0) {
       throw new TemporalCliError(
@@ -184,6 +186,10 @@ export async function buildTemporalCli(
   }
 }
 
-export async function obtainTemporalCli(cacheDir: string, progress: Progress): Promise<CliLocation> {
-  return findTemporalCli(cacheDir) ?? (await buildTemporalCli(cacheDir, progress));
+export async function obtainTemporalCli(
+  cacheDir: string,
+  progress: Progress,
+  signal?: AbortSignal,
+): Promise<CliLocation> {
+  return findTemporalCli(cacheDir) ?? (await buildTemporalCli(cacheDir, progress, { signal }));
 }

@@ -29,11 +29,25 @@ if (older(process.versions.node, required)) {
   process.exit(1);
 }
 
+/**
+ * True when node_modules holds what package-lock.json pins: every package it lists at the version it lists, as npm's
+ * record of what it installed (node_modules/.package-lock.json) says. Optional packages may be absent (those of other
+ * platforms are). The contents decide, not the files' times, which a checkout, a branch switch or a worktree changes.
+ */
 function dependenciesInstalled() {
-  const installed = path.join(root, 'node_modules', '.package-lock.json');
-  const lock = path.join(root, 'package-lock.json');
-  if (!fs.existsSync(installed) || !fs.existsSync(path.join(root, 'node_modules', 'tsx'))) return false;
-  return fs.statSync(installed).mtimeMs >= fs.statSync(lock).mtimeMs;
+  const read = (file) => {
+    try {
+      return JSON.parse(fs.readFileSync(path.join(root, file), 'utf8')).packages ?? {};
+    } catch {
+      return undefined;
+    }
+  };
+  const pinned = read('package-lock.json');
+  const installed = read(path.join('node_modules', '.package-lock.json'));
+  if (!pinned || !installed || !fs.existsSync(path.join(root, 'node_modules', 'tsx'))) return false;
+  return Object.entries(pinned).every(
+    ([where, pin]) => where === '' || installed[where]?.version === pin.version || (pin.optional && !installed[where]),
+  );
 }
 
 async function installDependencies() {
@@ -58,10 +72,29 @@ async function installDependencies() {
 if (!dependenciesInstalled()) await installDependencies();
 
 const child = spawn(process.execPath, ['--import', 'tsx', tasks[task], ...args], { cwd: root, stdio: 'inherit' });
-// Ctrl-C reaches the whole foreground process group; the task shuts its children down in order, so wait for it.
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-  process.on(signal, () => {
-    if (signal !== 'SIGINT') child.kill(signal);
-  });
+// The task shuts its children down in order when a signal reaches it, so pass each on and wait for it to end. Ctrl-C
+// reaches the whole foreground process group, the task included; a supervisor's SIGTERM may reach this process only.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => stopTask(signal));
+let stopSignal;
+function stopTask(signal) {
+  if (stopSignal || child.exitCode !== null || child.signalCode !== null) return;
+  stopSignal = signal;
+  child.kill(signal);
 }
-child.on('close', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+// A shell between npm and this process (npm runs scripts with `sh -c`) dies of the SIGTERM npm passes on, and this
+// process never hears it: when the process that started this one is gone, stop the task as on SIGTERM.
+const parent = process.ppid;
+const orphaned = setInterval(() => {
+  try {
+    process.kill(parent, 0);
+  } catch (err) {
+    if (err.code === 'EPERM') return;
+    clearInterval(orphaned);
+    console.error('[setup] The process that started this one is gone: stopping.');
+    stopTask('SIGTERM');
+  }
+}, 500);
+child.on('close', (code, signal) => {
+  clearInterval(orphaned);
+  process.exit(code ?? (signal ? 1 : 0));
+});

@@ -17,9 +17,10 @@ export type WebBuild = { kind: 'built'; seconds: number } | { kind: 'up-to-date'
 /**
  * Builds the web app into web/dist with Vite (web/vite.config.mts) when its sources changed since the last build: web/
  * without web/dist, the core/ and lib/client/ code it imports, and package-lock.json (the toolchain's versions). Throws
- * with Vite's output when the build fails; a failed build leaves no digest, so the next run builds again.
+ * with Vite's output when the build fails; a failed build leaves no digest, so the next run builds again. Aborting
+ * `signal` stops Vite and rejects with the signal's reason once it has exited.
  */
-export async function buildWebApp(say: (line: string) => void): Promise<WebBuild> {
+export async function buildWebApp(say: (line: string) => void, signal?: AbortSignal): Promise<WebBuild> {
   if (!fs.existsSync(viteConfig)) return { kind: 'no-web-app' };
   const digest = sourceDigest();
   if (readStamp() === digest) return { kind: 'up-to-date' };
@@ -27,7 +28,7 @@ export async function buildWebApp(say: (line: string) => void): Promise<WebBuild
   if (!fs.existsSync(vite)) throw new Error(`${vite} is missing: install the dependencies (npm ci), then build again.`);
   say('Building the web app (web/, Vite) into web/dist: its sources changed since the last build...');
   const started = Date.now();
-  await run(process.execPath, [vite, 'build', '--config', viteConfig, '--logLevel', 'warn']);
+  await run(process.execPath, [vite, 'build', '--config', viteConfig, '--logLevel', 'warn'], signal);
   fs.writeFileSync(stampFile, `${digest}\n`);
   return { kind: 'built', seconds: (Date.now() - started) / 1000 };
 }
@@ -76,16 +77,19 @@ function listFiles(start: string, enter: (dir: string) => boolean): string[] {
   return found;
 }
 
-function run(command: string, args: string[]): Promise<void> {
+function run(command: string, args: string[], signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], signal });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0 ? resolve() : reject(new Error(`the web app's build (vite) failed:\n${output.trim()}`)),
-    );
+    // An abort kills the child and reports an error at once: the close below settles once it has exited.
+    child.on('error', (err) => signal?.aborted || reject(err));
+    child.on('close', (code) => {
+      if (signal?.aborted) reject(signal.reason);
+      else if (code === 0) resolve();
+      else reject(new Error(`the web app's build (vite) failed:\n${output.trim()}`));
+    });
   });
 }
 

@@ -10,9 +10,12 @@ export class WorkflowBundleError extends Error {
 /**
  * The workflow code, bundled by webpack in a child process (worker/bundle-workflows.ts) rather than in the worker's:
  * bundling in-process leaves about 100 MB of heap the worker keeps for its whole life (docs/benchmarks.md, worker
- * memory), while a child gives it all back when it exits.
+ * memory), while a child gives it all back when it exits. Aborting `signal` kills the child (SIGTERM).
  */
-export async function bundleWorkflowsApart(tracing: boolean, timeoutMs = 300_000): Promise<string> {
+export async function bundleWorkflowsApart(
+  tracing: boolean,
+  { timeoutMs = 300_000, signal }: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<string> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skillflow-bundle-'));
   const file = path.join(dir, 'workflows.js');
   try {
@@ -22,7 +25,7 @@ export async function bundleWorkflowsApart(tracing: boolean, timeoutMs = 300_000
       execFile(
         process.execPath,
         args,
-        { cwd: path.resolve(__dirname, '..'), timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
+        { cwd: path.resolve(__dirname, '..'), timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, signal },
         (err, _stdout, stderr) => {
           if (!err) return resolve();
           reject(

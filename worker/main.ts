@@ -44,9 +44,12 @@ async function main(): Promise<void> {
   const stopSweeping = sweepPeriodically(store, sweepEveryMs, say);
   const tools = await buildToolRegistry(config, say);
   let worker: Worker | undefined;
+  const startUp = new AbortController();
   const shutdown = (signal: string) => {
     if (!worker) {
       say(`${signal} during start-up: exiting`);
+      // Kills the bundler, which would otherwise outlive this process.
+      startUp.abort();
       process.exit(0);
     }
     if (worker.getState() !== 'RUNNING') return;
@@ -57,7 +60,7 @@ async function main(): Promise<void> {
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGQUIT'] as const) process.on(signal, () => shutdown(signal));
   try {
-    const code = await bundleWorkflowsApart(tracing !== undefined);
+    const code = await bundleWorkflowsApart(tracing !== undefined, { signal: startUp.signal });
     worker = await createWorker({
       connection,
       workflowBundle: { code },
