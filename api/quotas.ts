@@ -5,7 +5,7 @@ import { HttpError } from './errors';
 import { LockWaitError, type QuotaStore } from './quota-store';
 import { closedTurnOutcome } from './turn-result';
 import { runningTurnState, type TurnStates } from './turn-view';
-import { workflowTypes } from '../workflows/definitions';
+import { workflowTypeClause } from '../workflows/definitions';
 import { listAll, quoted } from './visibility';
 
 type QuotaConfig = Pick<Config, 'maxSessionsPerUser' | 'userDailyTokens' | 'taskQueue'>;
@@ -109,7 +109,7 @@ export class Quotas {
     const midnight = new Date(utcDay(now)).toISOString();
     const turns = await listAll(
       this.client,
-      `WorkflowType = ${quoted(workflowTypes.turn)} AND TaskQueue = ${quoted(this.config.taskQueue)} AND SkillflowUser = ${quoted(user)} AND StartTime >= '${midnight}'`,
+      `${workflowTypeClause('turn')} AND TaskQueue = ${quoted(this.config.taskQueue)} AND SkillflowUser = ${quoted(user)} AND StartTime >= '${midnight}'`,
     );
     const counts = await Promise.all(turns.map((turn) => this.turnTokens(turn.workflowId, turn.runId, turn.status)));
     return counts.reduce((sum, tokens) => sum + tokens, 0) + (await this.store.spentTokens(user, utcDay(now)));
@@ -121,7 +121,7 @@ export class Quotas {
     const day = utcDay(this.now());
     const turns = await listAll(
       this.client,
-      `WorkflowType = ${quoted(workflowTypes.turn)} AND SkillflowSession = ${quoted(sessionId)} AND StartTime >= '${new Date(day).toISOString()}'`,
+      `${workflowTypeClause('turn')} AND SkillflowSession = ${quoted(sessionId)} AND StartTime >= '${new Date(day).toISOString()}'`,
     );
     const tokens = (
       await Promise.all(turns.map((turn) => this.turnTokens(turn.workflowId, turn.runId, turn.status)))
@@ -132,7 +132,7 @@ export class Quotas {
   private async openSessionIds(user: string, max: number): Promise<string[]> {
     const sessions = await listAll(
       this.client,
-      `WorkflowType = ${quoted(workflowTypes.session)} AND ExecutionStatus = 'Running' AND TaskQueue = ${quoted(this.config.taskQueue)} AND SkillflowUser = ${quoted(user)}`,
+      `${workflowTypeClause('session')} AND ExecutionStatus = 'Running' AND TaskQueue = ${quoted(this.config.taskQueue)} AND SkillflowUser = ${quoted(user)}`,
       max,
     );
     return sessions.map((session) => session.workflowId.slice('session-'.length));

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { sessionWorkflowId } from '../core/turn';
 import type { Config } from '../lib/config';
-import { sessionStateQuery, turnStateQuery, workflowTypes } from '../workflows/definitions';
+import { sessionStateQuery, turnStateQuery, workflowTypeClause } from '../workflows/definitions';
 import type { Caller } from './auth';
 import type { QuotaStore } from './quota-store';
 import type { Quotas } from './quotas';
@@ -64,7 +64,7 @@ export class SessionSweeper {
     // A run that started after the cutoff (created, or continued as new after a turn) cannot be idle yet.
     const candidates = await listAll(
       this.client,
-      `WorkflowType = ${quoted(workflowTypes.session)} AND ExecutionStatus = 'Running' AND TaskQueue = ${quoted(this.config.taskQueue)} AND StartTime < '${new Date(cutoff).toISOString()}'`,
+      `${workflowTypeClause('session')} AND ExecutionStatus = 'Running' AND TaskQueue = ${quoted(this.config.taskQueue)} AND StartTime < '${new Date(cutoff).toISOString()}'`,
       maxPerSweep,
     );
     const removed: string[] = [];

@@ -2,7 +2,7 @@ import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { Static } from '@sinclair/typebox';
 import { sessionWorkflowId } from '../core/turn';
-import { sessionStateQuery, workflowTypes } from '../workflows/definitions';
+import { sessionStateQuery, workflowTypeClause } from '../workflows/definitions';
 import { searchAttributes } from '../workflows/search-attributes';
 import type { TurnRecord } from '../workflows/session-types';
 import type { Caller } from './auth';
@@ -98,7 +98,7 @@ export async function listSessions(
 ) {
   const user = caller.operator ? filter.user : caller.id;
   const query = [
-    `WorkflowType = ${quoted(workflowTypes.session)}`,
+    workflowTypeClause('session'),
     `ExecutionStatus = 'Running'`,
     ...(user ? [`SkillflowUser = ${quoted(user)}`] : []),
   ].join(' AND ');

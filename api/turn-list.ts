@@ -6,7 +6,7 @@ import type { PageCursors } from './cursors';
 import type { TurnListQuery, TurnSummary } from '../core/protocol';
 import { endingOfClosedWorkflow } from './turn-closure';
 import { sessionIdOfTurn } from './turn-view';
-import { workflowTypes } from '../workflows/definitions';
+import { workflowTypeClause } from '../workflows/definitions';
 import { listPage, quoted, type ListedExecution } from './visibility';
 
 /**
@@ -32,7 +32,7 @@ export async function listTurns(
   filter: TurnListQuery,
 ): Promise<{ turns: TurnSummary[]; nextCursor: string | null }> {
   const user = caller.operator ? filter.user : caller.id;
-  const clauses = [`WorkflowType = ${quoted(workflowTypes.turn)}`];
+  const clauses = [workflowTypeClause('turn')];
   if (user) clauses.push(`SkillflowUser = ${quoted(user)}`);
   if (filter.session) clauses.push(`SkillflowSession = ${quoted(filter.session)}`);
   if (filter.skill) clauses.push(`SkillflowSkill = ${quoted(filter.skill)}`);

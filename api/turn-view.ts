@@ -10,7 +10,7 @@ import { zeroUsage } from '../core/model';
 import type { TurnEvent } from '../core/events';
 import { snapshotAgrees, type DescribedPosition, type TurnSnapshot } from '../core/turn-snapshot';
 import { sessionWorkflowId, type TurnResult, type TurnState, type TurnStatus } from '../core/turn';
-import { turnEventsQuery, turnStateQuery, workflowTypes } from '../workflows/definitions';
+import { isWorkflowOfKind, turnEventsQuery, turnStateQuery } from '../workflows/definitions';
 import { searchAttributes } from '../workflows/search-attributes';
 import type { Caller } from './auth';
 import { notFound } from './errors';
@@ -54,7 +54,7 @@ export async function describeVisibleTurn(
       .catch(exists),
   ]);
   const visible =
-    description.type === workflowTypes.turn &&
+    isWorkflowOfKind('turn', description.type) &&
     canSee(caller, description.typedSearchAttributes.get(searchAttributes.user));
   if (!visible || session.status.name === 'TERMINATED') {
     throw notFound(`Turn ${turnId}`);

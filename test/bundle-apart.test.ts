@@ -1,11 +1,11 @@
 import { bundleWorkflowsApart } from '../worker/bundle-apart';
 import { withoutSourcesContent } from '../worker/bundle-map';
-import { workflowTypes } from '../workflows/definitions';
+import { legacyWorkflowTypes } from '../workflows/definitions';
 
 describe('the workflow bundle made in a child process (worker/main.ts)', () => {
   it('holds the workflows and the interceptor modules of a worker with tracing, as the in-process bundle would', async () => {
     const code = await bundleWorkflowsApart(true);
-    expect(code).toContain(workflowTypes.turn);
+    expect(code).toContain(legacyWorkflowTypes.turn);
     expect(code).toContain('workflows/log-attributes');
     expect(code).toContain('interceptors-opentelemetry/lib/workflow-interceptors');
     // Its inline source map keeps the mappings stack traces use, not the sources' text.
@@ -14,7 +14,13 @@ describe('the workflow bundle made in a child process (worker/main.ts)', () => {
     );
     expect(map.sourcesContent).toBeUndefined();
     expect(map.mappings.length).toBeGreaterThan(1000);
-    expect(map.sources).toEqual(expect.arrayContaining([expect.stringContaining('workflows/turn.ts')]));
+    expect(map.sources).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('workflows/turn.ts'),
+        expect.stringContaining('workflows/legacy/turn.ts'),
+        expect.stringContaining('workflows/legacy/core/policy/reduce.ts'),
+      ]),
+    );
     // Compiled for ES2022 (worker/bundle-target.ts): object spread, `?.` and class fields as they are, not as swc's
     // ES2017 helpers (the bundle held 182 calls of _object_spread and 133 of _define_property).
     const bundled = code.slice(0, code.lastIndexOf('base64,'));

@@ -4,7 +4,7 @@ import { baselinePatch, separatePatches } from '../core/policy';
 import { authHeaders, eventually } from './support/api';
 import { text, toolUse, type MessagesRequestBody } from './support/fake-anthropic';
 import { patchesIn, useHandoverStack } from './support/handover';
-import { workflowTypes } from '../workflows/definitions';
+import { workflowTypeClause } from '../workflows/definitions';
 
 /**
  * The deploy of a workflow change, in a test (docs/operators.md, "Changing workflow code"): a worker running the
@@ -107,7 +107,7 @@ describe('handing turns in flight from the old workflow code to the new', () => 
     });
     // Which turns still run the old code: the running ones without the patch or the baseline that implies it
     // (docs/operators.md, "Retiring a patch"); turns of this code record the baseline only.
-    const running = `WorkflowType = "${workflowTypes.turn}" AND ExecutionStatus = "Running" AND TaskQueue = "${taskQueue}"`;
+    const running = `${workflowTypeClause('turn')} AND ExecutionStatus = "Running" AND TaskQueue = "${taskQueue}"`;
     const ids = async (query: string) => {
       const found: string[] = [];
       for await (const execution of env.client.workflow.list({ query })) found.push(execution.workflowId);

@@ -53,7 +53,7 @@ import {
 } from '../core/skills';
 import { headerOf, type ToolCatalog, type ToolSpec } from '../core/tools';
 import type { Reservation } from '../core/budget';
-import { workflowTypes } from '../workflows/definitions';
+import { legacyWorkflowTypes } from '../workflows/definitions';
 
 /**
  * The turn policy (core/policy) as a table: a state built from events, one more event, and the verdict and state it
@@ -1748,7 +1748,7 @@ describe('the frozen bundle is the code the fixtures were recorded with', () => 
     const code = gunzipSync(
       fs.readFileSync(path.join(__dirname, 'fixtures', 'bundles', 'workflows-ba8b671.js.gz')),
     ).toString('utf8');
-    expect(code).toContain(workflowTypes.turn);
+    expect(code).toContain(legacyWorkflowTypes.turn);
     expect(code).not.toContain('skill-limits');
   });
 });

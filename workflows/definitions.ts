@@ -7,8 +7,19 @@ import type { SessionState, StartTurnRequest, StartTurnResponse } from './sessio
 
 /** Every workflow type, signal, query and update, defined once: workflows, the API and tests all import these. */
 
-/** The workflow types the worker registers, by the names workflows/index.ts exports them under. */
-export const workflowTypes = { session: 'sessionWorkflow', turn: 'turnWorkflow', skillRun: 'skillWorkflow' } as const;
+/**
+ * The workflow types the worker registers, by the names workflows/index.ts exports them under: the current code's and,
+ * beside them until no run of it is left, the frozen code's of workflows/legacy/.
+ */
+export {
+  isWorkflowOfKind,
+  legacyTypeClause,
+  legacyWorkflowTypes,
+  typeNamesOf,
+  workflowTypeClause,
+  workflowTypes,
+  type WorkflowKind,
+} from '../core/workflow-types';
 
 /** The skill run workflow's signature, to start it by its type name. */
 export type SkillRunWorkflow = (input: SkillRunInput) => Promise<SkillRunResult>;

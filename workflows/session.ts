@@ -17,12 +17,12 @@ import {
 import { migratePlanCarry, workflowPatches } from '../core/policy';
 import { boundedRecords, defaultHistoryWindowBytes, historyWindow } from '../core/session-records';
 import { turnResultOfFailure, turnWorkflowId, type Exchange, type PlanCarry, type TurnResult } from '../core/turn';
-import { closeSessionUpdate, sessionStateQuery, startTurnUpdate, turnEndedSignal } from './definitions';
+import { closeSessionUpdate, sessionStateQuery, startTurnUpdate, turnEndedSignal, workflowTypes } from './definitions';
 import { searchAttributes } from './search-attributes';
 import { SessionErrorType, type SessionInput, type SessionState, type TurnRecord } from './session-types';
 import { publicError } from './internal-errors';
 import { patchesOfThisRun } from './run-rules';
-import { turnWorkflow } from './turn';
+import type { turnWorkflow } from './turn';
 
 const activeTurnGraceMs = 2_000;
 
@@ -113,7 +113,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
       };
       state.turns.push(record);
       state.activeTurnId = turnId;
-      const child = await startChild(turnWorkflow, {
+      const child = await startChild<typeof turnWorkflow>(workflowTypes.turn, {
         workflowId: turnId,
         parentClosePolicy: ParentClosePolicy.ABANDON,
         typedSearchAttributes: [

@@ -1,0 +1,3 @@
+export { sessionWorkflow } from './session';
+export { turnWorkflow } from './turn';
+export { skillWorkflow } from './skill-workflow';
