@@ -7,6 +7,7 @@ import { frozenWorkflowBundle } from './support/frozen-bundle';
 import { countedClient } from './support/rpc-counter';
 import { TemporalTestEnv } from './support/temporal';
 import { answerNext, startTurn } from './support/turns';
+import { legacyWorkflowTypes, workflowTypes } from '../workflows/definitions';
 
 /**
  * Streams learn of new log entries from the worker, not from polling: with polling and the silent fallback read set to
@@ -39,12 +40,12 @@ describe('pushed events and log hints on the live channel', () => {
   });
 
   /** Runs a turn with one checkpoint on `taskQueue` and follows it with polling all but off; the items it streamed. */
-  async function followCheckpointTurn(taskQueue: string): Promise<StreamItem[]> {
+  async function followCheckpointTurn(taskQueue: string, type: string = workflowTypes.turn): Promise<StreamItem[]> {
     fake.enqueue(
       { content: [toolUse('request_human_approval', { checkpoint: 'go', summary: 'Go?', kind: 'approval' })] },
       { content: [text('Gone.')] },
     );
-    const handle = await startTurn(env.client, taskQueue, 'hint me');
+    const handle = await startTurn(env.client, taskQueue, 'hint me', {}, type);
     const items: StreamItem[] = [];
     const abort = new AbortController();
     const feeds = new TurnFeeds(api.client, live, { minPollMs: 60_000, maxPollMs: 60_000, silentReadMs: 60_000 });
@@ -105,7 +106,7 @@ describe('pushed events and log hints on the live channel', () => {
       workflowBundlePath: frozenWorkflowBundle('a45e16b'),
     });
     published.length = 0;
-    const items = await followCheckpointTurn(taskQueue);
+    const items = await followCheckpointTurn(taskQueue, legacyWorkflowTypes.turn);
     expect(items.map((item) => item.type)).toEqual(
       expect.arrayContaining(['checkpoint.requested', 'checkpoint.resolved', 'done']),
     );

@@ -55,8 +55,10 @@ describe('signals, queries and updates on both sides of the boundary', () => {
     Object.fromEntries(
       Object.entries(module)
         .filter(([, value]) => typeof value === 'object' && value !== null && 'type' in value && 'name' in value)
-        .map(([key, value]) => [key, value as { type: string; name: string }])
-        .map(([key, value]) => [key, `${value.type}:${value.name}`]),
+        .map(([key, value]) => {
+          const { type, name } = value as { type: string; name: string };
+          return [key, `${type}:${name}`];
+        }),
     );
 
   it('the legacy code defines every one the current code does, under the same name and kind', () => {

@@ -17,12 +17,16 @@ export const fastSettings: TurnSettings = {
 
 export type TurnOverrides = Partial<Omit<TurnInput, 'settings'>> & { settings?: Partial<TurnSettings> };
 
-/** Starts a turn workflow directly (no session), for tests of the loop itself. */
+/**
+ * Starts a turn workflow directly (no session), for tests of the loop itself; of the current code unless `type` names
+ * the legacy type (a worker on a frozen bundle registers only that).
+ */
 export async function startTurn(
   client: Client,
   taskQueue: string,
   message: string,
   overrides: TurnOverrides = {},
+  type: string = workflowTypes.turn,
 ): Promise<WorkflowHandle<typeof turnWorkflow>> {
   const sessionId = randomBytes(10).toString('hex');
   const turnId = `turn-${sessionId}-1`;
@@ -37,7 +41,7 @@ export async function startTurn(
     ...rest,
     settings: { ...fastSettings, ...settings },
   };
-  return client.workflow.start<typeof turnWorkflow>(workflowTypes.turn, {
+  return client.workflow.start<typeof turnWorkflow>(type, {
     workflowId: turnId,
     taskQueue,
     args: [input],
