@@ -391,33 +391,61 @@ describe('callModel failures', () => {
 });
 
 describe('callModel inside Temporal', () => {
+  /**
+   * The activity's clock (Date) is the test's: it moves only when the test moves it, by `stepMs` on each text delta the
+   * activity publishes, so what the throttle sees does not depend on how fast a loaded machine streams. Timers and I/O
+   * stay real (a heartbeat check of the activity's interval sees a time some event's own check sees too).
+   */
+  function steppedClock(stepMs: number): Partial<ModelDeps> {
+    jest.useFakeTimers({
+      now: 1_000_000,
+      doNotFake: [
+        'hrtime',
+        'nextTick',
+        'performance',
+        'queueMicrotask',
+        'setImmediate',
+        'clearImmediate',
+        'setInterval',
+        'clearInterval',
+        'setTimeout',
+        'clearTimeout',
+      ],
+    });
+    return { publishDelta: () => jest.setSystemTime(Date.now() + stepMs) };
+  }
+  afterEach(() => jest.useRealTimers());
+
   it('sends no heartbeat for a call that ends within the heartbeat throttle interval', async () => {
-    fake.enqueue({ content: [text('quick')] });
-    const { run, env } = setup();
+    fake.enqueue({ content: [text('quick'), text('and done')] });
+    const { run, env } = setup(steppedClock(300));
     let heartbeats = 0;
     env.on('heartbeat', () => heartbeats++);
     const startedAt = Date.now();
     await run();
 
-    expect(Date.now() - startedAt).toBeLessThan(heartbeatThrottleMs);
+    expect(Date.now() - startedAt).toBe(1_800);
     expect(heartbeats).toBe(0);
   });
 
   it('heartbeats while a slow stream runs, from the heartbeat throttle interval on', async () => {
-    fake.enqueue({ content: [text('slow but steady')], delayMs: 350 });
-    const { run, env } = setup();
+    fake.enqueue({ content: [text('slow but'), text(' steady,'), text(' and on')] });
+    const { run, env } = setup(steppedClock(300));
     const beats: number[] = [];
     const startedAt = Date.now();
     env.on('heartbeat', () => beats.push(Date.now() - startedAt));
     const result = await run();
-    const elapsedMs = Date.now() - startedAt;
 
-    expect(result.content).toStrictEqual([{ type: 'text', text: 'slow but steady' }]);
-    // 9 events 350 ms apart take at least 2.8 s; heartbeats start at 2 s and are throttled to one per 500 ms.
-    expect(elapsedMs).toBeGreaterThanOrEqual(2_800);
-    expect(beats.length).toBeGreaterThanOrEqual(1);
-    expect(beats[0]).toBeGreaterThanOrEqual(heartbeatThrottleMs);
-    expect(beats.length).toBeLessThanOrEqual(Math.floor((elapsedMs - heartbeatThrottleMs) / 500) + 1);
+    expect(result.content).toStrictEqual([
+      { type: 'text', text: 'slow but' },
+      { type: 'text', text: ' steady,' },
+      { type: 'text', text: ' and on' },
+    ]);
+    // Nine deltas 300 ms apart by the activity's clock: none before 2 s, then at most one per 500 ms: the delta seen
+    // at 2.1 s, and the end of the last block at 2.7 s (the delta at 2.4 s is too soon after).
+    expect(Date.now() - startedAt).toBe(2_700);
+    expect(heartbeatThrottleMs).toBe(2_000);
+    expect(beats).toEqual([2_100, 2_700]);
   });
 
   it('aborts the HTTP request and rethrows the cancellation when the activity is cancelled mid-stream', async () => {
