@@ -28,6 +28,8 @@ import { linkRoutes } from './routes/links';
 import { LinkAccessTokens } from './links/access-tokens';
 import { AnswerLinks } from './links/answer-links';
 import { installLinkScope } from './links/scope';
+import { LinkStreams } from './links/link-streams';
+import { LocalLinkRevocations, RedisLinkRevocations } from './links/revocations';
 import { MemoryLinkStore, RedisLinkStore, type LinkStore } from './links/store';
 import { sessionRoutes } from './routes/sessions';
 import { skillRoutes } from './routes/skills';
@@ -73,6 +75,8 @@ export interface AppOptions {
   now?: () => number;
   /** How streams follow turns (api/streams/turn-feed.ts). Default: `defaultFeedSettings` (api/streams/feed-settings.ts). */
   feedSettings?: Partial<TurnFeedSettings>;
+  /** How often the links of streams open through answer links are read again (api/links/link-streams.ts). */
+  linkRecheckMs?: number;
 }
 
 /** Wires the API; `server.ts` only listens, tests use `app.inject`. */
@@ -114,6 +118,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const now = options.now ?? Date.now;
   const linkStore =
     options.links ?? (redis ? new RedisLinkStore(redis, config.redisPrefix, now) : new MemoryLinkStore(now));
+  const revocations = redis
+    ? new RedisLinkRevocations(
+        redis,
+        redisClient!.duplicate({ connectionName: 'skillflow-api-links' }),
+        config.redisPrefix,
+        log,
+      )
+    : new LocalLinkRevocations();
+  app.addHook('onClose', async () => revocations.close());
+  const links = new AnswerLinks(linkStore, new LinkAccessTokens(secret, config.linkAccessTtlMs, now), now, revocations);
   const sweeper = new SessionSweeper(client, config, quotaStore, quotas, log);
   sweeper.start();
   app.addHook('onClose', async () => sweeper.stop());
@@ -123,7 +137,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     live,
     feeds: new TurnFeeds(client, live, options.feedSettings, log),
     tokens: new StreamTokens(secret, config.streamTokenTtlMs),
-    links: new AnswerLinks(linkStore, new LinkAccessTokens(secret, config.linkAccessTtlMs, now), now),
+    links,
+    linkStreams: new LinkStreams((linkId) => links.callerOfLink(linkId), revocations, options.linkRecheckMs),
     cursors: new PageCursors(secret),
     streams: new OpenStreams({ perUser: config.maxStreamsPerKey, total: config.maxStreams }, sharedStreams),
     limits,
@@ -133,6 +148,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   };
 
   app.addHook('onClose', async () => context.feeds.close());
+  app.addHook('onClose', async () => context.linkStreams.close());
   options.metrics?.install(app, () => context.streams.size);
 
   // Closing stops new connections; what is still open must not hold it: `?wait=true` requests answer 202 at once, and

@@ -4,6 +4,7 @@ import type { Config } from '../lib/config';
 import type { LiveChannel } from '../lib/live';
 import type { PageCursors } from './cursors';
 import type { AnswerLinks } from './links/answer-links';
+import type { LinkStreams } from './links/link-streams';
 import type { RateLimits } from './limits';
 import type { Quotas } from './quotas';
 import type { StreamTokens } from './stream-tokens';
@@ -24,6 +25,8 @@ export interface ApiContext {
   feeds: TurnFeeds;
   tokens: StreamTokens;
   links: AnswerLinks;
+  /** The streams open through answer links, cut when their link stops working. */
+  linkStreams: LinkStreams;
   cursors: PageCursors;
   streams: OpenStreams;
   limits: RateLimits;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import Redis from 'ioredis';
 import { turnEventsQuery } from '../workflows/definitions';
@@ -7,6 +8,7 @@ import { text, toolUse, type FakeAnthropic } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
 import { ApiDriver } from './support/scenario';
 import { requireRedis, testRedisUrl, uniqueRedisPrefix } from './support/services';
+import { SseClient, WsClient } from './support/stream-clients';
 import type { TemporalTestEnv } from './support/temporal';
 
 const ask = (checkpoint: string, kind: 'approval' | 'question' = 'approval') =>
@@ -291,6 +293,113 @@ describe('API answer links', () => {
       await Promise.all(keys.map((key) => redis.type(key).then((type) => (type === 'string' ? redis.get(key) : ''))))
     ).join('\n');
     expect(stored).not.toContain(tokenOf(link.url));
+  });
+
+  /** `promise`, or an error naming `what` after 10 s (the test's own timeout would name nothing). */
+  async function within<T>(promise: Promise<T>, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} did not happen within 10 s`)), 10_000);
+    });
+    try {
+      return await Promise.race([promise, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function listening(target: FastifyInstance): Promise<string> {
+    await target.listen({ port: 0, host: '127.0.0.1' });
+    return `127.0.0.1:${(target.server.address() as AddressInfo).port}`;
+  }
+
+  it('a revocation cuts the streams and sockets open through the link on every API process sharing Redis, no other', async () => {
+    await requireRedis();
+    const prefix = uniqueRedisPrefix('links-cut');
+    const redis = new Redis(testRedisUrl());
+    closers.push(async () => {
+      const left = await redis.keys(`${prefix}*`);
+      if (left.length > 0) await redis.del(...left);
+      await redis.quit();
+    });
+    const env2 = { SKILLFLOW_REDIS_URL: testRedisUrl(), SKILLFLOW_REDIS_PREFIX: prefix };
+    // No periodic reading of the links within the test: only the revocation's notice can cut the streams.
+    const options = { streamTokenSecret: secret, linkRecheckMs: 3_600_000 };
+    const [one, two] = await Promise.all(
+      [1, 2].map(async () => (await buildTestApp(env.client, harness.taskQueue, env2, options)).app),
+    );
+    closers.push(
+      () => one.close(),
+      () => two.close(),
+    );
+    const [hostOne, hostTwo] = [await listening(one), await listening(two)];
+    const { sessionId, turnId } = await waitingTurn('exam_params');
+    const link = await makeLink(sessionId, {}, aliceKey, one);
+    const access = await exchange(link.url, one);
+    const byLink = { authorization: `Bearer ${access}` };
+    const sseOne = await SseClient.open(`http://${hostOne}/v1/turns/${turnId}/events`, byLink);
+    const sseTwo = await SseClient.open(`http://${hostTwo}/v1/turns/${turnId}/events`, byLink);
+    const streamToken = (await call(two, access, 'POST', '/v1/stream-tokens', { turnId, scope: 'write' })).json()
+      .token as string;
+    const socket = await WsClient.open(`ws://${hostTwo}/v1/turns/${turnId}/ws?token=${streamToken}`);
+    const owners = await SseClient.open(`http://${hostOne}/v1/turns/${turnId}/events`, authHeaders(aliceKey));
+    for (const stream of [sseOne, sseTwo, owners])
+      await stream.waitFor((event) => event.type === 'checkpoint.requested');
+    await socket.waitForEvent((event) => event.type === 'checkpoint.requested');
+
+    expect((await call(one, aliceKey, 'DELETE', `/v1/sessions/${sessionId}/links/${link.id}`)).statusCode).toBe(204);
+    await within(sseOne.ended, "the link's SSE stream on the process that revoked it ending");
+    await within(sseTwo.ended, "the link's SSE stream on the other process ending");
+    expect(await within(socket.closed, "the link's socket on the other process closing")).toEqual({
+      code: 1008,
+      reason: 'link_revoked',
+    });
+    expect([sseOne.comments, sseTwo.comments]).toEqual([
+      expect.arrayContaining(['link_revoked']),
+      expect.arrayContaining(['link_revoked']),
+    ]);
+
+    // The owner's stream of the same turn goes on to the turn's end.
+    fake.enqueue({ content: [text('Done.')] });
+    expect((await api.answer(turnId, 'cp-1', { action: 'approve' }, aliceKey)).code).toBe(200);
+    await within(
+      owners.waitFor((event) => event.type === 'done'),
+      "the owner's stream reaching the turn's end",
+    );
+  });
+
+  it('a stream open through a link ends when a reading of the link finds it expired or revoked (one process, no Redis)', async () => {
+    let now = Date.now();
+    const { app: single } = await buildTestApp(
+      env.client,
+      harness.taskQueue,
+      {},
+      { streamTokenSecret: secret, now: () => now, linkRecheckMs: 100 },
+    );
+    closers.push(() => single.close());
+    const host = await listening(single);
+    const { sessionId, turnId } = await waitingTurn('exam_params');
+    const short = await makeLink(sessionId, { expiresInSeconds: 60 }, aliceKey, single);
+    const revoked = await makeLink(sessionId, {}, aliceKey, single);
+    const open = async (link: { url: string }) => {
+      const access = await exchange(link.url, single);
+      const stream = await SseClient.open(`http://${host}/v1/turns/${turnId}/events`, {
+        authorization: `Bearer ${access}`,
+      });
+      await stream.waitFor((event) => event.type === 'checkpoint.requested');
+      return stream;
+    };
+    const [expiring, revoking] = [await open(short), await open(revoked)];
+
+    expect((await call(single, aliceKey, 'DELETE', `/v1/sessions/${sessionId}/links/${revoked.id}`)).statusCode).toBe(
+      204,
+    );
+    await within(revoking.ended, "the revoked link's stream ending");
+    expect(revoking.comments).toContain('link_revoked');
+    now += 61_000;
+    await within(expiring.ended, "the expired link's stream ending");
+    expect(expiring.comments).toContain('link_expired');
+    await env.client.workflow.getHandle(turnId).cancel();
   });
 
   it('limits its holder with auth off too', async () => {

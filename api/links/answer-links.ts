@@ -14,6 +14,7 @@ import {
 import type { Caller } from '../caller';
 import { HttpError, notFound, unavailableRetryAfterSeconds } from '../errors';
 import type { LinkAccessTokens } from './access-tokens';
+import type { LinkRevocations } from './revocations';
 import type { LinkRecord, LinkStore } from './store';
 
 const tokenPrefix = 'sfl1_';
@@ -29,6 +30,7 @@ export class AnswerLinks {
     private readonly store: LinkStore,
     readonly access: LinkAccessTokens,
     private readonly now: () => number,
+    private readonly revocations: LinkRevocations,
   ) {}
 
   async create(
@@ -74,6 +76,8 @@ export class AnswerLinks {
     const record = await this.guarded(() => this.store.get(linkId));
     if (!record || record.sessionId !== sessionId) throw notFound(`Link ${linkId} of session ${sessionId}`);
     await this.guarded(() => this.store.revoke(linkId, this.now()));
+    // Every API process cuts the streams open through it.
+    await this.revocations.announce(linkId);
   }
 
   /** The link's token traded for a short-lived access token. */

@@ -99,16 +99,21 @@ export async function streamRoutes(app: FastifyInstance, context: ApiContext): P
       const sse = new SseResponse(reply);
       const abort = new AbortController();
       reply.raw.on('close', () => abort.abort());
-      lease.attach(() => {
-        sse.comment('server shutting down');
+      const endWith = (comment: string) => {
+        sse.comment(comment);
         abort.abort();
         sse.end();
-      });
+      };
+      lease.attach(() => endWith('server shutting down'));
+      // Its next request would be refused with this code: the client that reconnects is told why.
+      const link = request.caller.link;
+      const releaseLink = link ? context.linkStreams.hold(link.id, endWith) : () => undefined;
       const follower = new TurnFollower({ feeds, turnId, after, signal: abort.signal, send: (item) => sse.send(item) });
       follower
         .run()
         .catch((err: unknown) => request.log.error({ err }, 'event stream failed'))
         .finally(() => {
+          releaseLink();
           lease.release();
           sse.end();
         });

@@ -56,9 +56,14 @@ export function runWsSession({ context, caller, turnId, after, socket, lease, on
   const expiry = caller.token
     ? setTimeout(() => socket.close(1008, 'stream token expired'), Math.max(0, caller.token.expiresAt - Date.now()))
     : undefined;
+  // A link that stops working (revoked on any API process, expired) closes the socket with the code of its refusal.
+  const releaseLink = caller.link
+    ? context.linkStreams.hold(caller.link.id, (code) => socket.close(1008, code))
+    : () => undefined;
   socket.on('close', () => {
     abort.abort();
     clearTimeout(expiry);
+    releaseLink();
     lease.release();
   });
 

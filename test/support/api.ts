@@ -32,6 +32,7 @@ export async function buildTestApp(
       | 'links'
       | 'now'
       | 'appDir'
+      | 'linkRecheckMs'
     >
   > = {},
 ): Promise<{ app: FastifyInstance; config: Config }> {
