@@ -8,6 +8,7 @@ import { tracingFromConfig } from '../lib/tracing';
 import { createApiLiveChannel, describeLiveChannel } from '../lib/live';
 import { buildApp } from './app';
 import { resolveApiKeys } from './auth';
+import { FileLinkStore } from './links/store';
 import { ApiMetrics, serveMetrics } from './metrics';
 import { resolveStreamTokenSecret } from './stream-tokens';
 import { defaultWebAppDir, describeWebApp, webAppBuilt } from './web-app';
@@ -37,6 +38,8 @@ async function main(): Promise<void> {
     live,
     skills,
     streamTokenSecret: resolveStreamTokenSecret(config),
+    // Without Redis the links are this process's, kept in its data dir so that they outlive a restart.
+    ...(config.redisUrl ? {} : { links: new FileLinkStore(path.join(config.dataDir, 'links.json')) }),
     logger,
     metrics,
     tracer: tracing?.tracer,

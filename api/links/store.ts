@@ -1,3 +1,7 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ConfigError } from '../../lib/config';
 import type { GuardedRedis } from '../../lib/guarded-redis';
 import { maxLinkSeconds } from '../../core/protocol';
 
@@ -22,7 +26,8 @@ const removalOf = (record: LinkRecord) => record.expiresAt + expiredLinkKeptMs;
 
 /**
  * Where links are kept: Redis when SKILLFLOW_REDIS_URL is set, so a link made on one API process works on every other
- * and a revocation holds on all of them at once; this process's memory otherwise (one API process). A revoked link
+ * and a revocation holds on all of them at once; otherwise a file of the API's data dir (one API process), or memory
+ * (an app embedded in tests). A revoked link
  * stays, marked; an expired one is kept `expiredLinkKeptMs` more, then removed. `get` and `byToken` return both (the
  * caller decides what still works). A store that cannot be read throws: the caller refuses the request (503) rather
  * than guess.
@@ -76,6 +81,12 @@ export class MemoryLinkStore implements LinkStore {
     return { ...record };
   }
 
+  /** Every record kept, expired ones past keeping dropped first. */
+  records(): LinkRecord[] {
+    this.dropExpired();
+    return [...this.links.values()].map((record) => ({ ...record }));
+  }
+
   private dropExpired(): void {
     const now = this.now();
     for (const [id, record] of this.links) {
@@ -83,6 +94,77 @@ export class MemoryLinkStore implements LinkStore {
       this.links.delete(id);
       this.tokens.delete(record.tokenDigest);
     }
+  }
+}
+
+/**
+ * The links of an API without Redis in a file of its data dir, readable by its owner only, so that they survive the
+ * API's restarts (as its key and its stream-token secret do). Read once when the API starts; each change writes the
+ * whole file again (a temporary file renamed over it, so a crash leaves the old one or the new one). One API process
+ * per file: another writing it would drop this one's changes.
+ */
+export class FileLinkStore implements LinkStore {
+  private readonly memory: MemoryLinkStore;
+
+  constructor(
+    private readonly file: string,
+    now: () => number = Date.now,
+  ) {
+    this.memory = new MemoryLinkStore(now);
+    for (const record of readLinkFile(file)) void this.memory.add(record);
+  }
+
+  async add(record: LinkRecord): Promise<void> {
+    await this.memory.add(record);
+    this.save();
+  }
+
+  get(id: string): Promise<LinkRecord | undefined> {
+    return this.memory.get(id);
+  }
+
+  byToken(digest: string): Promise<LinkRecord | undefined> {
+    return this.memory.byToken(digest);
+  }
+
+  ofSession(sessionId: string): Promise<LinkRecord[]> {
+    return this.memory.ofSession(sessionId);
+  }
+
+  async revoke(id: string, at: number): Promise<LinkRecord | undefined> {
+    const record = await this.memory.revoke(id, at);
+    if (record) this.save();
+    return record;
+  }
+
+  private save(): void {
+    fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+    const temporary = `${this.file}.${randomBytes(6).toString('hex')}.tmp`;
+    try {
+      fs.writeFileSync(temporary, JSON.stringify({ links: this.memory.records() }), { mode: 0o600, flag: 'wx' });
+      fs.renameSync(temporary, this.file);
+    } finally {
+      fs.rmSync(temporary, { force: true });
+    }
+  }
+}
+
+function readLinkFile(file: string): LinkRecord[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  try {
+    const links = (JSON.parse(text) as { links?: unknown }).links;
+    if (!Array.isArray(links)) throw new Error('no "links" list');
+    return links as LinkRecord[];
+  } catch (err) {
+    throw new ConfigError(
+      `${file}, where the API keeps its answer links, cannot be read (${(err as Error).message}): delete it to start afresh (the links it held stop working).`,
+    );
   }
 }
 
