@@ -14,7 +14,8 @@ import { maxToolPages } from '../lib/tools/mcp/server';
  */
 const repoRoot = path.resolve(__dirname, '..');
 const serverScript = path.join(repoRoot, 'test', 'support', 'mcp-test-server.ts');
-const timeoutMs = 30_000;
+/** Long, so that the fractions of it below leave a loaded machine room and still tell a timeout from a quick failure. */
+const timeoutMs = 120_000;
 /** Well under the server's timeout: a call the engine waits the timeout out for fails here first. */
 const deadlineMs = timeoutMs / 3;
 /** For what starts a process (a server, or the HTTP case's client), on a machine that may be busy. */

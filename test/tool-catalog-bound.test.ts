@@ -50,7 +50,7 @@ describe('the tool catalog has a bound', () => {
       100,
     );
     try {
-      await lineMatching(lines, /^MCP server huge is down \(.*\); trying again every 0\.1 s$/, 1000);
+      await lineMatching(lines, /^MCP server huge is down \(.*\); trying again every 0\.1 s$/, 20_000);
       fs.writeFileSync(readyFile, '');
       await lineMatching(lines, boundLine, 20_000);
       expect(registry.specs).toHaveLength(before);
@@ -61,7 +61,7 @@ describe('the tool catalog has a bound', () => {
     } finally {
       await close();
     }
-  }, 30_000);
+  }, 60_000);
 
   it('the built-in tools and modules past it stop the worker at start-up with the same words', () => {
     const big = defineTool({
