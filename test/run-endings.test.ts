@@ -15,6 +15,7 @@ import {
 } from '../core/run/endings';
 import {
   closedSkillRunEnding,
+  closedTurnEnding,
   settleSkillEnding,
   skillRunResultOf,
   type Closure,
@@ -284,5 +285,31 @@ describe("a skill run's ending and result", () => {
     ],
   ])('a skill run Temporal closed: %j', (closure, expected) => {
     expect(closedSkillRunEnding('grader', closure)).toStrictEqual(expected);
+  });
+
+  it.each<[Closure, ReturnType<typeof closedTurnEnding>]>([
+    [{ kind: 'cancelled' }, { status: 'cancelled', reason: 'cancelled' }],
+    [
+      { kind: 'terminated' },
+      {
+        status: 'failed',
+        reason: 'terminated',
+        error: { code: 'terminated', message: 'The turn was terminated in Temporal.' },
+      },
+    ],
+    [
+      { kind: 'timed_out' },
+      {
+        status: 'failed',
+        reason: 'timed_out',
+        error: { code: 'timed_out', message: 'The turn timed out in Temporal.' },
+      },
+    ],
+    [
+      { kind: 'failed', message: 'boom' },
+      { status: 'failed', reason: 'workflow_failed', error: { code: 'workflow_failed', message: 'boom' } },
+    ],
+  ])('a turn Temporal closed, as its session records it: %j', (closure, expected) => {
+    expect(closedTurnEnding(closure)).toStrictEqual(expected);
   });
 });

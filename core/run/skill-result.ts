@@ -94,3 +94,32 @@ export function closedSkillRunEnding(
       };
   }
 }
+
+/**
+ * A turn that ended without a result of its own, as its session records it: cancelled, terminated, timed out, or failed
+ * in Temporal (`message`: the failure as it may be shown).
+ */
+export function closedTurnEnding(closure: Closure): Pick<SkillRunResult, 'status' | 'reason' | 'error'> {
+  switch (closure.kind) {
+    case 'cancelled':
+      return { status: 'cancelled', reason: 'cancelled' };
+    case 'terminated':
+      return {
+        status: 'failed',
+        reason: 'terminated',
+        error: { code: 'terminated', message: 'The turn was terminated in Temporal.' },
+      };
+    case 'timed_out':
+      return {
+        status: 'failed',
+        reason: 'timed_out',
+        error: { code: 'timed_out', message: 'The turn timed out in Temporal.' },
+      };
+    case 'failed':
+      return {
+        status: 'failed',
+        reason: 'workflow_failed',
+        error: { code: 'workflow_failed', message: closure.message },
+      };
+  }
+}
