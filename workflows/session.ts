@@ -16,6 +16,7 @@ import {
 } from '@temporalio/workflow';
 import { migratePlanCarry, workflowPatches } from '../core/policy';
 import { boundedRecords, defaultHistoryWindowBytes, historyWindow } from '../core/session-records';
+import { closedTurnEnding } from '../core/run/skill-result';
 import { turnResultOfFailure, turnWorkflowId, type Exchange, type PlanCarry, type TurnResult } from '../core/turn';
 import { closeSessionUpdate, sessionStateQuery, startTurnUpdate, turnEndedSignal, workflowTypes } from './definitions';
 import { searchAttributes } from './search-attributes';
@@ -193,32 +194,16 @@ export function recentExchanges(turns: TurnRecord[], window: number): Exchange[]
 
 function childFailureResult(err: unknown): TurnResult | Pick<TurnResult, 'status' | 'reason' | 'error'> {
   const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
-  if (isCancellation(err) || isCancellation(cause)) return { status: 'cancelled', reason: 'cancelled' };
+  if (isCancellation(err) || isCancellation(cause)) return closedTurnEnding({ kind: 'cancelled' });
   // A turn that ended `failed` fails its workflow with its result (which it also signalled before).
   const failed =
     cause instanceof ApplicationFailure
       ? turnResultOfFailure(cause.type ?? undefined, cause.details ?? undefined)
       : undefined;
   if (failed) return failed;
-  if (cause instanceof TerminatedFailure) {
-    return {
-      status: 'failed',
-      reason: 'terminated',
-      error: { code: 'terminated', message: 'The turn was terminated in Temporal.' },
-    };
-  }
-  if (cause instanceof TimeoutFailure) {
-    return {
-      status: 'failed',
-      reason: 'timed_out',
-      error: { code: 'timed_out', message: 'The turn timed out in Temporal.' },
-    };
-  }
-  return {
-    status: 'failed',
-    reason: 'workflow_failed',
-    error: { code: 'workflow_failed', message: publicError(cause, 'A turn').message },
-  };
+  if (cause instanceof TerminatedFailure) return closedTurnEnding({ kind: 'terminated' });
+  if (cause instanceof TimeoutFailure) return closedTurnEnding({ kind: 'timed_out' });
+  return closedTurnEnding({ kind: 'failed', message: publicError(cause, 'A turn').message });
 }
 
 function pickEnding(
