@@ -1,7 +1,7 @@
 import type { CheckpointDecision, PendingCheckpoint } from '../core/checkpoints';
 import { currentRules, newPolicyState, policySettingsOf, reducePolicy, type PolicyState } from '../core/policy';
 import type { ToolSpec } from '../core/tools';
-import { answer, answerRejection, expire, type AnswerRejection } from '../core/run/answers';
+import { answer, expire, type AnswerRejection } from '../core/run/answers';
 import type { RunCommand } from '../core/run/commands';
 import { newRunState, type RunState } from '../core/run/state';
 import { defaultTurnSettings } from '../core/settings';
@@ -264,42 +264,5 @@ describe('the expiry of the run own checkpoint', () => {
     ],
   ])('%s', (_, state, commands) => {
     expect(expire(state, 'cp-1', at + 10).commands).toEqual(commands);
-  });
-});
-
-describe('answer rejections of runs that hold the answer until the call takes it', () => {
-  const opened = asked.policy;
-  it.each<[string, CheckpointDecision | undefined, CheckpointDecision, Omit<AnswerRejection, 'kind'> | null]>([
-    ['an answer to the open checkpoint is taken', undefined, approve, null],
-    [
-      'a second answer to the checkpoint whose answer the run holds is no longer pending',
-      approve,
-      { checkpointId: 'cp-1', action: 'cancel' },
-      { code: 'not_pending', message: 'Checkpoint cp-1 is no longer pending.' },
-    ],
-    [
-      'an answer held for another checkpoint does not stop this one',
-      { checkpointId: 'cp-9', action: 'cancel' },
-      approve,
-      null,
-    ],
-    [
-      'an action the checkpoint does not take',
-      undefined,
-      { checkpointId: 'cp-1', action: 'choose', choice: 'A' },
-      {
-        code: 'invalid_decision',
-        message: 'An approval checkpoint accepts approve, modify, cancel; not "choose".',
-        problems: [expect.objectContaining({ path: 'action', rule: 'enum' })],
-      },
-    ],
-    [
-      'an unknown checkpoint',
-      undefined,
-      { checkpointId: 'cp-2', action: 'approve' },
-      { code: 'not_found', message: 'This turn has no checkpoint "cp-2".' },
-    ],
-  ])('%s', (_, taken, decision, expected) => {
-    expect(answerRejection(opened, taken, decision, at + 10)).toEqual(expected);
   });
 });

@@ -24,6 +24,8 @@ import {
   type SkillRunEnding,
 } from '../core/run/skill-result';
 import type { JsonSchema } from '../core/json-validator';
+import { cutCallAnswer } from '../core/run/cancel';
+import { isCancelledCallResult } from '../core/events';
 
 /**
  * Every ending the engine builds (core/run/endings.ts) and what a skill run's ending means for its invoker
@@ -311,5 +313,14 @@ describe("a skill run's ending and result", () => {
     ],
   ])('a turn Temporal closed, as its session records it: %j', (closure, expected) => {
     expect(closedTurnEnding(closure)).toStrictEqual(expected);
+  });
+
+  it('a tool call a cancel cut ends as a cancelled error, which clients can tell', () => {
+    expect(cutCallAnswer).toEqual({
+      content: '{"cancelled":"turn cancelled"}',
+      isError: true,
+      result: { cancelled: 'turn cancelled' },
+    });
+    expect(isCancelledCallResult(cutCallAnswer.result)).toBe(true);
   });
 });

@@ -182,25 +182,19 @@ describe('a turn upserts its search attributes once per workflow task', () => {
       expect((await handle.query(turnStateQuery)).pendingCheckpoint).toBeNull();
       expect(ended.attributes).not.toHaveProperty('SkillflowCheckpoint');
       expect(ended.attributes).toMatchObject({ SkillflowStatus: ['cancelled'] });
-      // The run that waited records the patch (after the baseline and, for a turn, the turn-start one), and
-      // cancel-ends-tool-calls for the call the cancel cut; the skill run, cancelled with its turn, ends showing no
-      // checkpoint either. A turn that showed the skill run's checkpoint keeps showing it until it ends (it records
-      // cancel-ends-at-skill-return and cancel-keeps-mirrored-checkpoint when the skill run clears it).
+      // The run that waited records the patch (after the baseline and, for a turn, the turn-start one); the skill run,
+      // cancelled with its turn, ends showing no checkpoint either. A turn that showed the skill run's checkpoint keeps
+      // showing it until it ends. What a cancel ends (the cut calls' tool.end, the mirrored checkpoint kept) is the run
+      // machine's rule (core/run/children.ts), read from no patch.
       const skillRuns = (await handle.query(turnStateQuery)).skills ?? [];
       expect(skillRuns).toHaveLength(script.length - 1);
-      const { endingClearsCheckpoint, cancelEndsAtSkillReturn, cancelKeepsCheckpoint, cancelEndsToolCalls } =
-        separatePatches;
-      const turnStart = [
+      const turnPatches = [
         baselinePatch,
         separatePatches.spendingBounds,
         separatePatches.turnStartInOneActivity,
         separatePatches.toolCatalogByReference,
+        separatePatches.endingClearsCheckpoint,
       ];
-      const ending = [cancelEndsToolCalls, endingClearsCheckpoint];
-      const turnPatches =
-        skillRuns.length === 0
-          ? [...turnStart, ...ending]
-          : [...turnStart, cancelEndsAtSkillReturn, cancelKeepsCheckpoint, ...ending];
       expect(await patchesIn(handle)).toEqual(turnPatches);
       expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: turnPatches.length, mostInOneTask: 1 });
       for (const { workflowId } of skillRuns) {
@@ -208,8 +202,12 @@ describe('a turn upserts its search attributes once per workflow task', () => {
         await run.result().catch(() => undefined);
         expect((await run.query(turnStateQuery)).pendingCheckpoint).toBeNull();
         expect((await observe(run, 'skill run ended')).attributes).not.toHaveProperty('SkillflowCheckpoint');
-        expect(await patchesIn(run)).toEqual([baselinePatch, separatePatches.spendingBounds, ...ending]);
-        expect(await upsertCounts(run)).toMatchObject({ patchMarkers: 4, mostInOneTask: 1 });
+        expect(await patchesIn(run)).toEqual([
+          baselinePatch,
+          separatePatches.spendingBounds,
+          separatePatches.endingClearsCheckpoint,
+        ]);
+        expect(await upsertCounts(run)).toMatchObject({ patchMarkers: 3, mostInOneTask: 1 });
       }
     },
   );

@@ -7,16 +7,17 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { CheckpointErrorType, type CheckpointDecision, type PendingCheckpoint } from '../core/checkpoints';
-import { answerAheadOf, answerAheadOutcome, type AnswerAhead, type CheckpointPlan, type Verdict } from '../core/policy';
-import { answerRejection, type AnswerRejection } from '../core/run/answers';
+import { answerAheadOf, answerAheadOutcome, type AnswerAhead, type CheckpointPlan } from '../core/policy';
+import { answer, expire, type AnswerRejection, type AnswerStep } from '../core/run/answers';
+import type { CheckpointOutcome } from '../core/run/commands';
 import { checkpointDecisionSignal } from './definitions';
-import type { AnsweredCall } from './tool-types';
 import { searchAttributes } from './search-attributes';
 import type { TurnRun } from './turn-run';
 
 /**
- * Human checkpoints in workflow code: publishing the one the policy opened, waiting for a decision or the deadline,
- * and telling the policy what happened. What a decision may be and what it means is the policy's (core/policy).
+ * Human checkpoints in workflow code: publishing the one the policy opened, waiting for an answer or the deadline,
+ * and carrying out what the run machine made of it (core/run/answers.ts). What an answer may be and what it means is
+ * the machine's.
  */
 
 const errorTypes: Record<AnswerRejection['code'], string> = {
@@ -26,12 +27,50 @@ const errorTypes: Record<AnswerRejection['code'], string> = {
   invalid_decision: CheckpointErrorType.invalidDecision,
 };
 
-/** Why a decision cannot be taken now, as the failure the update rejects with (details: the problems), or undefined. */
-export function decisionRejection(run: TurnRun, decision: CheckpointDecision): ApplicationFailure | undefined {
-  const rejection = answerRejection(run.policy, run.decision, decision, Date.now());
-  if (!rejection) return undefined;
+/** The failure an update rejects an answer with (details: the problems). */
+function failureOf(rejection: AnswerRejection): ApplicationFailure {
   const { message, code, problems } = rejection;
   return ApplicationFailure.nonRetryable(message, errorTypes[code], ...(problems ? [problems] : []));
+}
+
+/** An answer checked and applied now, as one reduction of the run machine: its step, or why it cannot be taken. */
+export function answerNow(run: TurnRun, decision: CheckpointDecision): AnswerStep | AnswerRejection {
+  return answer(run.machine, decision, Date.now());
+}
+
+/** Why an answer cannot be taken now, as the failure the update rejects with, or undefined (nothing is applied). */
+export function decisionRejection(run: TurnRun, decision: CheckpointDecision): ApplicationFailure | undefined {
+  const checked = answerNow(run, decision);
+  return checked.kind === 'rejected' ? failureOf(checked) : undefined;
+}
+
+/**
+ * Takes an answer (a handler's): applied to the run at once, so a second answer to the same checkpoint is no longer
+ * pending; one to the checkpoint of a skill run below is passed down to it: the promise of that. An answer its
+ * validator could not check (a signal's) that cannot be taken is thrown.
+ */
+export function takeAnswer(run: TurnRun, decision: CheckpointDecision): Promise<void> | undefined {
+  const step = answerNow(run, decision);
+  if (step.kind === 'rejected') throw failureOf(step);
+  return carryOut(run, step);
+}
+
+function carryOut(run: TurnRun, step: AnswerStep): Promise<void> | undefined {
+  const lead = run.take(step);
+  return lead?.kind === 'pass_answer_down' ? passDown(lead.workflowId, lead.decision) : undefined;
+}
+
+/**
+ * Takes an answer sent by signal (operators, by hand; a turn passing one down): checked and applied in one reduction;
+ * one that cannot be taken is logged and ignored.
+ */
+export function takeSignalled(run: TurnRun, decision: CheckpointDecision): Promise<void> | undefined {
+  const step = answerNow(run, decision);
+  if (step.kind === 'rejected') {
+    log.warn('Ignored an invalid checkpoint decision signal', { problem: step.message, decision });
+    return undefined;
+  }
+  return carryOut(run, step);
 }
 
 /**
@@ -59,17 +98,15 @@ export async function takeAnswerAhead(run: TurnRun, decision: CheckpointDecision
   await CancellationScope.nonCancellable(() => condition(() => outcome().kind !== 'wait'));
   const settled = outcome();
   if (settled.kind === 'refuse') throw ApplicationFailure.nonRetryable(settled.message, CheckpointErrorType.notPending);
-  const rejection = decisionRejection(run, decision);
-  if (rejection) throw rejection;
-  await takeDecision(run, decision);
+  await takeAnswer(run, decision);
 }
 
 /**
- * Asks a human: the checkpoint is pending (turn state, search attribute, event, status waiting) until a decision
- * arrives or its deadline passes; then the policy decides what that means, the model gets it as the tool result, and
- * the turn runs on unless it ends now.
+ * Asks a human: the checkpoint is pending (turn state, search attribute, event, status waiting) until an answer is taken
+ * (takeAnswer, in the handler that got it) or its deadline passes; then the call that asked goes on with what the run
+ * machine made of it.
  */
-export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<AnsweredCall> {
+export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<CheckpointOutcome> {
   const requestedAt = Date.now();
   const pending: PendingCheckpoint = {
     id: ask.id,
@@ -86,66 +123,20 @@ export async function askHuman(run: TurnRun, ask: CheckpointPlan): Promise<Answe
     skill: ask.skill,
     depth: ask.depth,
   };
-  run.decision = undefined;
+  run.awaited = undefined;
   run.state.pendingCheckpoint = pending;
   run.setAttributes([{ key: searchAttributes.checkpoint, value: pending.name }]);
   run.publishDetails();
   run.emit({ type: 'checkpoint.requested', checkpoint: pending });
   run.setStatus('waiting');
 
-  const decided = () => run.decision !== undefined;
-  const answered = ask.ttlMs === null ? (await condition(decided), true) : await condition(decided, ask.ttlMs);
-  run.state.pendingCheckpoint = null;
-  run.setAttributes([{ key: searchAttributes.checkpoint, value: null }]);
-  run.publishDetails();
-
-  let verdict: Verdict;
-  if (answered) {
-    const decision = run.decision!;
-    run.emit({
-      type: 'checkpoint.resolved',
-      checkpointId: pending.id,
-      action: decision.action,
-      by: typeof decision.by === 'string' && decision.by ? decision.by : 'unknown',
-    });
-    verdict = run.decide({ type: 'checkpoint.resolved', at: Date.now(), decision });
-  } else {
-    run.emit({ type: 'checkpoint.expired', checkpointId: pending.id });
-    verdict = run.decide({ type: 'checkpoint.expired', at: Date.now() });
-  }
-  const endsNow = verdict.kind === 'end' && !verdict.lastWord;
-  if (!endsNow) run.setStatus('running');
-  // Resolved and expired checkpoints always have a result: the decision, a skip, or the end they caused.
-  const result = verdict.kind === 'refuse' ? { refused: verdict.message } : verdict.result;
-  if (verdict.kind === 'allow' && verdict.input) {
-    return {
-      answer: { content: JSON.stringify(result), isError: false, result },
-      approved: { input: verdict.input, ...(verdict.note ? { note: verdict.note } : {}) },
-    };
-  }
-  return {
-    answer: { content: JSON.stringify(result), isError: false, result },
-    ...(verdict.kind === 'end' ? { ends: verdict } : {}),
-  };
-}
-
-/**
- * Takes a decision the validator accepted: one on this run's own checkpoint is kept for askHuman, at once (handlers
- * that take it stay synchronous, so the commands of turns in flight keep their order); one on the checkpoint of a
- * skill run below (mirrored here) is settled here, so it cannot be taken twice, and passed down: the promise of that.
- */
-export function takeDecision(run: TurnRun, decision: CheckpointDecision): Promise<void> | undefined {
-  const verdict = run.preview({ type: 'checkpoint.resolved', at: Date.now(), decision });
-  if (verdict.kind !== 'allow' || !verdict.forward) {
-    run.decision = decision;
-    return undefined;
-  }
-  const skillRun = run.mirroring!;
-  run.decide({ type: 'checkpoint.resolved', at: Date.now(), decision });
-  run.children.get(skillRun)?.forwarded.add(decision.checkpointId);
-  run.showPending(null);
-  run.setStatus('running');
-  return passDown(skillRun, decision);
+  const answered = () => run.awaited !== undefined;
+  if (ask.ttlMs === null) await condition(answered);
+  else await condition(answered, ask.ttlMs);
+  if (run.awaited === undefined) run.take(expire(run.machine, pending.id, Date.now()));
+  const outcome = run.awaited!;
+  run.awaited = undefined;
+  return outcome;
 }
 
 async function passDown(skillRun: string, decision: CheckpointDecision): Promise<void> {

@@ -1,6 +1,4 @@
 import {
-  CancellationScope,
-  CancelledFailure,
   ChildWorkflowCancellationType,
   ChildWorkflowFailure,
   ParentClosePolicy,
@@ -10,26 +8,15 @@ import {
   isCancellation,
 } from '@temporalio/workflow';
 import { zeroUsage } from '../core/model';
-import { closedSkillRunEnding, type Closure } from '../core/run/skill-result';
+import { childReturned, childStarted, type ChildOutcome } from '../core/run/children';
+import type { Closure } from '../core/run/skill-result';
 import type { Allowance, ToolCall } from '../core/policy';
 import type { SkillExecution } from '../core/schemas/skill-runs';
-import {
-  skillRunWorkflowId,
-  type SkillRunAllowance,
-  type SkillRunInput,
-  type SkillRunResult,
-} from '../core/skill-runs';
-import {
-  checkInvocation,
-  invokeSkillDefinition,
-  type Invocation,
-  type InvocationResult,
-  type SkillManifest,
-} from '../core/skills';
+import { skillRunWorkflowId, type SkillRunAllowance, type SkillRunInput } from '../core/skill-runs';
+import { checkInvocation, invokeSkillDefinition, type Invocation, type SkillManifest } from '../core/skills';
 import { engineToolSpec } from '../core/tools';
 import { workflowTypes, type SkillRunWorkflow } from './definitions';
 import { searchAttributes } from './search-attributes';
-import { mirrorCheckpoint } from './skill-progress';
 import type { SkillCallEvent, ToolAnswer, TurnTool } from './tool-types';
 import type { TurnRun } from './turn-run';
 import { publicError } from './internal-errors';
@@ -64,13 +51,12 @@ async function invokeSkill(
   }
   const { invocation } = checked;
   const workflowId = skillRunWorkflowId(run.input.turnId, invocation.skill, call.id);
-  const startedAt = Date.now();
-  const record = startRecord(run, workflowId, call.id, invocation, startedAt);
-  run.children.set(workflowId, { seq: 0, usage: zeroUsage(), forwarded: new Set() });
+  const record = startRecord(run, workflowId, call.id, invocation, Date.now());
+  run.step((state) => childStarted(state, workflowId, record));
 
-  let result: SkillRunResult;
+  let outcome: ChildOutcome;
   try {
-    result = await executeChild<SkillRunWorkflow>(workflowTypes.skillRun, {
+    const result = await executeChild<SkillRunWorkflow>(workflowTypes.skillRun, {
       workflowId,
       // The turn's cancel (or termination, or timeout) reaches every skill run under it, which ends as cancelled.
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
@@ -86,37 +72,15 @@ async function invokeSkill(
       memo: { task: invocation.task, params: invocation.params },
       args: [skillRunInput(run, call, invocation, record.depth, handDown)],
     });
+    outcome = { kind: 'result', result };
   } catch (err) {
-    // This run is being cancelled: the skill run was cancelled with it, and the cancellation goes on up.
-    if (CancellationScope.current().consideredCancelled) throw err;
-    result = failedRun(invocation.skill, err);
+    outcome = { kind: 'closed', closure: closureOf(err, `The skill run of ${invocation.skill}`) };
   }
-  // A run that ended without saying so (terminated, cancelled by hand) may leave its checkpoint mirrored here.
-  mirrorCheckpoint(run, null, workflowId, result.checkpointCount);
-  run.decide({
-    type: 'tool.finished',
-    at: Date.now(),
-    call,
-    outcome: { kind: 'skill.invoked', checkpointCount: result.checkpointCount, runs: result.skills.length },
-  });
-  run.setChildUsage(workflowId, result.usage);
-  run.recordSkillRuns([...result.skills, endRecord(record, result, Date.now())]);
-  // This run was asked to cancel while the skill run ran (which was cancelled with it and returned): it ends cancelled
-  // now, its records kept, instead of answering the call and starting another model round.
-  if (run.cancelRequested())
-    throw new CancelledFailure(`The run was cancelled while the skill run of ${invocation.skill} ran.`);
-  const answer: InvocationResult = {
-    skill_id: invocation.skill,
-    output: result.output,
-    success: result.success,
-    ...(result.success
-      ? {}
-      : {
-          error:
-            result.error?.message ?? `Skill ${invocation.skill} did not finish (${result.reason ?? result.status}).`,
-        }),
-  };
-  return { content: JSON.stringify(answer), isError: !result.success, result: answer };
+  // What the return means (the call's answer, or the run's stop when it was asked to cancel) is the run machine's.
+  const lead = run.step((state) => childReturned(state, { workflowId, call, outcome, at: Date.now() }));
+  if (lead?.kind !== 'reply_to_call')
+    throw new Error(`The return of skill run ${workflowId} left its call unanswered.`);
+  return lead.answer;
 }
 
 function skillRunInput(
@@ -168,7 +132,7 @@ function startRecord(
   invocation: Invocation,
   startedAt: number,
 ): SkillExecution {
-  const record: SkillExecution = {
+  return {
     workflowId,
     parentWorkflowId: run.input.turnId,
     callId,
@@ -184,28 +148,6 @@ function startRecord(
     error: null,
     usage: zeroUsage(),
   };
-  run.recordSkillRuns([record]);
-  return record;
-}
-
-function endRecord(record: SkillExecution, result: SkillRunResult, endedAt: number): SkillExecution {
-  return {
-    ...record,
-    status: result.status,
-    endedAt: new Date(endedAt).toISOString(),
-    durationMs: endedAt - Date.parse(record.startedAt),
-    output: result.success ? result.output : null,
-    error: result.success
-      ? null
-      : (result.error ?? { code: result.reason ?? result.status, message: `Skill ${result.skill} did not finish.` }),
-    usage: result.usage,
-  };
-}
-
-/** A skill run that ended without a result of its own: failed, terminated or timed out in Temporal, or cancelled by hand. */
-function failedRun(skill: string, err: unknown): SkillRunResult {
-  const base = { skill, success: false, output: null, usage: zeroUsage(), checkpointCount: 0, skills: [] };
-  return { ...base, ...closedSkillRunEnding(skill, closureOf(err, `The skill run of ${skill}`)) };
 }
 
 /** How Temporal closed a child run, from the failure its result threw. */

@@ -1,6 +1,5 @@
-import { CancellationScope, condition, getExternalWorkflowHandle, log, patched } from '@temporalio/workflow';
-import { separatePatches } from '../core/policy';
-import type { PendingCheckpoint } from '../core/checkpoints';
+import { CancellationScope, condition, getExternalWorkflowHandle, log } from '@temporalio/workflow';
+import { childProgressed } from '../core/run/children';
 import type { TurnEventBody } from '../core/events';
 import type { SkillProgress } from '../core/skill-runs';
 import { skillProgressSignal } from './definitions';
@@ -78,43 +77,7 @@ export class ProgressRelay {
   }
 }
 
-/** The parent's side: takes a skill run's progress (once, in order) into its own log, state and policy. */
+/** The parent's side: takes a skill run's progress (once, in order) into its own log, state and policy (core/run/children.ts). */
 export function absorbProgress(run: TurnRun, progress: SkillProgress): void {
-  const link = run.children.get(progress?.workflowId);
-  if (!link || progress.seq <= link.seq) return;
-  link.seq = progress.seq;
-  for (const event of progress.events) run.relay(event);
-  run.setChildUsage(progress.workflowId, progress.usage);
-  const own = run.state.skills?.find((record) => record.workflowId === progress.workflowId);
-  run.recordSkillRuns([
-    ...progress.skills,
-    ...(own && !own.endedAt ? [{ ...own, status: progress.status, usage: progress.usage }] : []),
-  ]);
-  const pending =
-    progress.pendingCheckpoint && !link.forwarded.has(progress.pendingCheckpoint.id)
-      ? progress.pendingCheckpoint
-      : null;
-  mirrorCheckpoint(run, pending, progress.workflowId, progress.checkpointCount);
-}
-
-/**
- * Mirrors the checkpoint a skill run waits at as this run's pending one (or clears it), with the status to match. A
- * run asked to cancel runs no more: it keeps its status, and the checkpoint it shows, until its ending publishes
- * `cancelled` with none (runs of code before cancelKeepsCheckpoint cleared the checkpoint at once, showing `waiting`
- * without one). The policy learns at once that the checkpoint is gone: an answer to it meanwhile is refused.
- */
-export function mirrorCheckpoint(
-  run: TurnRun,
-  pending: PendingCheckpoint | null,
-  skillRun: string,
-  checkpointCount: number,
-): void {
-  const changed = (run.state.pendingCheckpoint?.id ?? null) !== (pending?.id ?? null);
-  if (!changed && checkpointCount <= run.policy.checkpointCount) return;
-  run.decide({ type: 'checkpoint.delegated', checkpoint: pending, checkpointCount });
-  if (!changed) return;
-  if (!pending && run.cancelRequested() && patched(separatePatches.cancelKeepsCheckpoint)) return;
-  run.showPending(pending, skillRun);
-  if (pending) run.setStatus('waiting');
-  else if (!run.cancelRequested()) run.setStatus('running');
+  run.step((state) => childProgressed(state, progress));
 }

@@ -1,8 +1,7 @@
 import { ApplicationFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { End, ToolCall } from '../core/policy';
+import type { ToolCall } from '../core/policy';
 import {
-  checkParams,
   fetchSkill,
   loadSkillResult,
   loadSubskillResult,
@@ -15,7 +14,7 @@ import {
   type SkillToolPorts,
   type ToolResult,
 } from '../core/skills';
-import { invalidParamsEnding } from '../core/run/endings';
+import { preload, preloadedNote, type Preload } from '../core/run/start';
 import type { TurnStart } from '../core/turn-start';
 import type { SkillContentReference } from '../core/schemas/events';
 import { engineToolSpecs } from '../core/tools';
@@ -130,8 +129,8 @@ async function runPlainSkillTool(catalog: SkillManifest[], call: ToolCall, run: 
 
 /**
  * Loads the skill a turn was started with (the API's `skill`) as if the model had called load_skill, and says so in a
- * note for the model, with the parameters the caller gave; or ends the turn, when the policy ends it for that call or
- * the parameters are not the skill's (the API checks them first when it has the catalog).
+ * note for the model, with the parameters the caller gave; or ends the turn, as the run machine decides
+ * (core/run/start.ts: parameters that are not the skill's, or the policy ending the turn on that call).
  */
 export async function preloadSkill(
   run: TurnRun,
@@ -139,20 +138,12 @@ export async function preloadSkill(
   name: string,
   params?: Record<string, unknown>,
   read?: TurnStart['given'],
-): Promise<{ note: string } | End> {
+): Promise<Exclude<Preload, { kind: 'load' }>> {
   const manifest = catalog.find((skill) => skill.name === name);
-  const checked = manifest && params ? checkParams(manifest, params) : undefined;
-  if (checked && !checked.ok) return { kind: 'end', ending: invalidParamsEnding(name, checked.problems) };
-  const call: ToolCall = { id: 'preload', name: SkillToolName.loadSkill, input: { name } };
-  const verdict = run.decide({ type: 'tool.requested', at: Date.now(), call });
-  if (verdict.kind === 'end') return verdict;
-  const loaded =
-    verdict.kind === 'refuse'
-      ? { content: verdict.message, isError: true }
-      : await loadSkill(catalog, call, run, read ? alreadyRead(name, read) : ports);
-  if (loaded.isError) return { note: `The skill ${name} could not be loaded: ${loaded.content}` };
-  const given = params
-    ? `\n\nThe user gave these parameters for it: ${JSON.stringify(params)}. Use them; its checkpoints propose them to the human.`
-    : '';
-  return { note: `The skill ${name} is loaded for this turn:\n\n${loaded.content}${given}` };
+  const decided = preload(run.machine, manifest, name, params, Date.now());
+  run.take({ state: decided.state, commands: [] });
+  const next = decided.preload;
+  if (next.kind !== 'load') return next;
+  const loaded = await loadSkill(catalog, next.call, run, read ? alreadyRead(name, read) : ports);
+  return { kind: 'note', text: preloadedNote(name, loaded, params) };
 }

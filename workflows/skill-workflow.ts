@@ -1,7 +1,6 @@
 import {
   CancellationScope,
   isCancellation,
-  log,
   proxyActivities,
   setHandler,
   upsertMemo,
@@ -22,7 +21,7 @@ import {
 } from '../core/skills';
 import type { TurnInput } from '../core/turn';
 import { runAgentLoop } from './agent-loop';
-import { decisionRejection, takeDecision } from './checkpoint-desk';
+import { decisionRejection, takeAnswer, takeSignalled } from './checkpoint-desk';
 import {
   answerCheckpointUpdate,
   checkpointDecisionSignal,
@@ -57,7 +56,7 @@ export async function skillWorkflow(input: SkillRunInput): Promise<SkillRunResul
     answerCheckpointUpdate,
     (decision) => {
       const accepted = { checkpointId: decision.checkpointId, action: decision.action };
-      const passedDown = takeDecision(run, decision);
+      const passedDown = takeAnswer(run, decision);
       return passedDown ? passedDown.then(() => accepted) : accepted;
     },
     {
@@ -67,11 +66,7 @@ export async function skillWorkflow(input: SkillRunInput): Promise<SkillRunResul
       },
     },
   );
-  setHandler(checkpointDecisionSignal, (decision) => {
-    const rejection = decisionRejection(run, decision);
-    if (rejection) log.warn('Ignored an invalid checkpoint decision signal', { problem: rejection.message, decision });
-    else return takeDecision(run, decision);
-  });
+  setHandler(checkpointDecisionSignal, (decision) => takeSignalled(run, decision));
   setHandler(skillProgressSignal, (progress) => absorbProgress(run, progress));
 
   const relay = new ProgressRelay(run, input.parentWorkflowId);

@@ -1,8 +1,8 @@
-import { isCancellation, patched } from '@temporalio/workflow';
-import { cancelledCallResult } from '../core/events';
+import { isCancellation } from '@temporalio/workflow';
 import type { ToolResultBlock, ToolUseBlock } from '../core/messages';
 import { tokensOf } from '../core/model';
-import { separatePatches, type Allowance, type CheckpointPlan, type End, type Verdict } from '../core/policy';
+import type { Allowance, CheckpointPlan, End, Verdict } from '../core/policy';
+import { cutCallAnswer } from '../core/run/cancel';
 import { endedCallMessage } from '../core/run/endings';
 import { askHuman } from './checkpoint-desk';
 import { skillCallOf } from './skill-call-event';
@@ -74,8 +74,7 @@ export async function dispatchToolCalls(
           : await answerOf(verdict, tool, call, run);
     } catch (err) {
       // The run was cancelled while it answered the call (a skill run, a checkpoint, an activity): the call ends too.
-      if (isCancellation(err) && patched(separatePatches.cancelEndsToolCalls))
-        toolEnd({ content: JSON.stringify(cancelledCallResult), isError: true, result: cancelledCallResult });
+      if (isCancellation(err)) toolEnd(cutCallAnswer);
       throw err;
     }
     const { answer, ends } = answered;
@@ -110,11 +109,18 @@ async function askThenRun(
   tool: TurnTool | undefined,
   call: ToolUseBlock,
 ): Promise<AnsweredCall> {
-  const asked = await askHuman(run, ask);
-  if (!asked.approved) return asked;
-  const answer = await runTool(tool, { ...call, input: asked.approved.input }, run);
-  const { note } = asked.approved;
-  return { answer: note ? { ...answer, content: `${note}\n\n${answer.content}` } : answer };
+  const outcome = await askHuman(run, ask);
+  switch (outcome.kind) {
+    case 'answered':
+      return { answer: outcome.answer };
+    case 'ended':
+      return { answer: outcome.answer, ends: outcome.end };
+    case 'approved': {
+      const answer = await runTool(tool, { ...call, input: outcome.input }, run);
+      const { note } = outcome;
+      return { answer: note ? { ...answer, content: `${note}\n\n${answer.content}` } : answer };
+    }
+  }
 }
 
 async function runTool(

@@ -1,14 +1,9 @@
 import type { Allowance, End, ToolCall } from '../core/policy';
 import type { ToolHeader, ToolSpec } from '../core/tools';
+import type { ToolAnswer } from '../core/run/commands';
 import type { TurnRun } from './turn-run';
 
-/** What the model gets back for one tool call. */
-export interface ToolAnswer {
-  content: string;
-  isError: boolean;
-  /** The result shown in the `tool.end` event when it differs from the content (e.g. structured data). */
-  result?: unknown;
-}
+export type { ToolAnswer };
 
 /**
  * How a skill call shows in its tool events (seed 003): the skill's name, the depth it runs at, and its input. No
@@ -42,8 +37,6 @@ export interface TurnTool {
 export interface AnsweredCall {
   answer: ToolAnswer;
   ends?: End;
-  /** A human approved the call of a registered tool: run it with this input, and tell the model the note. */
-  approved?: { input: Record<string, unknown>; note?: string };
 }
 
 export const toolError = (content: string): ToolAnswer => ({ content, isError: true });

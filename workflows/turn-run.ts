@@ -1,8 +1,15 @@
-import { CancellationScope, condition, patched, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  CancelledFailure,
+  condition,
+  patched,
+  setCurrentDetails,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { LedgerScope } from '../core/budget';
 import { checkpointDetails } from '../core/checkpoint-details';
-import type { CheckpointDecision, PendingCheckpoint } from '../core/checkpoints';
+import type { PendingCheckpoint } from '../core/checkpoints';
 import type { TurnEventBody } from '../core/events';
 import { EventLog } from '../core/event-log';
 import type { ChatMessage } from '../core/messages';
@@ -11,7 +18,6 @@ import {
   carryOf,
   enginePatches,
   migratePlanCarry,
-  newPolicyState,
   positionOf,
   reducePolicy,
   separatePatches,
@@ -20,7 +26,10 @@ import {
   type PolicyState,
   type Verdict,
 } from '../core/policy';
+import { cancelRequested } from '../core/run/children';
+import type { CheckpointOutcome, RunCommand, RunStep } from '../core/run/commands';
 import type { Ending } from '../core/run/endings';
+import { newRunState, type RunState } from '../core/run/state';
 import type { Reason } from '../core/run/reasons';
 import type { SkillExecution } from '../core/schemas/skill-runs';
 import { emptySkillTurnState, type SkillTurnState } from '../core/skills';
@@ -43,12 +52,8 @@ export interface RunPlace {
   rootTurnId: string;
 }
 
-/** What the run knows of a skill run it invoked: its latest word, and the checkpoints already passed down to it. */
-export interface ChildLink {
-  seq: number;
-  usage: Usage;
-  forwarded: Set<string>;
-}
+/** The command of a run machine's step that leads on, for the code that reduced it: the call's answer, or one to pass down. */
+export type Lead = Extract<RunCommand, { kind: 'reply_to_call' | 'pass_answer_down' }>;
 
 /**
  * A run's live state: its messages, its event log, its status, its policy and the skills it has pinned. A turn is a
@@ -58,13 +63,13 @@ export class TurnRun {
   readonly log = new EventLog(() => new Date().toISOString());
   readonly state: TurnState;
   messages: ChatMessage[];
-  /** The turn's policy (core/policy): changed only by `decide`. */
-  policy: PolicyState = newPolicyState();
+  /** The run machine's state (core/run/state.ts): changed only by `decide` and `step`. */
+  machine: RunState = newRunState();
   private policyStarted = false;
   /** The skills loaded in this turn, pinned: load_skill, load_subskill and read_file serve these. */
   pinned: SkillTurnState = emptySkillTurnState();
-  /** The human's decision on the open checkpoint, set by the signal or update handler and taken by askHuman. */
-  decision: CheckpointDecision | undefined;
+  /** What the answer (or expiry) of the run's own checkpoint means for the call waiting at it (askHuman). */
+  awaited: CheckpointOutcome | undefined;
   private decided: Ending | undefined;
   /** Characters per token, calibrated with the usage each response reports. */
   charsPerToken = 3.5;
@@ -80,10 +85,6 @@ export class TurnRun {
   readonly measure = new ConversationMeasure();
   /** This run's own model usage; `state.usage` adds the skill runs under it. */
   private ownUsage: Usage = zeroUsage();
-  /** The skill runs it invoked, by workflow id. */
-  readonly children = new Map<string, ChildLink>();
-  /** The skill run whose checkpoint this run mirrors as its pending one. */
-  mirroring: string | undefined;
   /** A skill run's validated final output (its declared output), when the policy accepted one. */
   structuredOutput: { value: unknown } | undefined;
   /** Called with every event this run emits (a skill run relays them to its parent). */
@@ -115,18 +116,69 @@ export class TurnRun {
     return this.place.depth;
   }
 
+  /** The turn's policy (core/policy), in the run machine's state. */
+  get policy(): PolicyState {
+    return this.machine.policy;
+  }
+
   /** Applies a policy event: the policy's new state is kept, its position published, and its verdict returned. */
   decide(event: PolicyEvent): Verdict {
     const { state, verdict } = reducePolicy(this.policy, event);
-    this.policy = state;
+    this.machine = { ...this.machine, policy: state };
     this.policyStarted = true;
     this.publishPosition();
     return verdict;
   }
 
-  /** What the policy would say to an event, without applying it (update validators). */
-  preview(event: PolicyEvent): Verdict {
-    return reducePolicy(this.policy, event).verdict;
+  /**
+   * Reduces an event in the run machine (core/run) and carries out the commands of its step, in order; a run asked
+   * to cancel is known to the machine as such first. Returns the command that leads on, if any.
+   */
+  step(reduce: (state: RunState) => RunStep): Lead | undefined {
+    if (!this.machine.cancelling && CancellationScope.current().consideredCancelled)
+      this.machine = cancelRequested(this.machine);
+    return this.take(reduce(this.machine));
+  }
+
+  /** Keeps a step's state and carries out its commands in order; the machine's stop for a cancel throws. */
+  take(step: RunStep): Lead | undefined {
+    this.machine = step.state;
+    let lead: Lead | undefined;
+    for (const command of step.commands) {
+      switch (command.kind) {
+        case 'show_checkpoint':
+          this.showPending(command.checkpoint);
+          break;
+        case 'set_status':
+          this.setStatus(command.status);
+          break;
+        case 'publish_position':
+          this.publishPosition();
+          break;
+        case 'emit':
+          this.emit(command.event);
+          break;
+        case 'relay':
+          for (const event of command.events) this.relay(event);
+          break;
+        case 'count_child_usage':
+          this.refreshUsage();
+          break;
+        case 'record_runs':
+          this.recordSkillRuns(command.records);
+          break;
+        case 'resume_call':
+          this.awaited = command.outcome;
+          break;
+        case 'stop_cancelled':
+          throw new CancelledFailure(command.message);
+        case 'reply_to_call':
+        case 'pass_answer_down':
+          lead = command;
+          break;
+      }
+    }
+    return lead;
   }
 
   /** What the session keeps for the next turn (what it was given, if the policy never started). */
@@ -189,10 +241,9 @@ export class TurnRun {
   }
 
   /** Shows the checkpoint this run waits for (its own, or one it mirrors from a skill run below), or none. */
-  showPending(pending: PendingCheckpoint | null, skillRun?: string): void {
+  showPending(pending: PendingCheckpoint | null): void {
     if (this.state.pendingCheckpoint?.id === pending?.id) return;
     this.state.pendingCheckpoint = pending;
-    this.mirroring = pending ? skillRun : undefined;
     this.setAttributes([{ key: searchAttributes.checkpoint, value: pending ? pending.name : null }]);
     this.publishDetails();
   }
@@ -207,7 +258,7 @@ export class TurnRun {
         answerTo: this.place.rootTurnId,
         signal: checkpointDecisionSignal.name,
         update: answerCheckpointUpdate.name,
-        ...(this.mirroring ? { askedBy: this.mirroring } : {}),
+        ...(this.machine.mirrored ? { askedBy: this.machine.mirrored.workflowId } : {}),
         viaTurn: this.depth > 0,
       }),
     );
@@ -226,16 +277,10 @@ export class TurnRun {
     this.refreshUsage();
   }
 
-  /** A skill run's usage so far (its own and its runs'), counted into this run's. */
-  setChildUsage(workflowId: string, usage: Usage): void {
-    const link = this.children.get(workflowId);
-    if (!link) return;
-    link.usage = usage;
-    this.refreshUsage();
-  }
-
+  /** This run's usage: its own, and that of the skill runs it invoked (the run machine's). */
   private refreshUsage(): void {
-    this.state.usage = [...this.children.values()].reduce((total, link) => addUsage(total, link.usage), this.ownUsage);
+    const children = Object.values(this.machine.children);
+    this.state.usage = children.reduce((total, child) => addUsage(total, child.usage), this.ownUsage);
   }
 
   /** Adds or replaces execution records (by workflow id), keeping the order in which runs started. */
@@ -267,16 +312,6 @@ export class TurnRun {
       ...(skills && skills.length > 0 ? { skills } : {}),
       ...(artifacts && artifacts.length > 0 ? { artifacts } : {}),
     };
-  }
-
-  /**
-   * This run was asked to cancel (its workflow was cancelled; a skill run's also when its turn was) and runs the code of
-   * separatePatches.cancelEndsAtSkillReturn. Read, and its marker recorded, only once a cancel was requested: a run
-   * whose history was made before the change has no marker there and replays as it ran. It may record a marker, so it
-   * is for the workflow's own code and signal handlers only, never a query handler or an update validator.
-   */
-  cancelRequested(): boolean {
-    return CancellationScope.current().consideredCancelled && patched(separatePatches.cancelEndsAtSkillReturn);
   }
 
   /** The run has decided its ending (it may not have published it yet). */

@@ -28,7 +28,7 @@ import { cancelledEnding } from '../core/run/endings';
 import { buildSystemPrompt } from '../core/skills';
 import { sessionWorkflowId, turnFailedErrorType, type TurnInput, type TurnResult } from '../core/turn';
 import { appendUserText, runAgentLoop } from './agent-loop';
-import { answerAhead, decisionRejection, takeAnswerAhead, takeDecision, updateRejection } from './checkpoint-desk';
+import { answerAhead, takeAnswer, takeSignalled, takeAnswerAhead, updateRejection } from './checkpoint-desk';
 import {
   answerCheckpointUpdate,
   checkpointDecisionSignal,
@@ -70,7 +70,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       const accepted = { checkpointId: decision.checkpointId, action: decision.action };
       const ahead = answerAhead(run, decision);
       if (ahead) return takeAnswerAhead(run, decision, ahead).then(() => accepted);
-      const passedDown = takeDecision(run, decision);
+      const passedDown = takeAnswer(run, decision);
       return passedDown ? passedDown.then(() => accepted) : accepted;
     },
     {
@@ -80,11 +80,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       },
     },
   );
-  setHandler(checkpointDecisionSignal, (decision) => {
-    const rejection = decisionRejection(run, decision);
-    if (rejection) log.warn('Ignored an invalid checkpoint decision signal', { problem: rejection.message, decision });
-    else return takeDecision(run, decision);
-  });
+  setHandler(checkpointDecisionSignal, (decision) => takeSignalled(run, decision));
   // What a skill run this turn invoked did: its events, its pending checkpoint, its usage and records.
   setHandler(skillProgressSignal, (progress) => absorbProgress(run, progress));
 
@@ -137,8 +133,8 @@ async function runTurn(run: TurnRun, has: HasPatch): Promise<TurnResult> {
     const notes = started.kind === 'allow' && started.note ? [started.note] : [];
     if (input.skill) {
       const preloaded = await preloadSkill(run, catalog.skills, input.skill, input.params, given);
-      if ('kind' in preloaded) return withPlan(run.finish(preloaded.ending));
-      notes.push(preloaded.note);
+      if (preloaded.kind === 'end') return withPlan(run.finish(preloaded.ending));
+      notes.push(preloaded.text);
     }
     for (const note of notes) appendUserText(run.messages, note);
 

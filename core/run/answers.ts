@@ -92,22 +92,3 @@ function outcomeOf(verdict: Verdict): CheckpointOutcome {
 }
 
 const resultAnswer = (result: unknown): ToolAnswer => ({ content: JSON.stringify(result), isError: false, result });
-
-/**
- * Whether a run takes an answer now, checked without taking it, for workflow code that holds the answer until the
- * call waiting at the checkpoint takes it: a second answer to the checkpoint whose answer the run already holds is
- * refused as no longer pending, and any other answer as the policy would refuse it.
- */
-export function answerRejection(
-  policy: RunState['policy'],
-  taken: CheckpointDecision | undefined,
-  decision: CheckpointDecision,
-  at: number,
-): Omit<AnswerRejection, 'kind'> | null {
-  if (taken !== undefined && decision?.checkpointId === taken.checkpointId)
-    return { code: 'not_pending', message: `Checkpoint ${decision.checkpointId} is no longer pending.` };
-  const { verdict } = reducePolicy(policy, { type: 'checkpoint.resolved', at, decision });
-  if (verdict.kind !== 'refuse') return null;
-  const { code, message, problems } = verdict;
-  return { code, message, ...(problems ? { problems } : {}) };
-}
