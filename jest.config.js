@@ -5,9 +5,12 @@
  */
 const base = require('./jest.base');
 const { classifyTests } = require('./jest.projects');
+const policyTests = require('./jest.policy-tests');
 
 const exactly = (file) => `^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
 const { unit, integration } = classifyTests(__dirname);
+/** `npm test` runs the policy tests once, with coverage (jest.policy-tests.js), not again among the unit tests. */
+const coveredApart = process.env.SKILLFLOW_TEST_COVERED_APART === '1' ? policyTests.testPatterns : [];
 
 module.exports = {
   // Options of the whole run: jest ignores them in a project's configuration.
@@ -18,7 +21,7 @@ module.exports = {
     {
       ...base,
       displayName: 'unit',
-      testPathIgnorePatterns: integration.map(exactly),
+      testPathIgnorePatterns: [...integration.map(exactly), ...coveredApart],
       setupFiles: ['<rootDir>/jest.unit-setup.js'],
     },
     {

@@ -4,11 +4,12 @@
  * server needed.
  */
 const base = require('./jest.base');
+const { testMatch } = require('./jest.policy-tests');
 
 module.exports = {
   ...base,
   testTimeout: 60_000,
-  testMatch: ['**/test/policy.test.ts', '**/test/json-validator.test.ts', '**/test/run-*.test.ts'],
+  testMatch,
   collectCoverage: true,
   coverageProvider: 'v8',
   coverageDirectory: 'coverage/policy',

@@ -66,4 +66,19 @@ describe('the unit and integration projects', () => {
   it('a unit test sees none of what the global setup hands out, even in a run that started a server', () => {
     for (const name of serverVariables) expect(process.env[name]).toBeUndefined();
   });
+
+  it("the policy tests' patterns, which npm test's unit run leaves to the coverage run, match exactly its files", () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { testPatterns } = require('../jest.policy-tests') as { testPatterns: string[] };
+    const { unit, integration } = classifyTests(root);
+    const left = [...unit, ...integration].filter((file) =>
+      testPatterns.some((pattern) => new RegExp(pattern).test(file)),
+    );
+    const runFiles = fs.readdirSync(path.join(root, 'test')).filter((name) => /^run-.*\.test\.ts$/.test(name));
+    expect(runFiles.length).toBeGreaterThan(0);
+    expect(relative(root, left)).toEqual(
+      ['test/json-validator.test.ts', 'test/policy.test.ts', ...runFiles.map((name) => `test/${name}`)].sort(),
+    );
+    expect(left.every((file) => unit.includes(file))).toBe(true);
+  });
 });
