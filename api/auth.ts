@@ -3,13 +3,11 @@ import path from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ConfigError, minSecretBytes, type ApiKey, type Config } from '../lib/config';
 import { HttpError } from './errors';
-import { readOrCreateSecretFile } from './secret-files';
+import { readOrCreateSecretFile } from '../lib/secret-files';
 import type { Caller } from './caller';
 import { LinkAccessTokens } from './links/access-tokens';
 import type { AnswerLinks } from './links/answer-links';
 import type { StreamTokens } from './stream-tokens';
-
-export type { Caller } from './caller';
 
 declare module 'fastify' {
   interface FastifyRequest {

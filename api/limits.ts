@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GuardedRedis } from '../lib/guarded-redis';
 import type { Config } from '../lib/config';
 import { addressBucketOf } from '../lib/client-addresses';
-import { isPublicRoute, type Caller, type FailedAuthentication } from './auth';
+import { isPublicRoute, type FailedAuthentication } from './auth';
+import type { Caller } from './caller';
 import { HttpError } from './errors';
 import {
   MemoryWindowStore,

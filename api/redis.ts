@@ -11,6 +11,12 @@ import type { OpsLog } from '../lib/logging';
 export const apiRedisDeadlineMs = 2_000;
 
 /**
+ * How long one attempt to connect to Redis may take, and how long a starting API waits for its first connection (a
+ * Redis that is down must not hold the start longer).
+ */
+export const apiRedisConnectMs = 2_000;
+
+/**
  * The API's Redis connection for what its processes share: rate-limit windows and quota records. Commands fail at
  * once while Redis is away (no offline queue) or hangs (after one missed the deadline), and the callers treat a
  * failure as "no record": limits let requests through rather than refuse them all, and quotas count what Temporal
@@ -22,7 +28,7 @@ export async function connectApiRedis(url: string, log: OpsLog): Promise<Redis> 
     connectionName: 'skillflow-api',
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    connectTimeout: 2_000,
+    connectTimeout: apiRedisConnectMs,
   });
   let lastError = '';
   redis.on('error', (err: Error) => {
@@ -34,7 +40,7 @@ export async function connectApiRedis(url: string, log: OpsLog): Promise<Redis> 
     if (lastError) log('Redis connection ready again', 'info');
     lastError = '';
   });
-  const timeout = AbortSignal.timeout(2_000);
+  const timeout = AbortSignal.timeout(apiRedisConnectMs);
   await once(redis, 'ready', { signal: timeout }).catch(() => undefined);
   return redis;
 }

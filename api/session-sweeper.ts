@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { sessionWorkflowId } from '../core/turn';
 import type { Config } from '../lib/config';
 import { sessionStateQuery, turnStateQuery, workflowTypeClause } from '../workflows/definitions';
-import type { Caller } from './auth';
+import type { Caller } from './caller';
 import type { QuotaStore } from './quota-store';
 import type { Quotas } from './quotas';
 import { deleteSession } from './sessions';

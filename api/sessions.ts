@@ -5,7 +5,7 @@ import { sessionWorkflowId } from '../core/turn';
 import { sessionStateQuery, workflowTypeClause } from '../workflows/definitions';
 import { searchAttributes } from '../workflows/search-attributes';
 import type { TurnRecord } from '../workflows/session-types';
-import type { Caller } from './auth';
+import type { Caller } from './caller';
 import type { PageCursors } from './cursors';
 import { notFound } from './errors';
 import type { SessionSummary, SessionView } from '../core/protocol';

@@ -4,7 +4,7 @@ import { ConfigError, minSecretBytes, type Config } from '../lib/config';
 import type { StreamTokenScope } from '../core/protocol';
 import type { Caller } from './caller';
 import { HttpError } from './errors';
-import { readOrCreateSecretFile } from './secret-files';
+import { readOrCreateSecretFile } from '../lib/secret-files';
 
 interface TokenClaims {
   /** user */

@@ -5,7 +5,7 @@ import { terminalStatuses } from '../core/turn';
 import { linkRefusals } from '../core/links';
 import { answerCheckpointUpdate } from '../workflows/definitions';
 import type { Config } from '../lib/config';
-import type { Caller } from './auth';
+import type { Caller } from './caller';
 import { HttpError, type ErrorDetail } from './errors';
 import { answerUpdateId, keyDigest, requestDigest } from './idempotency';
 import { checkedAnswer } from './input-limits';

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { TurnStatus } from '../core/turn';
 import { searchAttributes } from '../workflows/search-attributes';
-import type { Caller } from './auth';
+import type { Caller } from './caller';
 import type { PageCursors } from './cursors';
 import type { TurnListQuery, TurnSummary } from '../core/protocol';
 import { endingOfClosedWorkflow } from './turn-closure';

@@ -12,7 +12,7 @@ import { snapshotAgrees, type DescribedPosition, type TurnSnapshot } from '../co
 import { sessionWorkflowId, type TurnResult, type TurnState, type TurnStatus } from '../core/turn';
 import { isWorkflowOfKind, turnEventsQuery, turnStateQuery } from '../workflows/definitions';
 import { searchAttributes } from '../workflows/search-attributes';
-import type { Caller } from './auth';
+import type { Caller } from './caller';
 import { notFound } from './errors';
 import type { TurnView } from '../core/protocol';
 import { endingOfClosedWorkflow } from './turn-closure';

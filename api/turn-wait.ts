@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { Caller } from './auth';
+import type { Caller } from './caller';
 import type { TurnView } from '../core/protocol';
 import { readTurn, type TurnStates } from './turn-view';
 

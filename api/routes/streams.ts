@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Caller } from '../auth';
+import type { Caller } from '../caller';
 import type { ApiContext } from '../context';
 import { HttpError } from '../errors';
 import {

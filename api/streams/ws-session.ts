@@ -1,5 +1,5 @@
 import type { WebSocket } from 'ws';
-import type { Caller } from '../auth';
+import type { Caller } from '../caller';
 import type { ApiContext } from '../context';
 import { errorReply, HttpError } from '../errors';
 import { rateLimited, userBucket } from '../limits';
