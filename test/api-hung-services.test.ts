@@ -71,7 +71,7 @@ describe('the API while Redis or the PostgreSQL store hangs', () => {
     await database?.drop();
   });
 
-  /** Settles with what `work` settles with, or 'still waiting' after `ms` (the old code waited for Redis to thaw). */
+  /** Settles with what `work` settles with, or 'still waiting' after `ms`: work that waits for a frozen Redis to thaw. */
   async function within<T>(ms: number, work: Promise<T>): Promise<T | 'still waiting'> {
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<'still waiting'>((resolve) => (timer = setTimeout(() => resolve('still waiting'), ms)));

@@ -17,9 +17,9 @@ import { resultOf, startTurn as startTurnOn } from './support/turns';
 /**
  * Issue 24.1 on a real worker: http_fetch calls whose bodies stop after a few bytes end at the tool's limit and give
  * their activity slots back, and a worker asked to stop while one is in flight stops. The worker runs in a process of
- * its own (test/support/few-slots-worker-process.ts) with two activity slots, and each wait has a deadline: the code
- * before the fix never ended such a call, held its slot for good and kept the worker from stopping, so the test kills
- * the process rather than wait for it.
+ * its own (test/support/few-slots-worker-process.ts) with two activity slots, and each wait has a deadline: a call that
+ * never ends holds its slot for good and keeps the worker from stopping, so the test kills the process rather than
+ * wait for it.
  */
 const stalledText = 'A body that stops after its first bytes. '.repeat(50);
 const stalledStarts: Record<string, Buffer> = {

@@ -19,8 +19,8 @@ const questions = 2;
 
 /**
  * Issue 15: every UpsertWorkflowSearchAttributes event is a visibility write on the Temporal server. A turn merges the
- * search attribute changes of one workflow task into one upsert (a checkpoint opening used to upsert its name and then
- * the status, its answer the name, the step and the status), and records one patch marker (Core adds a
+ * search attribute changes of one workflow task into one upsert (not one per change: a checkpoint opening changes its
+ * name and the status, its answer the name, the step and the status), and records one patch marker (Core adds a
  * TemporalChangeVersion upsert to each) instead of one per rule. What operators see is unchanged: at every point
  * where the turn waits (a model call, a checkpoint, its end) its search attributes say what its state says.
  */
