@@ -8,6 +8,7 @@ import { chat } from './chat';
 import { ConnectionSettingError } from './connect';
 import { answer, inbox } from './inbox';
 import type { CliIo } from './io';
+import { defaultMoveWaitMs, legacy } from './legacy';
 import { showRun } from './runs';
 import { newSkill } from './scaffold';
 
@@ -20,13 +21,15 @@ Commands:
   inbox                   The turns waiting for a human (an operator key sees everyone's).
   answer TURN CHECKPOINT  Answer a pending checkpoint (--approve, --modify k=v..., --cancel, --choose X, --answer TEXT).
   runs show TURN          A turn's events and steps as a timeline.
+  legacy                  The runs left on the old side of the version boundary (--move: move the waiting ones across).
   skills validate [dir]   Check every skill in dir; exits 1 on any error (--strict: on any warning too).
   skills list [dir]       Show the skills in dir: name, category, description and plan.
   skills new NAME [dir]   Create a valid skill to start from.
   skills schema           Print the JSON Schema of skillflow.yaml (also in docs/skillflow.schema.json).
 
 The API commands talk to SKILLFLOW_URL (default http://127.0.0.1:$PORT, port 3000) with SKILLFLOW_API_KEY (default the
-key in $SKILLFLOW_DATA_DIR/api-key, which npm start generates). A .env file in the working directory is read too.
+key in $SKILLFLOW_DATA_DIR/api-key, which npm start generates). legacy talks to Temporal with the worker's settings
+(TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS, SKILLFLOW_TASK_QUEUE). A .env file in the working directory is read too.
 
 Options:
   --json                  Machine-readable output (every command).
@@ -59,6 +62,19 @@ they parse as JSON (5, true, ["a"]), else text.
   runs: `Usage: skillflow runs show TURN [--json]
 
 The turn's status, skill, step and usage, then every event of its log with the seconds since the turn started.
+`,
+  legacy: `Usage: skillflow legacy [--move [--wait SECONDS] [--by NAME]] [--json]
+
+Counts the runs still on the old side of the version boundary (workflow types sessionWorkflow, turnWorkflow,
+skillWorkflow) on the task queue, by type: running, waiting at a checkpoint, in a model call or tool. It talks to
+Temporal directly, with the worker's settings (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, the TLS files or
+TEMPORAL_PROFILE, SKILLFLOW_TASK_QUEUE).
+
+  --move         Ask each legacy turn or skill run that waits at a checkpoint of its own to continue as new on the
+                 current code, still waiting at that checkpoint; report each as moved, refused (with why) or failed.
+                 Run it once every worker runs the boundary's code. Exits 1 when any failed.
+  --wait SECONDS How long --move waits for the runs it asked to cross (default ${defaultMoveWaitMs / 1000}).
+  --by NAME      Who asks, recorded with the signal (default $USER, else "operator").
 `,
   skills: `Usage: skillflow skills validate [dir] [--json] [--strict]
        skillflow skills list [dir] [--json]
@@ -98,6 +114,9 @@ const options = {
   modify: { type: 'string', multiple: true },
   choose: { type: 'string' },
   answer: { type: 'string' },
+  move: { type: 'boolean' },
+  wait: { type: 'string' },
+  by: { type: 'string' },
 } as const;
 
 /** Runs the CLI; returns the exit code (0 ok, 1 problems found or the API refused, 2 usage error). */
@@ -161,6 +180,16 @@ ${help[command] ?? usage}`);
       case 'runs':
         if (rest[0] !== 'show' || rest.length !== 2) return wrong('use: skillflow runs show TURN');
         return await showRun(rest[1], { json }, io);
+      case 'legacy': {
+        if (rest.length > 0) return wrong(`legacy takes no arguments, got "${rest.join(' ')}"`);
+        const wait = values.wait === undefined ? defaultMoveWaitMs / 1000 : Number(values.wait);
+        if (!(Number.isInteger(wait) && wait >= 0 && wait <= 3600))
+          return wrong('--wait must be a whole number of seconds from 0 to 3600');
+        if (!values.move && (values.wait !== undefined || values.by !== undefined))
+          return wrong('--wait and --by go with --move');
+        const by = values.by?.trim() || io.env.USER?.trim() || 'operator';
+        return await legacy({ move: values.move === true, waitMs: wait * 1000, by, json }, io);
+      }
       case 'skills':
         return await skills(rest, { json, strict: values.strict === true }, io, wrong);
       default:

@@ -233,6 +233,20 @@ export function loadConfig(env: Env = environmentWithDotEnv()): Config {
   return config;
 }
 
+/** Only what an operator's Temporal client needs (`skillflow legacy`): the connection, namespace and task queue. */
+export function loadTemporalTarget(env: Env = environmentWithDotEnv()): {
+  temporal: TemporalProfile;
+  taskQueue: string;
+} {
+  const reader = new SettingsReader(env, settingsReadElsewhere);
+  const temporal = temporalSettings(reader);
+  const taskQueue = reader.text('SKILLFLOW_TASK_QUEUE', 'skillflow');
+  if (reader.problems.length > 0) {
+    throw new ConfigError(`Invalid Temporal settings (see .env.example):\n  - ${reader.problems.join('\n  - ')}`);
+  }
+  return { temporal, taskQueue };
+}
+
 /** Temporal's standard client configuration (TEMPORAL_* and a TOML profile), its address checked. */
 function temporalSettings(reader: SettingsReader): TemporalProfile {
   const temporal = temporalProfileFrom(reader.optional, reader.env, reader.problems);

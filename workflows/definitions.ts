@@ -46,3 +46,10 @@ export const skillProgressSignal = defineSignal<[SkillProgress]>('skillProgress'
 
 /** A turn tells its session how it ended before it closes, so the session is free for the next message at once. */
 export const turnEndedSignal = defineSignal<[TurnResult]>('turnEnded');
+
+/**
+ * Asks a run of the legacy code (workflows/legacy/) to continue as new under the current type: a turn or skill run that
+ * waits at its own checkpoint, or a session with no turn running; any other run ignores it. `by` is who asked.
+ * `skillflow legacy --move` sends it (docs/operators.md, "Draining the old side").
+ */
+export const moveToCurrentSignal = defineSignal<[{ by: string }]>('moveToCurrent');
