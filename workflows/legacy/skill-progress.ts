@@ -23,6 +23,7 @@ export class ProgressRelay {
   private dirty = false;
   private closed = false;
   private parentGone = false;
+  private inFlight = false;
   private readonly sending: Promise<void>;
 
   constructor(
@@ -48,8 +49,15 @@ export class ProgressRelay {
       await condition(() => this.dirty || this.closed);
       if (!this.dirty) return;
       this.dirty = false;
+      this.inFlight = true;
       await this.send();
+      this.inFlight = false;
     }
+  }
+
+  /** The last progress number the parent got, once it got everything; undefined while something is on its way. */
+  settledSeq(): number | undefined {
+    return this.dirty || this.inFlight || this.outbox.length > 0 ? undefined : this.seq;
   }
 
   private async send(): Promise<void> {

@@ -9,7 +9,7 @@ import { skillCallOf } from './skill-call-event';
 import { publicError } from './internal-errors';
 import { readGrantedDetails } from './tool-details';
 import { toolError, type AnsweredCall, type ToolAnswer, type TurnTool } from './tool-types';
-import type { TurnRun } from './turn-run';
+import type { TurnRun, WaitingCall } from './turn-run';
 
 export interface DispatchResult {
   results: ToolResultBlock[];
@@ -50,6 +50,7 @@ export async function dispatchToolCalls(
       ...(skill ? { isSkill: true, ...skillDepth, input: skill.input } : {}),
       ...origin,
     });
+    const callEvent = { name, ...(skill ? { isSkill: true as const, ...skillDepth } : {}), ...origin };
     const verdict = run.decide({
       type: 'tool.requested',
       at: Date.now(),
@@ -70,7 +71,11 @@ export async function dispatchToolCalls(
     try {
       answered =
         verdict.kind === 'allow' && verdict.ask
-          ? await askThenRun(run, verdict.ask, tool, call)
+          ? await askThenRun(run, verdict.ask, tool, call, {
+              callEvent,
+              earlier: [...results],
+              later: calls.slice(calls.indexOf(call) + 1),
+            })
           : await answerOf(verdict, tool, call, run);
     } catch (err) {
       // The run was cancelled while it answered the call (a skill run, a checkpoint, an activity): the call ends too.
@@ -109,8 +114,15 @@ async function askThenRun(
   ask: CheckpointPlan,
   tool: TurnTool | undefined,
   call: ToolUseBlock,
+  around: Omit<WaitingCall, 'ask' | 'call'>,
 ): Promise<AnsweredCall> {
-  const asked = await askHuman(run, ask);
+  run.waitingCall = { ask, call, ...around };
+  let asked: AnsweredCall;
+  try {
+    asked = await askHuman(run, ask);
+  } finally {
+    run.waitingCall = undefined;
+  }
   if (!asked.approved) return asked;
   const answer = await runTool(tool, { ...call, input: asked.approved.input }, run);
   const { note } = asked.approved;

@@ -5,7 +5,7 @@ import { checkpointDetails } from './core/checkpoint-details';
 import type { CheckpointDecision, PendingCheckpoint } from './core/checkpoints';
 import type { TurnEventBody } from './core/events';
 import { EventLog } from './core/event-log';
-import type { ChatMessage } from './core/messages';
+import type { ChatMessage, ToolResultBlock, ToolUseBlock } from './core/messages';
 import { addUsage, zeroUsage, type Usage } from './core/model';
 import {
   carryOf,
@@ -15,6 +15,7 @@ import {
   positionOf,
   reducePolicy,
   separatePatches,
+  type CheckpointPlan,
   type PlanCarry,
   type PolicyEvent,
   type PolicyState,
@@ -36,6 +37,15 @@ import {
 import { answerCheckpointUpdate, checkpointDecisionSignal } from './definitions';
 import { searchAttributes } from './search-attributes';
 import { liveSink } from './sinks';
+
+/** A tool call waiting at its checkpoint: the checkpoint's plan, the call, its tool.start, the calls before and after. */
+export interface WaitingCall {
+  ask: CheckpointPlan;
+  call: ToolUseBlock;
+  callEvent: { name: string; isSkill?: true; depth?: number; source?: string; server?: string };
+  earlier: ToolResultBlock[];
+  later: ToolUseBlock[];
+}
 
 /** Where a run sits: a turn (depth 0), or a skill run under the turn `rootTurnId`. */
 export interface RunPlace {
@@ -90,6 +100,8 @@ export class TurnRun {
   onEmit: ((event: TurnEventBody) => void) | undefined;
   /** Where this run reserves its model rounds' tokens (spending bounds, with a budget); undefined: it reserves none. */
   ledgerScope: LedgerScope | undefined;
+  /** The tool call whose checkpoint this run waits at, as dispatchToolCalls holds it (a move carries it: move.ts). */
+  waitingCall: WaitingCall | undefined;
 
   constructor(
     readonly input: TurnInput,
@@ -219,6 +231,10 @@ export class TurnRun {
     this.state.reason = reason;
     this.setAttributes([{ key: searchAttributes.status, value: status }]);
     this.emit({ type: 'status', status, ...(reason ? { reason } : {}) });
+  }
+
+  ownUsageOf(): Usage {
+    return this.ownUsage;
   }
 
   addUsage(usage: Usage): void {

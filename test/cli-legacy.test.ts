@@ -1,0 +1,204 @@
+import { randomBytes } from 'node:crypto';
+import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { TurnInput } from '../core/turn';
+import { runCli } from '../cli/skillflow';
+import type { KindCount, MoveOutcome } from '../cli/legacy';
+import { legacyWorkflowTypes, moveToCurrentSignal, turnStateQuery, workflowTypes } from '../workflows/definitions';
+import { movePatch, type MovedRun } from '../workflows/legacy/move';
+import { patchesIn } from './support/handover';
+import { examModel, examMessage, examRoundOf } from './support/exam-script';
+import { text } from './support/fake-anthropic';
+import { useWorkerHarness } from './support/harness';
+import { fastSettings } from './support/turns';
+
+/** `skillflow legacy` against the suite's Temporal server: legacy turns on a worker that registers both sides. */
+describe('skillflow legacy', () => {
+  const harness = useWorkerHarness('legacy-cli');
+  const started: WorkflowHandle[] = [];
+  afterEach(async () => {
+    for (const handle of started.splice(0)) await handle.terminate('test over').catch(() => undefined);
+  });
+
+  async function cli(...args: string[]) {
+    let stdout = '';
+    let stderr = '';
+    const code = await runCli(args, {
+      stdout: (t) => void (stdout += t),
+      stderr: (t) => void (stderr += t),
+      env: { TEMPORAL_ADDRESS: harness.env.address, SKILLFLOW_TASK_QUEUE: harness.taskQueue },
+      cwd: process.cwd(),
+    });
+    return { code, stdout, stderr };
+  }
+
+  /** Starts a turn of the old side directly (as a session of today's code would), on the harness's queue. */
+  async function startLegacyTurn(message: string): Promise<WorkflowHandleWithFirstExecutionRunId> {
+    const sessionId = randomBytes(10).toString('hex');
+    const turnId = `turn-${sessionId}-1`;
+    const input: TurnInput = {
+      turnId,
+      sessionId,
+      userId: 'tester',
+      message,
+      history: [],
+      createdAt: new Date().toISOString(),
+      settings: fastSettings,
+    };
+    const handle = await harness.env.client.workflow.start(legacyWorkflowTypes.turn, {
+      workflowId: turnId,
+      taskQueue: harness.taskQueue,
+      args: [input],
+    });
+    started.push(handle);
+    return handle;
+  }
+
+  /** Runs `skillflow legacy --json` until the turn counts match (visibility lags the runs), for at most 20 s. */
+  async function countsOnce(expected: Omit<KindCount, 'kind' | 'type'>): Promise<KindCount[]> {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const { code, stdout, stderr } = await cli('legacy', '--json');
+      expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+      const counts = (JSON.parse(stdout) as { counts: KindCount[] }).counts;
+      const turns = counts.find((c) => c.kind === 'turn')!;
+      if (turns.running === expected.running && turns.waiting === expected.waiting && turns.inCall === expected.inCall)
+        return counts;
+      if (Date.now() > deadline) throw new Error(`counts never matched ${JSON.stringify(expected)}: ${stdout}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+
+  async function waitingAt(handle: WorkflowHandle, name: string): Promise<void> {
+    const deadline = Date.now() + 20_000;
+    while ((await handle.query(turnStateQuery)).pendingCheckpoint?.name !== name) {
+      if (Date.now() > deadline) throw new Error(`${handle.workflowId} never waited at ${name}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  it('says nothing is left on a queue without legacy runs', async () => {
+    const { code, stdout } = await cli('legacy');
+    expect(code).toBe(0);
+    expect(stdout).toBe(`No run is left on the old side (task queue ${harness.taskQueue}): its code can be deleted.\n`);
+  });
+
+  it('counts the legacy turns by what they do: waiting at a checkpoint, in a model call', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const exam = examModel();
+    harness.fake.respond(async (body, request) => {
+      if (examRoundOf(body)) return exam(body, request);
+      await held;
+      return { content: [text('Done at last.')] };
+    });
+    const waiting = await startLegacyTurn(examMessage(2));
+    await startLegacyTurn('A question the model takes its time over.');
+    await waitingAt(waiting, 'exam_params');
+
+    const counts = await countsOnce({ running: 2, waiting: 1, inCall: 1 });
+    expect(counts).toEqual([
+      { kind: 'session', type: legacyWorkflowTypes.session, running: 0 },
+      { kind: 'turn', type: legacyWorkflowTypes.turn, running: 2, waiting: 1, inCall: 1 },
+      { kind: 'skillRun', type: legacyWorkflowTypes.skillRun, running: 0, waiting: 0, inCall: 0 },
+    ]);
+    const { stdout } = await cli('legacy');
+    expect(stdout).toContain(`Runs on the old side (task queue ${harness.taskQueue}): 2\n`);
+    expect(stdout).toMatch(/turnWorkflow\s+2\s+1\s+1\n/);
+    expect(stdout).toContain('skillflow legacy --move');
+    release();
+  });
+
+  it('--move moves a legacy turn waiting at its own checkpoint across with its state; a turn in a call stays', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const exam = examModel();
+    harness.fake.respond(async (body, request) => {
+      if (examRoundOf(body)) return exam(body, request);
+      await held;
+      return { content: [text('Done at last.')] };
+    });
+    const waiting = await startLegacyTurn(examMessage(2));
+    const busy = await startLegacyTurn('A question the model takes its time over.');
+    await waitingAt(waiting, 'exam_params');
+    await countsOnce({ running: 2, waiting: 1, inCall: 1 });
+
+    const moving = await cli('legacy', '--move', '--json', '--wait', '20', '--by', 'ops-test');
+    expect(moving.code).toBe(0);
+    const { outcomes } = JSON.parse(moving.stdout) as { outcomes: MoveOutcome[] };
+    expect(outcomes).toEqual([
+      {
+        result: 'moved',
+        workflowId: waiting.workflowId,
+        from: legacyWorkflowTypes.turn,
+        to: workflowTypes.turn,
+        waitingAt: 'cp-1 exam_params',
+      },
+    ]);
+    // The legacy run ends by continuing as new under the current type, its input the moved run (contract v1).
+    const legacyRun = harness.env.client.workflow.getHandle(waiting.workflowId, waiting.firstExecutionRunId);
+    const events = (await legacyRun.fetchHistory()).events ?? [];
+    const continued = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes;
+    expect(continued?.workflowType?.name).toBe(workflowTypes.turn);
+    const { moved } = defaultPayloadConverter.fromPayload<{ moved: MovedRun }>(continued!.input!.payloads![0]);
+    expect(moved).toMatchObject({
+      version: 1,
+      kind: 'turn',
+      from: { workflowType: legacyWorkflowTypes.turn, runId: waiting.firstExecutionRunId },
+      input: { turnId: waiting.workflowId, message: examMessage(2) },
+      state: { status: 'waiting', pendingCheckpoint: { id: 'cp-1', name: 'exam_params' } },
+      relaySeq: 0,
+      children: [],
+      structuredOutput: null,
+      waiting: {
+        checkpoint: { id: 'cp-1', name: 'exam_params' },
+        ask: { id: 'cp-1', name: 'exam_params' },
+        call: { type: 'tool_use', name: 'request_human_approval' },
+        callEvent: { name: 'request_human_approval' },
+        earlier: [],
+        later: [],
+      },
+    });
+    expect(moved.events.map((event) => event.offset)).toEqual(moved.events.map((_, i) => i + 1));
+    expect(moved.events.filter((event) => event.type === 'checkpoint.requested')).toHaveLength(1);
+    expect(moved.messages.at(-1)).toMatchObject({ role: 'assistant' });
+    expect(await patchesIn(legacyRun)).toContain(movePatch);
+
+    // The signal by hand to a turn in a model call moves nothing: it finishes on the legacy code.
+    await busy.signal(moveToCurrentSignal, { by: 'ops-test' });
+    release();
+    await busy.result();
+    const finished = await busy.describe();
+    expect({ type: finished.type, status: finished.status.name }).toEqual({
+      type: legacyWorkflowTypes.turn,
+      status: 'COMPLETED',
+    });
+  });
+
+  it('refuses bad options and says what to fix when Temporal cannot be reached', async () => {
+    expect((await cli('legacy', '--wait', '5')).stderr).toContain('--wait and --by go with --move');
+    expect((await cli('legacy', '--move', '--wait', 'soon')).stderr).toContain('--wait must be a whole number');
+    expect((await cli('legacy', 'now')).code).toBe(2);
+    let stderr = '';
+    const code = await runCli(['legacy'], {
+      stdout: () => undefined,
+      stderr: (t) => void (stderr += t),
+      env: { TEMPORAL_ADDRESS: '127.0.0.1:1' },
+      cwd: process.cwd(),
+    });
+    expect(code).toBe(1);
+    expect(stderr).toContain('skillflow: cannot reach Temporal at 127.0.0.1:1 (namespace default, plain TCP');
+    expect(stderr).toContain('Give this command the Temporal settings the worker has');
+    let settings = '';
+    const wrong = await runCli(['legacy'], {
+      ...ioWith({ TEMPORAL_ADDRESS: 'nowhere' }),
+      stderr: (t) => void (settings += t),
+    });
+    expect(wrong).toBe(2);
+    expect(settings).toContain('TEMPORAL_ADDRESS="nowhere" must be host:port');
+  });
+});
+
+function ioWith(env: Record<string, string>) {
+  return { stdout: () => undefined, stderr: (_: string) => undefined, env, cwd: process.cwd() };
+}
