@@ -3,8 +3,6 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { Nullable } from '../schemas/common';
 import { FieldSpec } from '../schemas/skill-runs';
 
-export { Nullable, SkillName, Timestamp } from '../schemas/common';
-
 /** One definition per shape: request validation, TypeScript types and the OpenAPI document all come from here. */
 
 export const ErrorBody = Type.Object(

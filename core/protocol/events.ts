@@ -1,6 +1,6 @@
 import { Type, type TObject, type TProperties } from '@sinclair/typebox';
 import { MessageResetEvent, turnEventSchemas } from '../schemas/events';
-import { Timestamp } from './common';
+import { Timestamp } from '../schemas/common';
 
 /**
  * The events a stream carries, one OpenAPI component per type, built from core's event schemas: durable events with

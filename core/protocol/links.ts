@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { linkPatternSyntax } from '../links';
-import { Nullable, SessionId, Timestamp } from './common';
+import { Nullable, Timestamp } from '../schemas/common';
+import { SessionId } from './common';
 
 /** Answer links (docs/api.md, docs/security.md): a URL that lets whoever opens it answer one session's checkpoints. */
 

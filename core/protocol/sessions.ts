@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { IdempotencyHeaders, NextCursor, Nullable, PageQuery, SessionId, Timestamp, TurnId, UserId } from './common';
+import { Nullable, Timestamp } from '../schemas/common';
+import { IdempotencyHeaders, NextCursor, PageQuery, SessionId, TurnId, UserId } from './common';
 import { TurnError, TurnStatus } from './turns';
 
 export const SessionParams = Type.Object({ id: SessionId });

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { FieldSpec } from '../schemas/skill-runs';
-import { Nullable, SkillName } from './common';
+import { Nullable, SkillName } from '../schemas/common';
 
 export const SkillListQuery = Type.Object({
   category: Type.Optional(Type.String({ maxLength: 64, description: 'Only skills of this category' })),

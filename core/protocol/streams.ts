@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { Timestamp, TurnId } from './common';
+import { Timestamp } from '../schemas/common';
+import { TurnId } from './common';
 
 /** What a stream token allows: following the turn, or also answering its checkpoints and cancelling it (WebSocket). */
 export const streamTokenScopes = ['read', 'write'] as const;

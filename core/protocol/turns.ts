@@ -2,17 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import { PendingCheckpoint } from '../schemas/checkpoints';
 import { Artifact, SkillExecution } from '../schemas/skill-runs';
 import { TurnError, TurnRequest, TurnStatus, Usage } from '../schemas/turn';
-import {
-  NextCursor,
-  Nullable,
-  PageQuery,
-  SessionId,
-  SkillName,
-  StreamTokenQuery,
-  Timestamp,
-  TurnId,
-  UserId,
-} from './common';
+import { Nullable, SkillName, Timestamp } from '../schemas/common';
+import { NextCursor, PageQuery, SessionId, StreamTokenQuery, TurnId, UserId } from './common';
 
 export { TurnStatus };
 
