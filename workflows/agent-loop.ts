@@ -12,6 +12,7 @@ import {
   type LoopLimits,
   type LoopState,
 } from '../core/run/loop';
+import { roundCommands } from '../core/run/verdicts';
 import type { TurnResult } from '../core/turn';
 import { callModel } from './model-call';
 import { reserveRound, spend, type Held } from './spending';
@@ -83,11 +84,22 @@ async function startRound(context: LoopContext, round: Round): Promise<{ result:
     tokens: tokensOf(run.state.usage),
     ...estimate,
   });
-  if (verdict.kind === 'end') return { result: await endTurn(context, definitions, verdict) };
-  const held = await reserveRound(run, verdict);
-  if (held && 'kind' in held) return { result: await endTurn(context, definitions, held) };
-  round.held = held;
-  if (verdict.kind === 'allow' && verdict.note) appendUserText(run.messages, verdict.note);
+  round.held = undefined;
+  for (const command of roundCommands(verdict)) {
+    switch (command.kind) {
+      case 'end':
+        return { result: await endTurn(context, definitions, command.end) };
+      case 'reserve_tokens': {
+        const reserved = await reserveRound(run, command);
+        if (reserved.kind === 'end') return { result: await endTurn(context, definitions, reserved) };
+        round.held = reserved.held;
+        break;
+      }
+      case 'add_note':
+        appendUserText(run.messages, command.text);
+        break;
+    }
+  }
   const fixedTokens = estimateTokens([context.system, definitions], run.charsPerToken);
   const messageTokens = Math.ceil(run.measure.jsonLength(run.messages) / run.charsPerToken);
   return { ready: { type: 'round.ready', fixedTokens, messageTokens } };

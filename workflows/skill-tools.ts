@@ -15,6 +15,7 @@ import {
   type ToolResult,
 } from '../core/skills';
 import { preload, preloadedNote, type Preload } from '../core/run/start';
+import { allowedNextOf, noteOf } from '../core/run/verdicts';
 import type { TurnStart } from '../core/turn-start';
 import type { SkillContentReference } from '../core/schemas/events';
 import { engineToolSpecs } from '../core/tools';
@@ -92,7 +93,7 @@ async function loadSkill(
     call,
     outcome: { kind: 'skill.loaded', manifest: snapshot.manifest },
   });
-  const loaded = answer(loadSkillResult(snapshot, verdict.kind === 'allow' ? verdict.allowedNext : undefined));
+  const loaded = answer(loadSkillResult(snapshot, allowedNextOf(verdict)));
   return { ...loaded, result: contentReference(snapshot.name, run, loaded.content) };
 }
 
@@ -116,7 +117,7 @@ async function loadSubskill(call: ToolCall, run: TurnRun): Promise<ToolAnswer> {
     call,
     outcome: { kind: 'subskill.loaded', skill, subskill },
   });
-  const note = verdict.kind === 'allow' ? verdict.note : undefined;
+  const note = noteOf(verdict);
   const content = note ? `${result.content}\n\n${note}` : result.content;
   return { content, isError: false, result: contentReference(skill, run, content, subskill) };
 }

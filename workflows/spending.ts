@@ -2,7 +2,7 @@ import { CancellationScope, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { LedgerScope } from '../core/budget';
 import { tokensOf, type ModelResponse } from '../core/model';
-import type { End, Verdict } from '../core/policy';
+import type { End, ReserveAsk } from '../core/policy';
 import type { TurnRun } from './turn-run';
 
 /**
@@ -21,16 +21,19 @@ export interface Held {
 }
 
 /**
- * Reserves the tokens a round.starting allow asks for, and tells the policy what the ledger granted: what is held
- * (undefined when nothing was asked), or the End the policy decided when nothing was left.
+ * Reserves the tokens the policy asks for before a round, and tells the policy what the ledger granted: what is held
+ * (none when the run reserves nowhere), or the End the policy decided when nothing was left.
  */
-export async function reserveRound(run: TurnRun, verdict: Verdict): Promise<Held | End | undefined> {
+export async function reserveRound(
+  run: TurnRun,
+  ask: ReserveAsk,
+): Promise<{ kind: 'held'; held: Held | undefined } | End> {
   const scope = run.ledgerScope;
-  if (verdict.kind !== 'allow' || !verdict.reserve || !scope) return undefined;
-  const reservation = await reserveTokens({ scope, ...verdict.reserve });
+  if (!scope) return { kind: 'held', held: undefined };
+  const reservation = await reserveTokens({ scope, tokens: ask.tokens, left: ask.left });
   const answer = run.decide({ type: 'tokens.reserved', reservation });
   if (answer.kind === 'end') return answer;
-  return { scope, tokens: reservation.granted ? reservation.tokens : 0 };
+  return { kind: 'held', held: { scope, tokens: reservation.granted ? reservation.tokens : 0 } };
 }
 
 /** Makes a round's model call, then settles its reservation with what it used (nothing, when the call failed). */

@@ -1,9 +1,9 @@
 import { isCancellation } from '@temporalio/workflow';
 import type { ToolResultBlock, ToolUseBlock } from '../core/messages';
 import { tokensOf } from '../core/model';
-import type { Allowance, CheckpointPlan, End, Verdict } from '../core/policy';
+import type { Allowance, CheckpointPlan, End } from '../core/policy';
 import { cutCallAnswer } from '../core/run/cancel';
-import { endedCallMessage } from '../core/run/endings';
+import { callCommand, type CallCommand } from '../core/run/verdicts';
 import { askHuman } from './checkpoint-desk';
 import { skillCallOf } from './skill-call-event';
 import { publicError } from './internal-errors';
@@ -68,10 +68,7 @@ export async function dispatchToolCalls(
       });
     let answered: AnsweredCall;
     try {
-      answered =
-        verdict.kind === 'allow' && verdict.ask
-          ? await askThenRun(run, verdict.ask, tool, call)
-          : await answerOf(verdict, tool, call, run);
+      answered = await carryOut(callCommand(verdict, call.input), tool, call, run);
     } catch (err) {
       // The run was cancelled while it answered the call (a skill run, a checkpoint, an activity): the call ends too.
       if (isCancellation(err)) toolEnd(cutCallAnswer);
@@ -90,16 +87,23 @@ export async function dispatchToolCalls(
   return { results, end };
 }
 
-/** The tool result for a call the policy refused, ended the turn on, or allowed to run (with the input it allowed). */
-async function answerOf(
-  verdict: Verdict,
+/** Answers a call as the policy ruled it: refused, the run's end, a human asked first, or the tool run. */
+async function carryOut(
+  command: CallCommand,
   tool: TurnTool | undefined,
   call: ToolUseBlock,
   run: TurnRun,
 ): Promise<AnsweredCall> {
-  if (verdict.kind === 'refuse') return { answer: toolError(verdict.message) };
-  if (verdict.kind === 'end') return { answer: toolError(endedCallMessage(verdict.ending)), ends: verdict };
-  return { answer: await runTool(tool, { ...call, input: verdict.input ?? call.input }, run, verdict.handDown) };
+  switch (command.kind) {
+    case 'refuse_call':
+      return { answer: command.answer };
+    case 'end_on_call':
+      return { answer: command.answer, ends: command.end };
+    case 'ask_human':
+      return askThenRun(run, command.checkpoint, tool, call);
+    case 'run_tool':
+      return { answer: await runTool(tool, { ...call, input: command.input }, run, command.allowance) };
+  }
 }
 
 /** A checkpoint first (request_human_approval, or a tool that needs approval); an approved tool then runs. */
@@ -127,11 +131,11 @@ async function runTool(
   tool: TurnTool | undefined,
   call: ToolUseBlock,
   run: TurnRun,
-  handDown?: Allowance,
+  allowance: Allowance | null = null,
 ): Promise<ToolAnswer> {
   if (!tool?.run) return toolError(`${call.name} cannot be run here.`);
   try {
-    return await tool.run({ id: call.id, name: call.name, input: call.input }, run, handDown);
+    return await tool.run({ id: call.id, name: call.name, input: call.input }, run, allowance ?? undefined);
   } catch (err) {
     if (isCancellation(err)) throw err;
     return toolError(`${call.name} failed: ${publicError(err, `Tool ${call.name}`).message}`);

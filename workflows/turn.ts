@@ -25,6 +25,7 @@ import {
 } from '../core/policy';
 import { basePrompt } from '../core/prompts';
 import { cancelledEnding } from '../core/run/endings';
+import { noteOf } from '../core/run/verdicts';
 import { buildSystemPrompt } from '../core/skills';
 import { sessionWorkflowId, turnFailedErrorType, type TurnInput, type TurnResult } from '../core/turn';
 import { appendUserText, runAgentLoop } from './agent-loop';
@@ -130,7 +131,8 @@ async function runTurn(run: TurnRun, has: HasPatch): Promise<TurnResult> {
       ...(input.skill && input.params ? { given: { skill: input.skill, params: input.params } } : {}),
       ...(input.tokenBudget !== undefined ? { tokenBudget: input.tokenBudget } : {}),
     });
-    const notes = started.kind === 'allow' && started.note ? [started.note] : [];
+    const note = noteOf(started);
+    const notes = note === null ? [] : [note];
     if (input.skill) {
       const preloaded = await preloadSkill(run, catalog.skills, input.skill, input.params, given);
       if (preloaded.kind === 'end') return withPlan(run.finish(preloaded.ending));
