@@ -20,6 +20,7 @@ export interface ExamEvent {
 export interface ExamRecord {
   n: number;
   questions: number;
+  sessionId?: string;
   turnId?: string;
   startedOn?: string;
   /** API of each stream connection, in order; more than one means the stream was resumed. */
@@ -52,6 +53,9 @@ export class ExamClient {
   private readonly deadline: number;
   private readonly answering: Array<Promise<void>> = [];
   private readonly abort = new AbortController();
+  /** While set, answers wait for it after their thinking time (an operator moving waiting runs meanwhile). */
+  private held: Promise<void> | undefined;
+  private release: (() => void) | undefined;
 
   constructor(
     readonly n: number,
@@ -85,8 +89,26 @@ export class ExamClient {
       [202],
       'start',
     );
+    this.record.sessionId = session.body.id;
     this.record.turnId = turn.body.id;
     this.record.startedOn = turn.api;
+  }
+
+  /** Answers wait from now on until `releaseAnswers`, so the exam stays at its checkpoints. */
+  holdAnswers(): void {
+    if (this.held) return;
+    this.held = new Promise((resolve) => (this.release = resolve));
+  }
+
+  releaseAnswers(): void {
+    this.release?.();
+    this.held = undefined;
+    this.release = undefined;
+  }
+
+  /** Whether the exam waits at a checkpoint it has not answered yet. */
+  get waiting(): boolean {
+    return this.record.events.filter((e) => e.type === 'checkpoint.requested').length > this.record.answers.length;
   }
 
   /** Follows the turn to its end; resolves with the record (problems are recorded, not thrown). */
@@ -180,6 +202,7 @@ export class ExamClient {
   private async answer(checkpoint: { id: string; name: string; options?: string[] | null }): Promise<void> {
     const [min, max] = this.options.thinkMs;
     await pause(min + Math.random() * (max - min));
+    await this.held;
     const decision = examDecision(checkpoint);
     try {
       const { status, attempts } = await this.request(

@@ -8,14 +8,18 @@
  *   0. an answer link made on one API process and revoked on the other is refused by both at once;
  *   1. 20 concurrent exams, each started on one API process and streamed (SSE) from the other;
  *   2. 20 more, during which one worker, then the Temporal server (restarted on the same databases), then one API
- *      process are killed with SIGKILL while exams are mid-stream and mid-checkpoint; then a new worker build (workflow
- *      code with a patch, scripts/topology/new-build.ts) is deployed by replacing the workers one at a time (SIGTERM,
- *      start the new build, wait until it polls).
+ *      process are killed with SIGKILL while exams are mid-stream and mid-checkpoint; then the build is deployed
+ *      across the version boundary (scripts/topology/boundary.ts): the cluster runs the commit before the boundary,
+ *      and its workers, then its API processes, are replaced one at a time by the working tree (SIGTERM, start the new
+ *      build, wait until it is ready); then (TOPOLOGY_MOVE=1), with half the exams holding their answers,
+ *      `skillflow legacy --move` moves the legacy turns waiting at a checkpoint across;
+ *   3. a few exams on the deployed build, which must run under the new workflow types only.
  *
  * Every exam must complete, no checkpoint may be asked twice, every answer must resolve its checkpoint, at most one
  * model call may repeat per kill per exam (the deploy may repeat none), every stream must resume with Last-Event-ID
- * without gaps or duplicates, no workflow task may fail with a nondeterminism error, and exams in flight at the deploy
- * must go on on the new build (its patch marker in their histories).
+ * without gaps or duplicates, no workflow task may fail with a nondeterminism error, exams in flight at the deploy
+ * must finish on the legacy types (on the new build's workers) or, moved, on the new ones, and no legacy turn or skill
+ * run may be left running at the end.
  * The figures go to docs/reliability.md (TOPOLOGY_WRITE=0 skips that). Exit code 0 only when every check passed.
  */
 import { randomBytes } from 'node:crypto';
@@ -36,7 +40,8 @@ import { NodeProcess, repoRoot, TemporalService } from './cluster';
 import { checkExam, ExamClient, type Api, type ExamRecord } from './exam-client';
 import { writeReport, type Figures } from './report';
 import { makeTopologyTls, type TopologyTls } from './tls';
-import { deployFigures, prepareNewBuild } from './new-build';
+import { boundaryChecks, prepareOldBuild, type OldBuild } from './boundary';
+import { legacyCommand, type LegacyCount, type MoveOutcome } from './legacy-command';
 import {
   createDatabase,
   dropDatabases,
@@ -56,6 +61,13 @@ const databases = {
 /** Where built binaries are cached: one root, so it can move (e.g. to a per-user cache) in one place. */
 const cacheDir = userCacheDir();
 const exams = Number(process.env.TOPOLOGY_EXAMS || 20);
+/** Exams started once the deploy is over, on the new side only. */
+const newSideExams = Number(process.env.TOPOLOGY_NEW_SIDE_EXAMS || 5);
+/**
+ * TOPOLOGY_MOVE=1 adds `skillflow legacy --move` after the deploy. Off until the current code's turn reads a moved run
+ * (`{ moved }`, /work/contracts/moved-input.md): a moved exam could not go on before. The report says when it ran.
+ */
+const moveAcross = process.env.TOPOLOGY_MOVE === '1';
 
 const stages: Array<{ name: string; seconds: number }> = [];
 async function stage<T>(name: string, run: () => Promise<T>): Promise<T> {
@@ -108,9 +120,11 @@ interface Cluster {
   /** Model requests whose response has not ended. */
   inFlight: () => number;
   namespace: string;
+  /** What `skillflow legacy` needs to reach Temporal as an operator would: the workers' Temporal settings. */
+  operatorEnv: NodeJS.ProcessEnv;
 }
 
-async function startCluster(build: ServerBuild, cli: string, runDir: string): Promise<Cluster> {
+async function startCluster(build: ServerBuild, cli: string, runDir: string, oldBuild: OldBuild): Promise<Cluster> {
   const namespace = `skillflow-topology-${randomBytes(3).toString('hex')}`;
   const pg = postgresParts();
   const tls = await stage(
@@ -190,14 +204,23 @@ async function startCluster(build: ServerBuild, cli: string, runDir: string): Pr
       SKILLFLOW_WORKER_LOG_LEVEL: 'WARN',
       HOST: '127.0.0.1',
     };
-    const workers = [1, 2].map((i) => new NodeProcess(`worker-${i}`, 'worker/main.ts', env, runDir));
+    const workers = [1, 2].map((i) => new NodeProcess(`worker-${i}`, 'worker/main.ts', env, runDir, oldBuild.root));
     const ports = [await freePort(), await freePort()];
     const apis = [1, 2].map(
-      (i) => new NodeProcess(`api-${i}`, 'api/server.ts', { ...env, PORT: String(ports[i - 1]) }, runDir),
+      (i) =>
+        new NodeProcess(`api-${i}`, 'api/server.ts', { ...env, PORT: String(ports[i - 1]) }, runDir, oldBuild.root),
     );
     await Promise.all([...workers, ...apis].map((process) => process.start()));
     const apiUrls = apis.map((api, i) => ({ name: api.name, url: `http://127.0.0.1:${ports[i]}` }));
-    return { temporal, workers, apis, apiUrls, fake, tls, inFlight: () => open.size, namespace };
+    const operatorEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_NAMESPACE: namespace,
+      ...tls.clientEnv,
+      SKILLFLOW_TASK_QUEUE: env.SKILLFLOW_TASK_QUEUE,
+    };
+    return { temporal, workers, apis, apiUrls, fake, tls, inFlight: () => open.size, namespace, operatorEnv };
   });
 }
 
@@ -267,7 +290,13 @@ async function main(): Promise<number> {
     const [build, cli] = await stage('Temporal server build and CLI (cached)', () =>
       Promise.all([obtainTemporalServer(cacheDir, say), obtainTemporalCli(cacheDir, say)]),
     );
-    cluster = await startCluster(build, cli.path, runDir);
+    const oldBuild = await stage('the build before the version boundary (git archive of the commit before it)', () =>
+      prepareOldBuild(runDir),
+    );
+    say(
+      `the cluster starts on ${oldBuild.commit}, the commit before the boundary, and is deployed to the working tree`,
+    );
+    cluster = await startCluster(build, cli.path, runDir, oldBuild);
     const c = cluster;
     const refusals = await stage("mTLS: the frontend refuses clients without the CA's client certificate", () =>
       refusedClients(c),
@@ -276,11 +305,6 @@ async function main(): Promise<number> {
       'an answer link made on one API process, revoked on the other, refused by both',
       () => answerLinkRevocation(c.apiUrls, apiKey),
     );
-    const newBuild = await stage(
-      'a new worker build to deploy (a copy of the tree, workflow code with a patch)',
-      async () => prepareNewBuild(runDir),
-    );
-
     const first = await stage(`${exams} concurrent exams, streams served by the other API process`, () =>
       runExams(c, range(1, exams), 3),
     );
@@ -294,18 +318,16 @@ async function main(): Promise<number> {
 
     const kills: Figures['kills'] = [];
     let deploy: Figures['deploy'];
+    let move: (NonNullable<Figures['move']> & { outcomes: MoveOutcome[] }) | undefined;
+    const newWorkers = new Set<number>();
+    const inFlightAtDeploy = new Set<number>();
     const requestsBefore = c.fake.requests.length;
     const second = await stage(
-      `${exams} exams while a worker, the Temporal server and an API process are killed, then a new worker build is deployed`,
+      `${exams} exams while a worker, the Temporal server and an API process are killed, then the build is deployed across the version boundary${moveAcross ? ' and waiting legacy turns are moved' : ''}`,
       () =>
         runExams(c, range(exams + 1, 2 * exams), 8, async (clients) => {
           const answered = () => clients.reduce((sum, client) => sum + client.record.answers.length, 0);
-          const waiting = () =>
-            clients.filter(
-              (client) =>
-                client.record.events.filter((e) => e.type === 'checkpoint.requested').length >
-                client.record.answers.length,
-            ).length;
+          const waiting = () => clients.filter((client) => client.waiting).length;
           const midway = () => c.inFlight() >= 2 && waiting() >= 2;
           const kill = async (what: Figures['kills'][number]['what'], act: () => Promise<void>) => {
             const ready = await until(midway, 120_000);
@@ -331,27 +353,56 @@ async function main(): Promise<number> {
             await new Promise((resolve) => setTimeout(resolve, 1_000));
             await c.apis[0].start();
           });
-          // The rolling deploy: each worker in turn stops (SIGTERM: it finishes its activities within its grace) and the
-          // new build starts in its place; the other worker keeps the exams going meanwhile.
+          // The rolling deploy across the boundary: each worker in turn stops (SIGTERM: it finishes its activities
+          // within its grace) and the working tree's starts in its place, the other worker keeping the exams going; then
+          // each API process the same way, so new runs start under the new types only once every worker has them.
           const ready = await until(midway, 120_000);
-          const inFlight = clients.filter((client) => !client.record.terminal).length;
+          for (const client of clients) if (!client.record.terminal) inFlightAtDeploy.add(client.n);
           const at = { streaming: c.inFlight(), waiting: waiting() };
           say(
-            `deploying the new build, one worker at a time: ${inFlight} exams in flight, ${at.streaming} model calls streaming, ${at.waiting} exams waiting${ready ? '' : ' (the run never got there: deploying anyway)'}`,
+            `deploying across the boundary, one process at a time: ${inFlightAtDeploy.size} exams in flight, ${at.streaming} model calls streaming, ${at.waiting} exams waiting${ready ? '' : ' (the run never got there: deploying anyway)'}`,
           );
           const deployStarted = Date.now();
           for (const worker of c.workers) {
             await worker.kill('SIGTERM');
-            worker.root = newBuild;
+            worker.root = repoRoot;
             await worker.start();
+            newWorkers.add(worker.pid!);
+          }
+          for (const api of c.apis) {
+            await api.kill('SIGTERM');
+            api.root = repoRoot;
+            await api.start();
           }
           deploy = {
             ...at,
-            inFlight,
+            inFlight: inFlightAtDeploy.size,
             seconds: (Date.now() - deployStarted) / 1000,
-            onNewBuild: 0,
+            legacyOnNewBuild: 0,
+            moved: 0,
             nondeterministic: 0,
           };
+          // The operator's drain: half the exams hold their answers, so they wait at a checkpoint while
+          // `skillflow legacy --move` moves the waiting legacy turns; the other half answer as before.
+          if (!moveAcross) return say('skillflow legacy --move left out (TOPOLOGY_MOVE=1 adds it)');
+          const holding = clients.filter((client) => client.n % 2 === 0 && !client.record.terminal);
+          for (const client of holding) client.holdAnswers();
+          await until(() => holding.every((client) => client.waiting || client.record.terminal), 60_000);
+          const held = holding.filter((client) => client.waiting).length;
+          say(
+            `skillflow legacy --move: ${held} exams holding their answers at a checkpoint, ${waiting()} waiting in all`,
+          );
+          try {
+            const result = await legacyCommand(c.operatorEnv, runDir, true);
+            const tally = (kind: MoveOutcome['result']) => result.outcomes.filter((o) => o.result === kind).length;
+            const moved = { held, moved: tally('moved'), refused: tally('refused'), failed: tally('failed') };
+            move = { ...moved, seconds: result.seconds, outcomes: result.outcomes };
+            say(
+              `moved ${moved.moved}, refused ${moved.refused}, failed ${moved.failed} in ${result.seconds.toFixed(1)} s`,
+            );
+          } finally {
+            for (const client of holding) client.releaseAnswers();
+          }
         }),
     );
     problems.push(...second.flatMap(checkExam));
@@ -359,64 +410,99 @@ async function main(): Promise<number> {
     for (const [n, count] of repeats)
       if (count > kills.length) problems.push(`exam ${n}: ${count} model calls repeated for ${kills.length} kills`);
 
-    const figures = await stage('transcripts of every turn (Temporal histories)', async () => {
+    const third = await stage(`${newSideExams} exams on the deployed build`, () =>
+      runExams(c, range(2 * exams + 1, 2 * exams + newSideExams), 3),
+    );
+    problems.push(...third.flatMap(checkExam));
+
+    const figures = await stage('transcripts and runs of every turn (Temporal histories)', async () => {
       const connection = await Connection.connect(c.temporal.connection());
       try {
         const client = new Client({ connection, namespace: c.namespace });
         let misses = 0;
         let whole = 0;
-        for (const record of [...first, ...second]) {
+        for (const record of [...first, ...second, ...third]) {
           if (!record.turnId) continue;
           const turn = await transcriptFigures(client, record.turnId);
           misses += turn.misses;
           whole += turn.wholeConversations;
-          if (deploy && second.includes(record)) {
-            const versions = await deployFigures(client, record.turnId);
-            if (versions.onNewBuild) deploy.onNewBuild++;
-            deploy.nondeterministic += versions.nondeterministic;
-          }
         }
-        return { misses, whole };
+        const sides = await boundaryChecks(client, { second, third, inFlightAtDeploy, newWorkers, move });
+        if (deploy) Object.assign(deploy, sides.deploy);
+        problems.push(...sides.problems);
+        return { misses, whole, newSide: sides.newSide };
       } finally {
         await connection.close();
       }
     });
     if (figures.misses > 0) problems.push(`${figures.misses} model calls missed their transcript`);
-    if (!deploy) problems.push('the new build was never deployed');
+    if (!deploy) problems.push('the build was never deployed across the boundary');
     else {
       if (deploy.nondeterministic > 0)
         problems.push(`${deploy.nondeterministic} workflow tasks failed with a nondeterminism error after the deploy`);
-      if (deploy.inFlight > 0 && deploy.onNewBuild === 0)
-        problems.push(`none of the ${deploy.inFlight} exams in flight at the deploy ran on the new build`);
+      if (deploy.inFlight > 0 && deploy.legacyOnNewBuild + deploy.moved === 0)
+        problems.push(`none of the ${deploy.inFlight} exams in flight at the deploy went on on the new build`);
     }
+    if (!move) {
+      if (moveAcross) problems.push('skillflow legacy --move never ran');
+    } else {
+      if (move.failed > 0) problems.push(`skillflow legacy --move failed for ${move.failed} runs`);
+      if (move.held > 0 && move.moved === 0)
+        problems.push(`skillflow legacy --move moved none of the ${move.held} exams waiting at a checkpoint`);
+    }
+    const left = await stage('skillflow legacy: the runs left on the old side', () =>
+      legacyCommand(c.operatorEnv, runDir, false),
+    );
+    const legacyLeft = Object.fromEntries(left.counts.map((count) => [count.kind, count.running])) as Record<
+      LegacyCount['kind'],
+      number
+    >;
+    if (legacyLeft.turn > 0 || legacyLeft.skillRun > 0)
+      problems.push(
+        `${legacyLeft.turn} legacy turns and ${legacyLeft.skillRun} legacy skill runs still running at the end`,
+      );
 
     const result: Figures = {
       exams: {
         first: first.length,
         second: second.length,
-        completed: [...first, ...second].filter((r) => r.terminal?.type === 'done').length,
+        third: third.length,
+        completed: [...first, ...second, ...third].filter((r) => r.terminal?.type === 'done').length,
       },
       kills,
       deploy,
+      move: move && {
+        held: move.held,
+        moved: move.moved,
+        refused: move.refused,
+        failed: move.failed,
+        seconds: move.seconds,
+      },
+      newSide: figures.newSide,
+      legacyLeft,
       repeatedModelCalls: [...repeats.values()].reduce((a, b) => a + b, 0),
       examsWithRepeats: [...repeats.values()].filter((count) => count > 0).length,
       maxRepeatsPerExam: Math.max(0, ...repeats.values()),
-      resumedStreams: [...first, ...second].reduce((sum, r) => sum + r.resumes, 0),
-      examsResumed: [...first, ...second].filter((r) => r.resumes > 0).length,
+      resumedStreams: [...first, ...second, ...third].reduce((sum, r) => sum + r.resumes, 0),
+      examsResumed: [...first, ...second, ...third].filter((r) => r.resumes > 0).length,
       mtlsRefusals: { tried: refusals.tried, refused: refusals.tried - refusals.answered.length },
-      checkpointsAnswered: [...first, ...second].reduce((sum, r) => sum + r.answers.length, 0),
-      answersRetried: [...first, ...second].reduce((sum, r) => sum + r.answers.filter((a) => a.attempts > 1).length, 0),
+      checkpointsAnswered: [...first, ...second, ...third].reduce((sum, r) => sum + r.answers.length, 0),
+      answersRetried: [...first, ...second, ...third].reduce(
+        (sum, r) => sum + r.answers.filter((a) => a.attempts > 1).length,
+        0,
+      ),
       transcriptMisses: figures.misses,
       modelCalls: c.fake.requests.length,
-      deltas: [...first, ...second].reduce((sum, r) => sum + r.deltas, 0),
+      deltas: [...first, ...second, ...third].reduce((sum, r) => sum + r.deltas, 0),
       problems,
       stages,
       totalSeconds: (Date.now() - started) / 1000,
     };
     for (const problem of problems) say(`FAILED: ${problem}`);
     say(
-      `exams completed ${result.exams.completed}/${first.length + second.length}; kills ${kills.map((k) => k.what).join(', ')}; ` +
-        `deploy: ${deploy ? `${deploy.onNewBuild} of ${deploy.inFlight} exams in flight went on on the new build` : 'none'}; ` +
+      `exams completed ${result.exams.completed}/${first.length + second.length + third.length}; kills ${kills.map((k) => k.what).join(', ')}; ` +
+        `deploy: ${deploy ? `of ${deploy.inFlight} exams in flight, ${deploy.legacyOnNewBuild} finished on the legacy types on the new build, ${deploy.moved} moved across` : 'none'}; ` +
+        `new side: ${figures.newSide} of ${third.length} exams on the new types only; ` +
         `repeated model calls ${result.repeatedModelCalls} (${result.examsWithRepeats} exams, at most ${result.maxRepeatsPerExam} each); ` +
         `streams resumed ${result.resumedStreams} (${result.examsResumed} exams); transcript misses ${result.transcriptMisses}`,
     );

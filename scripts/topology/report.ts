@@ -4,22 +4,32 @@ import path from 'node:path';
 import { repoRoot } from './cluster';
 
 export interface Figures {
-  exams: { first: number; second: number; completed: number };
+  exams: { first: number; second: number; third: number; completed: number };
   kills: Array<{
     what: 'worker' | 'Temporal server' | 'API process';
     streaming: number;
     waiting: number;
     answeredBefore: number;
   }>;
-  /** The rolling deploy of the new worker build: exams in flight at its start, how many went on on the new build. */
+  /**
+   * The rolling deploy across the version boundary (workers, then API processes): exams in flight at its start, how
+   * many finished on the legacy types on the new build's workers, how many were moved across.
+   */
   deploy?: {
     streaming: number;
     waiting: number;
     inFlight: number;
     seconds: number;
-    onNewBuild: number;
+    legacyOnNewBuild: number;
+    moved: number;
     nondeterministic: number;
   };
+  /** `skillflow legacy --move` after the deploy, with `held` exams holding their answers at a checkpoint. */
+  move?: { held: number; moved: number; refused: number; failed: number; seconds: number };
+  /** Exams started after the deploy whose session and turn ran under the new types only. */
+  newSide: number;
+  /** `skillflow legacy` at the end: legacy runs still running, by kind. */
+  legacyLeft: { session: number; turn: number; skillRun: number };
   repeatedModelCalls: number;
   examsWithRepeats: number;
   maxRepeatsPerExam: number;
@@ -53,18 +63,25 @@ export function writeReport(figures: Figures, commit: string): string {
     '',
     '| figure | value |',
     '|---|--:|',
-    `| exams completed (20 concurrent, then 20 through the kills) | ${figures.exams.completed} of ${figures.exams.first + figures.exams.second} |`,
+    `| exams completed (${figures.exams.first} concurrent, then ${figures.exams.second} through the kills and the deploy, then ${figures.exams.third} on the deployed build) | ${figures.exams.completed} of ${figures.exams.first + figures.exams.second + figures.exams.third} |`,
     ...figures.kills.map(
       (kill) =>
         `| SIGKILL of the ${kill.what} (${kill.streaming} model calls streaming, ${kill.waiting} exams waiting at a checkpoint) | 1 |`,
     ),
     ...(figures.deploy
       ? [
-          `| new worker build deployed, one worker at a time, in ${figures.deploy.seconds.toFixed(0)} s (${figures.deploy.inFlight} exams in flight, ${figures.deploy.streaming} model calls streaming, ${figures.deploy.waiting} exams waiting at a checkpoint) | 1 |`,
-          `| exams in flight that went on on the new build (its patch marker in their history) | ${figures.deploy.onNewBuild} of ${figures.deploy.inFlight} |`,
+          `| deploy across the version boundary, one worker then one API process at a time, in ${figures.deploy.seconds.toFixed(0)} s (${figures.deploy.inFlight} exams in flight, ${figures.deploy.streaming} model calls streaming, ${figures.deploy.waiting} exams waiting at a checkpoint) | 1 |`,
+          `| exams in flight at the deploy that finished as legacy turns on the new build's workers / moved across | ${figures.deploy.legacyOnNewBuild} / ${figures.deploy.moved} of ${figures.deploy.inFlight} |`,
           `| workflow tasks failed with a nondeterminism error | ${figures.deploy.nondeterministic} |`,
         ]
       : []),
+    ...(figures.move
+      ? [
+          `| \`skillflow legacy --move\` with ${figures.move.held} exams holding their answers: moved / refused / failed (seconds) | ${figures.move.moved} / ${figures.move.refused} / ${figures.move.failed} (${figures.move.seconds.toFixed(1)}) |`,
+        ]
+      : ['| `skillflow legacy --move` | not run (TOPOLOGY_MOVE=1 adds it) |']),
+    `| exams started after the deploy that ran under the new types only | ${figures.newSide} of ${figures.exams.third} |`,
+    `| legacy sessions / turns / skill runs still running at the end (\`skillflow legacy\`) | ${figures.legacyLeft.session} / ${figures.legacyLeft.turn} / ${figures.legacyLeft.skillRun} |`,
     `| clients refused by the mTLS frontend (plain TCP, no client certificate, another CA's certificate) | ${figures.mtlsRefusals.refused} of ${figures.mtlsRefusals.tried} |`,
     `| model calls, all exams | ${figures.modelCalls} |`,
     `| model calls repeated (exams affected, most in one exam) | ${figures.repeatedModelCalls} (${figures.examsWithRepeats}, ${figures.maxRepeatsPerExam}) |`,
