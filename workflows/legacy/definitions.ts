@@ -9,6 +9,8 @@ import type { SessionState, StartTurnRequest, StartTurnResponse } from './sessio
 
 /** This frozen code's workflow types: the legacy names (workflows/index.ts registers it under them). */
 export { legacyWorkflowTypes as workflowTypes } from '../definitions';
+/** How an operator moves a legacy run to the current code (the boundary's own signal, defined with the current code). */
+export { moveToCurrentSignal } from '../definitions';
 
 /** The skill run workflow's signature, to start it by its type name. */
 export type SkillRunWorkflow = (input: SkillRunInput) => Promise<SkillRunResult>;

@@ -1,6 +1,7 @@
 import { HandlerUnfinishedPolicy } from '@temporalio/common';
 import { log, makeContinueAsNewFunc, patched, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
-import { moveToCurrentSignal, workflowTypes } from '../definitions';
+import { workflowTypes } from '../definitions';
+import { moveToCurrentSignal } from './definitions';
 import type { PendingCheckpoint } from './core/checkpoints';
 import type { TurnEvent } from './core/events';
 import type { ChatMessage } from './core/messages';
