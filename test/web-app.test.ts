@@ -124,14 +124,30 @@ async function makeLink(sessionId: string, body: Record<string, unknown> = {}, k
   return link;
 }
 
-/** A learner's browser: a context of its own (its own sessionStorage) opening the link as sent. */
-async function openLink(link: Link): Promise<{ page: Page; urls: string[] }> {
+/** The API's responses that issue a token: the link's access tokens and the turns' stream tokens. */
+const tokenIssuers = new Set(['/v1/links/exchange', '/v1/stream-tokens']);
+
+/**
+ * A learner's browser: a context of its own (its own sessionStorage) opening the link as sent; `issued` gathers the
+ * tokens the API gives the page.
+ */
+async function openLink(link: Link): Promise<{ page: Page; urls: string[]; issued: Array<Promise<string | null>> }> {
   const context = await browser.newContext({ viewport: { width: 1200, height: 1000 } });
   const page = await context.newPage();
   const urls: string[] = [];
+  const issued: Array<Promise<string | null>> = [];
   page.on('request', (request) => urls.push(request.url()));
+  page.on('response', (response) => {
+    if (response.ok() && tokenIssuers.has(new URL(response.url()).pathname))
+      issued.push(
+        response.json().then(
+          (body: { token: string }) => body.token,
+          () => null,
+        ),
+      );
+  });
   await page.goto(link.url);
-  return { page, urls };
+  return { page, urls, issued };
 }
 
 /** The access token the page holds for its link (sessionStorage), to ask the API what the page would ask. */
@@ -157,7 +173,8 @@ async function asPage<T>(page: Page, method: string, url: string, body?: unknown
 
 /**
  * An exam of three questions taken in the page as a learner does: a bad modify value (the API's 400 on its field, the
- * checkpoint staying), a good one, a reload before question 2, an API restart while the turn goes on after it, the
+ * checkpoint staying), a good one, a dropped connection while question 2 is asked, a reload before answering it, an API
+ * restart while the turn goes on after it, the
  * report drawn from the artifact, the route chosen; the page's events equal the turn's log throughout.
  */
 async function takeWholeExam(page: Page, turn: Turn): Promise<void> {
@@ -188,7 +205,19 @@ async function takeWholeExam(page: Page, turn: Turn): Promise<void> {
   expect(await page.locator('.position [role="timer"]').textContent()).toMatch(/^(29|30):\d\d left$/);
   await answerQuestion(page, 1);
 
+  // The network drops while the turn goes on: the page's stream is cut and it cannot reach the API until it is back.
+  await page.context().setOffline(true);
+  expect(stack.dropStreams()).toBeGreaterThan(0);
+  await until(
+    'the turn to ask question 2 while the page is offline',
+    () => turnOf(turn.id),
+    (read) => read.pendingCheckpoint?.name === 'question_2',
+  );
+  expect(await checkpointForm(page, 'question_2').count()).toBe(0);
+  await page.context().setOffline(false);
   await checkpointForm(page, 'question_2').waitFor();
+  await expectPageHoldsLog(page, turn.id);
+
   await page.reload();
   await checkpointForm(page, 'question_2').waitFor();
   expect(await page.locator('.position .count').textContent()).toBe('question 2 of 3');
@@ -220,11 +249,11 @@ async function takeWholeExam(page: Page, turn: Turn): Promise<void> {
 }
 
 describe('the web app at /app', () => {
-  it('takes a whole exam through an answer link: the token leaves the address, a bad modify stays on its field, reload and API restart lose nothing, the report is drawn', async () => {
+  it('takes a whole exam through an answer link: the token leaves the address and the logs, a bad modify stays on its field, a dropped connection, a reload and an API restart lose nothing, the report is drawn', async () => {
     const turn = await startExam(3, 1);
     const link = await makeLink(turn.sessionId);
     const token = /#link=(.+)$/.exec(link.url)![1];
-    const { page, urls } = await openLink(link);
+    const { page, urls, issued } = await openLink(link);
     await checkpointForm(page, 'exam_params').waitFor();
     expect(page.url()).toBe(`${stack.base}/app/#/session/${turn.sessionId}`);
     // The page's one entry in the history has no token: back is the blank page the browser opened with.
@@ -238,6 +267,14 @@ describe('the web app at /app', () => {
 
     const access = await accessTokenOf(page);
     expect(urls.filter((url) => url.includes(token) || url.includes(access))).toEqual([]);
+    // No token issued in the scenario (the link's, each access token, each stream token) nor the key is in a log line.
+    const tokens = (await Promise.all(issued)).filter((issuedToken) => issuedToken !== null);
+    expect(tokens).toContain(access);
+    expect(tokens.length).toBeGreaterThanOrEqual(4);
+    const secrets = [token, aliceKey, ...tokens];
+    // The log holds the page's requests, its event streams among them (the lines a token would be in).
+    expect(stack.apiLog.some((line) => line.includes(`/v1/turns/${turn.id}/events`))).toBe(true);
+    expect(stack.apiLog.filter((line) => secrets.some((secret) => line.includes(secret)))).toEqual([]);
     const logRead = await stack.request<{ events: Array<{ type: string; by?: string }> }>(
       'GET',
       `/v1/turns/${turn.id}/log`,

@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { chromiumPath } from '../../scripts/chromium';
 import { freePort } from '../../lib/dev-server';
+import { createLogger, opsLogOf } from '../../lib/logging';
 import { InProcessChannel } from '../../lib/live';
 import { SkillRegistry } from '../../lib/skills';
 import { MemoryLinkStore } from '../../api/links/store';
@@ -59,6 +62,9 @@ export class WebAppStack {
   /** Moves the API's clock (answer links and their tokens) ahead of the real one. */
   skewMs = 0;
   readonly now = () => Date.now() + this.skewMs;
+  /** Every line the API logged (pino's JSON lines, as written), across restarts, at its loudest: debug, requests too. */
+  readonly apiLog: string[] = [];
+  private readonly streams = new Set<Socket>();
   /** Kept across API restarts, as a deployment keeps its secret and its links (Redis) across them. */
   private readonly links = new MemoryLinkStore(this.now);
   private readonly secret = randomBytes(32);
@@ -96,13 +102,39 @@ export class WebAppStack {
   }
 
   private async startApi(): Promise<void> {
+    const logger = createLogger('skillflow-api', 'debug', { write: (line: string) => void this.apiLog.push(line) });
     ({ app: this.app } = await buildTestApp(
       this.env.client,
       this.taskQueue,
-      {},
-      { live: this.live, skills: this.skills, links: this.links, streamTokenSecret: this.secret, now: this.now },
+      { SKILLFLOW_LOG_REQUESTS: '1' },
+      {
+        live: this.live,
+        skills: this.skills,
+        links: this.links,
+        streamTokenSecret: this.secret,
+        now: this.now,
+        logger,
+        log: opsLogOf(logger),
+      },
     ));
+    this.app.server.on('request', (request: IncomingMessage) => {
+      if (!/^\/v1\/turns\/[^/]+\/events(\?|$)/.test(request.url ?? '')) return;
+      const socket = request.socket;
+      this.streams.add(socket);
+      socket.once('close', () => this.streams.delete(socket));
+    });
     await this.app.listen({ port: this.port, host: '127.0.0.1' });
+  }
+
+  /**
+   * Cuts the connections that carry a turn's event stream (SSE) while the API keeps listening: what a dropped network
+   * looks like from the page. Returns how many it cut.
+   */
+  dropStreams(): number {
+    const cut = this.streams.size;
+    for (const socket of this.streams) socket.destroy();
+    this.streams.clear();
+    return cut;
   }
 
   async restartApi(): Promise<void> {
