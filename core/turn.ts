@@ -24,7 +24,7 @@ export interface TurnInput {
   params?: Record<string, unknown>;
   createdAt: string;
   settings: TurnSettings;
-  /** A plan left unfinished by the session's previous turn, to be continued (any shape skillflow wrote: migratePlanCarry). */
+  /** A plan left unfinished by the session's previous turn, to be continued (read with readPlanCarry). */
   resume?: PlanCarry;
   /** The id of the API request that started the turn (`x-request-id`); the turn's logs carry it. */
   requestId?: string;

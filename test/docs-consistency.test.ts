@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { baselinePatch, impliedByBaseline, separatePatches } from '../core/policy/state';
+import { livePatches } from '../core/patches';
+import { baselinePatch, impliedByBaseline, separatePatches } from '../workflows/legacy/core/policy/state';
 import { cancelledReasons, completedReasons, failedReasons } from '../core/run/reasons';
 
 /** The documents say what the code does: every patch in force is in the operators' table, and no merge was left half done. */
@@ -31,17 +32,26 @@ describe('the documents', () => {
     expect(mentions).toEqual([]);
   });
 
-  it("operators.md's patch table lists every patch a run of this code records, and no other", () => {
+  /** The ids in the first column of the operators.md table whose header starts so. */
+  function tableIds(headerStart: string): string[] {
     const lines = read('docs/operators.md').split('\n');
-    const header = lines.findIndex((line) => line.startsWith('| patch id |'));
+    const header = lines.findIndex((line) => line.startsWith(headerStart));
     expect(header).toBeGreaterThan(-1);
     const end = lines.findIndex((line, i) => i > header && !line.startsWith('|'));
-    const table = lines
+    return lines
       .slice(header + 2, end)
       .map((line) => /^\| `([a-z0-9-]+)` \|/.exec(line)?.[1])
       .filter((id): id is string => id !== undefined);
+  }
+
+  it("operators.md's table of live patches lists every patch of core/patches.ts, and no other", () => {
+    const live = Object.values(livePatches as Record<string, { id: string }>).map((patch) => patch.id);
+    expect(tableIds('| live patch id |').sort()).toEqual(live.sort());
+  });
+
+  it("operators.md's table of the legacy code's patches lists every patch a legacy run records, and no other", () => {
     const inForce = [baselinePatch, ...impliedByBaseline, ...Object.values(separatePatches)];
-    expect([...table].sort()).toEqual([...inForce].sort());
+    expect(tableIds('| legacy patch id |').sort()).toEqual([...inForce].sort());
   });
 
   it("events.md's table of reasons lists every reason an ending may carry, with its status, and no other", () => {

@@ -1,6 +1,6 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { separatePatches } from '../core/policy';
+import { separatePatches } from '../workflows/legacy/core/policy';
 import type { TurnEvent } from '../core/events';
 import { turnEventsQuery, turnStateQuery } from '../workflows/definitions';
 import { skillsWithChecker } from './support/checker-skill';

@@ -1,5 +1,5 @@
 import type { Worker } from '@temporalio/worker';
-import { baselinePatch, rulePatches, separatePatches } from '../core/policy';
+import { baselinePatch, rulePatches, separatePatches } from '../workflows/legacy/core/policy';
 import { text, toolUse, type MessagesRequestBody } from './support/fake-anthropic';
 import { patchesIn, useHandoverStack } from './support/handover';
 

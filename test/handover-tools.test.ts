@@ -1,5 +1,5 @@
 import type { WorkflowHandle } from '@temporalio/client';
-import { baselinePatch, separatePatches } from '../core/policy';
+import { baselinePatch, separatePatches } from '../workflows/legacy/core/policy';
 import { text, toolUse, type MessagesRequestBody } from './support/fake-anthropic';
 import { patchesIn, useHandoverStack } from './support/handover';
 

@@ -1,6 +1,6 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { baselinePatch, impliedByBaseline, separatePatches } from '../core/policy';
+import { baselinePatch, impliedByBaseline, separatePatches } from '../workflows/legacy/core/policy';
 import { examDecision, examMessage, examModel } from './support/exam-script';
 import { text, toolUse } from './support/fake-anthropic';
 import { patchesIn, useHandoverStack } from './support/handover';

@@ -1,6 +1,6 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
-import { baselinePatch, separatePatches } from '../core/policy';
+import { baselinePatch, separatePatches } from '../workflows/legacy/core/policy';
 import { authHeaders, eventually } from './support/api';
 import { text, toolUse, type MessagesRequestBody } from './support/fake-anthropic';
 import { patchesIn, useHandoverStack } from './support/handover';

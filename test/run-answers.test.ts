@@ -1,5 +1,5 @@
 import type { CheckpointDecision, PendingCheckpoint } from '../core/checkpoints';
-import { currentRules, newPolicyState, policySettingsOf, reducePolicy, type PolicyState } from '../core/policy';
+import { newPolicyState, policySettingsOf, reducePolicy, type PolicyState } from '../core/policy';
 import type { ToolSpec } from '../core/tools';
 import { answer, expire, type AnswerRejection } from '../core/run/answers';
 import type { RunCommand } from '../core/run/commands';
@@ -25,7 +25,6 @@ const deploy: ToolSpec = {
 const started = reducePolicy(newPolicyState(), {
   type: 'turn.started',
   at,
-  rules: currentRules,
   settings: policySettingsOf(defaultTurnSettings),
   catalog: [],
   tools: { tools: [deploy], rootGrants: ['deploy'] },

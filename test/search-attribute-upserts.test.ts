@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { baselinePatch, separatePatches } from '../core/policy';
 import type { TurnInput, TurnState } from '../core/turn';
 import { answerCheckpointUpdate, turnEventsQuery, turnStateQuery, workflowTypes } from '../workflows/definitions';
 import { searchAttributeNameOf } from '../core/search-attributes';
@@ -62,12 +61,12 @@ describe('a turn upserts its search attributes once per workflow task', () => {
       SkillflowStep: ['checkpoint:post_exam_routing'],
     });
 
-    // Before batched-search-attributes and baseline-2026-11: 8 patch markers, each with its TemporalChangeVersion
-    // upsert, and 23 upserts of Skillflow attributes, up to 3 in one workflow task.
-    // Now the baseline, then spending-bounds, turn-start-in-one-activity and tool-catalog-by-reference (a turn's own markers).
+    // Code before batched search attributes made 8 patch markers, each with its TemporalChangeVersion upsert, and 23
+    // upserts of Skillflow attributes, up to 3 in one workflow task; the legacy code 4 markers (baseline-2026-11 and
+    // its turn's own). The current code: no marker, no TemporalChangeVersion upsert.
     expect(await upsertCounts(handle)).toEqual({
-      patchMarkers: 4,
-      changeVersionUpserts: 4,
+      patchMarkers: 0,
+      changeVersionUpserts: 0,
       attributeUpserts: 13,
       mostInOneTask: 1,
     });
@@ -126,10 +125,10 @@ describe('a turn upserts its search attributes once per workflow task', () => {
       ['completed'],
     ]);
     const child = (await handle.query(turnStateQuery)).skills![0].workflowId;
-    expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: 4, changeVersionUpserts: 4, mostInOneTask: 1 });
+    expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: 0, changeVersionUpserts: 0, mostInOneTask: 1 });
     expect(await upsertCounts(env.client.workflow.getHandle(child))).toMatchObject({
-      patchMarkers: 2,
-      changeVersionUpserts: 2,
+      patchMarkers: 0,
+      changeVersionUpserts: 0,
       mostInOneTask: 1,
     });
   });
@@ -182,32 +181,19 @@ describe('a turn upserts its search attributes once per workflow task', () => {
       expect((await handle.query(turnStateQuery)).pendingCheckpoint).toBeNull();
       expect(ended.attributes).not.toHaveProperty('SkillflowCheckpoint');
       expect(ended.attributes).toMatchObject({ SkillflowStatus: ['cancelled'] });
-      // The run that waited records the patch (after the baseline and, for a turn, the turn-start one); the skill run,
-      // cancelled with its turn, ends showing no checkpoint either. A turn that showed the skill run's checkpoint keeps
-      // showing it until it ends. What a cancel ends (the cut calls' tool.end, the mirrored checkpoint kept) is the run
-      // machine's rule (core/run/children.ts), read from no patch.
+      // The skill run, cancelled with its turn, ends showing no checkpoint either. Runs of the current code record no
+      // patch marker (the version boundary: the changes these once needed patches for are simply its code).
       const skillRuns = (await handle.query(turnStateQuery)).skills ?? [];
       expect(skillRuns).toHaveLength(script.length - 1);
-      const turnPatches = [
-        baselinePatch,
-        separatePatches.spendingBounds,
-        separatePatches.turnStartInOneActivity,
-        separatePatches.toolCatalogByReference,
-        separatePatches.endingClearsCheckpoint,
-      ];
-      expect(await patchesIn(handle)).toEqual(turnPatches);
-      expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: turnPatches.length, mostInOneTask: 1 });
+      expect(await patchesIn(handle)).toEqual([]);
+      expect(await upsertCounts(handle)).toMatchObject({ patchMarkers: 0, mostInOneTask: 1 });
       for (const { workflowId } of skillRuns) {
         const run = env.client.workflow.getHandle(workflowId);
         await run.result().catch(() => undefined);
         expect((await run.query(turnStateQuery)).pendingCheckpoint).toBeNull();
         expect((await observe(run, 'skill run ended')).attributes).not.toHaveProperty('SkillflowCheckpoint');
-        expect(await patchesIn(run)).toEqual([
-          baselinePatch,
-          separatePatches.spendingBounds,
-          separatePatches.endingClearsCheckpoint,
-        ]);
-        expect(await upsertCounts(run)).toMatchObject({ patchMarkers: 3, mostInOneTask: 1 });
+        expect(await patchesIn(run)).toEqual([]);
+        expect(await upsertCounts(run)).toMatchObject({ patchMarkers: 0, mostInOneTask: 1 });
       }
     },
   );

@@ -47,8 +47,8 @@ export async function callModel(run: TurnRun, options: ModelCallOptions): Promis
   };
   run.state.modelCalls++;
   const summary = `model call ${run.state.modelCalls}: ${options.purpose}`;
-  const delta = deltaSince(run, messages, run.engine.promptByReference);
-  const prompt = run.engine.promptByReference ? promptDigests(options) : undefined;
+  const delta = deltaSince(run, messages);
+  const prompt = promptDigests(options);
   const lean = leanPrompt(base, prompt, run.sentPrompt);
   let response: ModelResponse;
   try {
@@ -114,11 +114,11 @@ function leanPrompt(base: ModelRequest, prompt: TurnRun['sentPrompt'], sent: Tur
  * What the worker lacks of the conversation. With `byReference`, it starts after the previous response when the loop
  * appended it as it came (`replyMessageOf`: the worker holds it), and tool results repeating earlier ones go by digest.
  */
-function deltaSince(run: TurnRun, messages: ChatMessage[], byReference: boolean): TranscriptDelta | undefined {
-  const base = byReference ? (heldWithReply(run, messages) ?? heldBase(run, messages)) : heldBase(run, messages);
+function deltaSince(run: TurnRun, messages: ChatMessage[]): TranscriptDelta | undefined {
+  const base = heldWithReply(run, messages) ?? heldBase(run, messages);
   if (!base) return undefined;
   const append = messages.slice(base.count);
-  const repeated = byReference ? run.measure.repeatedResults(messages, base.count) : [];
+  const repeated = run.measure.repeatedResults(messages, base.count);
   if (repeated.length === 0) return { baseCount: base.count, baseDigest: base.digest, append };
   return { baseCount: base.count, baseDigest: base.digest, append: elideRepeated(append, repeated), repeated };
 }

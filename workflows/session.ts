@@ -14,15 +14,14 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import { migratePlanCarry, workflowPatches } from '../core/policy';
+import { readPlanCarry } from '../core/policy';
 import { boundedRecords, defaultHistoryWindowBytes, historyWindow } from '../core/session-records';
 import { closedTurnEnding } from '../core/run/skill-result';
-import { turnResultOfFailure, turnWorkflowId, type Exchange, type PlanCarry, type TurnResult } from '../core/turn';
+import { turnResultOfFailure, turnWorkflowId, type PlanCarry, type TurnResult } from '../core/turn';
 import { closeSessionUpdate, sessionStateQuery, startTurnUpdate, turnEndedSignal, workflowTypes } from './definitions';
 import { searchAttributes } from './search-attributes';
 import { SessionErrorType, type SessionInput, type SessionState, type TurnRecord } from './session-types';
 import { publicError } from './internal-errors';
-import { patchesOfThisRun } from './run-rules';
 import type { turnWorkflow } from './turn';
 
 const activeTurnGraceMs = 2_000;
@@ -33,8 +32,6 @@ const activeTurnGraceMs = 2_000;
  * whole); older turns are read from their own workflows.
  */
 export async function sessionWorkflow(input: SessionInput): Promise<SessionState> {
-  // Runs started before the bound keep every record and the count-only window until they continue as new.
-  const bounded = patchesOfThisRun()(workflowPatches.boundedSession);
   const state: SessionState = {
     sessionId: input.sessionId,
     userId: input.userId,
@@ -45,18 +42,18 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
   };
   setHandler(sessionStateQuery, () => state);
 
-  // Carries are read in any shape skillflow wrote (a run continued as new, or a turn of older code, may hold an old one).
-  let plan: PlanCarry | undefined = migratePlanCarry(input.plan);
+  // A legacy session crossing into this type continues as new with the carry of version 3 it holds.
+  let plan: PlanCarry | undefined = readPlanCarry(input.plan);
   const recordEnd = (
     record: TurnRecord,
     result: Pick<TurnResult, 'status' | 'reason' | 'output' | 'error'> & { plan?: PlanCarry },
   ) => {
     if (record.endedAt) return;
     const { plan: carried, ...ending } = result;
-    if ('turnId' in result) plan = migratePlanCarry(carried);
+    if ('turnId' in result) plan = readPlanCarry(carried);
     Object.assign(record, pickEnding(ending), { endedAt: new Date().toISOString() });
     if (state.activeTurnId === record.id) state.activeTurnId = undefined;
-    if (bounded && !state.activeTurnId) state.turns = boundedRecords(state.turns);
+    if (!state.activeTurnId) state.turns = boundedRecords(state.turns);
   };
 
   const cancelActiveTurn = async () => {
@@ -130,13 +127,11 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
             message: request.message,
             skill: request.skill,
             ...(request.skill && request.params ? { params: request.params } : {}),
-            history: bounded
-              ? historyWindow(
-                  state.turns.slice(0, -1),
-                  input.settings.historyWindow,
-                  input.settings.historyWindowBytes ?? defaultHistoryWindowBytes,
-                )
-              : recentExchanges(state.turns.slice(0, -1), input.settings.historyWindow),
+            history: historyWindow(
+              state.turns.slice(0, -1),
+              input.settings.historyWindow,
+              input.settings.historyWindowBytes ?? defaultHistoryWindowBytes,
+            ),
             createdAt,
             settings: input.settings,
             ...(plan ? { resume: plan } : {}),
@@ -179,17 +174,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
     await condition(allHandlersFinished);
     return state;
   }
-  const turns = bounded ? boundedRecords(state.turns) : state.turns;
+  const turns = boundedRecords(state.turns);
   return await continueAsNew<typeof sessionWorkflow>({ ...input, turns, turnCount: state.turnCount, plan });
-}
-
-/** The window of code before the byte bound: by count only (session runs started before it, replayed). */
-export function recentExchanges(turns: TurnRecord[], window: number): Exchange[] {
-  if (window <= 0) return [];
-  return turns
-    .filter((turn) => turn.status === 'completed' || turn.output)
-    .slice(-window)
-    .map((turn) => ({ user: turn.message, assistant: turn.output ?? '' }));
 }
 
 function childFailureResult(err: unknown): TurnResult | Pick<TurnResult, 'status' | 'reason' | 'error'> {

@@ -29,7 +29,7 @@ import {
   turnEventsQuery,
   turnStateQuery,
 } from './definitions';
-import { engineOfThisRun, failedEnding, patchesOfThisRun, rulesOfThisRun } from './run-rules';
+import { failedEnding } from './failed-ending';
 import { absorbProgress, ProgressRelay } from './skill-progress';
 import { toolsOfRun } from './run-tools';
 import { TurnRun } from './turn-run';
@@ -97,12 +97,9 @@ function recordMemo(result: SkillRunResult): Record<string, unknown> {
 /** Runs the skill to its ending (`run.ending`). */
 async function runSkill(run: TurnRun, input: SkillRunInput): Promise<void> {
   try {
-    const has = patchesOfThisRun();
-    const rules = rulesOfThisRun(has);
-    run.useEngine(engineOfThisRun(has));
+    run.batchAttributes();
     const { allowance } = input;
-    if (rules.spendingBounds && allowance?.tokens)
-      run.ledgerScope = { user: input.userId, day: allowance.tokens.day, turn: input.rootTurnId };
+    if (allowance?.tokens) run.ledgerScope = { user: input.userId, day: allowance.tokens.day, turn: input.rootTurnId };
     // The skill catalog is read when the run starts (like a turn's); the registered tools are its turn's, as given.
     const [skills, snapshot] = await Promise.all([skillCatalog(), loadSkillSnapshot({ name: input.skill })]);
     const catalog = skills.skills;
@@ -112,7 +109,6 @@ async function runSkill(run: TurnRun, input: SkillRunInput): Promise<void> {
     run.decide({
       type: 'turn.started',
       at: Date.now(),
-      rules,
       settings: policySettingsOf(input.settings),
       catalog: catalog.map((skill) => skill.name),
       tools: registry,

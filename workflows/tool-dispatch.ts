@@ -38,7 +38,7 @@ export async function dispatchToolCalls(
     // A skill loaded earlier in this response may have granted the tool: its detail is read before anything shows.
     await readGrantedDetails(run);
     const tool = tools.get(call.name);
-    const skill = run.policy.rules.spendingBounds ? skillCallOf(call, run.depth) : tool?.skillCall?.(call, run);
+    const skill = skillCallOf(call, run.depth);
     const name = skill?.name ?? call.name;
     const origin = tool ? { source: tool.spec.source, ...(tool.spec.server ? { server: tool.spec.server } : {}) } : {};
     const skillDepth = skill?.depth !== undefined ? { depth: skill.depth } : {};

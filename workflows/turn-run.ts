@@ -2,7 +2,6 @@ import {
   CancellationScope,
   CancelledFailure,
   condition,
-  patched,
   setCurrentDetails,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
@@ -16,11 +15,9 @@ import type { ChatMessage } from '../core/messages';
 import { addUsage, zeroUsage, type Usage } from '../core/model';
 import {
   carryOf,
-  enginePatches,
-  migratePlanCarry,
   positionOf,
+  readPlanCarry,
   reducePolicy,
-  separatePatches,
   type PlanCarry,
   type PolicyEvent,
   type PolicyState,
@@ -75,11 +72,11 @@ export class TurnRun {
   charsPerToken = 3.5;
   /** How much of the conversation the worker already holds: what the previous model call sent, and its response's content (model-call.ts). */
   synced: { count: number; digest: string; reply?: ChatMessage['content'] } | undefined;
-  /** The engine changes of the code this run started on (workflows/run-rules.ts); none before it reads them (useEngine). */
-  engine: Record<keyof typeof enginePatches, boolean> = { promptByReference: false, batchedSearchAttributes: false };
-  /** Search attribute changes not sent yet, by attribute (engine.batchedSearchAttributes): see setAttributes. */
+  /** Whether search attribute changes are kept and sent as one upsert a workflow task (from batchAttributes on). */
+  private batching = false;
+  /** Search attribute changes not sent yet, by attribute: see setAttributes. */
   private readonly unsent = new Map<string, SearchAttributeUpdatePair>();
-  /** Digests of the system prompt and tools the worker already holds for this run (with engine.promptByReference). */
+  /** Digests of the system prompt and tools the worker already holds for this run. */
   sentPrompt: { system: string; tools: string } | undefined;
   /** Digests and sizes of `messages`, each message measured once (core/transcript.ts). */
   readonly measure = new ConversationMeasure();
@@ -183,7 +180,7 @@ export class TurnRun {
 
   /** What the session keeps for the next turn (what it was given, if the policy never started). */
   carry(): PlanCarry | undefined {
-    return this.policyStarted ? carryOf(this.policy, this.pinned.loaded) : migratePlanCarry(this.input.resume);
+    return this.policyStarted ? carryOf(this.policy, this.pinned.loaded) : readPlanCarry(this.input.resume);
   }
 
   /** Appends an event to the log; inside a skill run it carries the run's depth unless it names its own (skill calls). */
@@ -209,10 +206,9 @@ export class TurnRun {
     if (this.depth === 0) liveSink.eventLogged(this.input.turnId, logged, this.state);
   }
 
-  /** Takes the engine changes of the code this run started on; with batched search attributes, starts sending them. */
-  useEngine(engine: Record<keyof typeof enginePatches, boolean>): void {
-    this.engine = engine;
-    if (!engine.batchedSearchAttributes) return;
+  /** From now on, keeps search attribute changes and sends those of a workflow task as one upsert. */
+  batchAttributes(): void {
+    this.batching = true;
     // The SDK checks conditions after each job of an activation and again once the code those jobs resumed has run as
     // far as it can, so a workflow task's changes go as one upsert before it completes (a handler's changes may go
     // before those of the code its job resumes). Not cancellable: a cancelled run's attributes still reach Temporal.
@@ -225,11 +221,11 @@ export class TurnRun {
   }
 
   /**
-   * Sets search attributes: at once in runs of code before batchedSearchAttributes (one upsert per change, as their
-   * histories hold), else kept, the latest value of each, until the workflow code waits (useEngine) or ends.
+   * Sets search attributes: at once before the run starts batching them, then kept, the latest value of each, until
+   * the workflow code waits (batchAttributes) or ends.
    */
   setAttributes(pairs: SearchAttributeUpdatePair[]): void {
-    if (!this.engine.batchedSearchAttributes) return upsertSearchAttributes(pairs);
+    if (!this.batching) return upsertSearchAttributes(pairs);
     for (const pair of pairs) this.unsent.set(pair.key.name, pair);
   }
 
@@ -337,10 +333,10 @@ export class TurnRun {
     this.state.output = ending.output;
     this.state.error = ending.status === 'failed' ? ending.error : undefined;
     // An ended run waits for nobody, whatever checkpoint it was at (the UI's current details). A run cancelled while it
-    // waited at its own checkpoint, or at one of a skill run below (cancelKeepsCheckpoint: kept until now, so `waiting`
-    // never shows without it), left it in its state and SkillflowCheckpoint; `mirroring` is cleared with it.
+    // waited at its own checkpoint, or at one of a skill run below (kept until now, so `waiting` never shows without
+    // it), left it in its state and SkillflowCheckpoint; `mirroring` is cleared with it.
     setCurrentDetails('');
-    if (this.state.pendingCheckpoint && patched(separatePatches.endingClearsCheckpoint)) this.showPending(null);
+    if (this.state.pendingCheckpoint) this.showPending(null);
     this.setStatus(ending.status, ending.reason);
     if (ending.status === 'completed') this.emit({ type: 'done', output: ending.output ?? '' });
     else if (ending.status === 'cancelled') this.emit({ type: 'cancelled', reason: ending.reason });

@@ -4,23 +4,19 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
-  patched,
   proxyActivities,
   setHandler,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { utcDayOf } from '../core/budget';
 import type { SkillCatalog } from '../core/skills';
-import { emptyToolCatalog, type ToolCatalog, type ToolCatalogReference } from '../core/tools';
 import type { TurnStart } from '../core/turn-start';
 import {
-  migratePlanCarry,
   pinnedSkillsOf,
   policySettingsOf,
+  readPlanCarry,
   unresolvedSkills,
-  separatePatches,
   withSnapshots,
-  workflowPatches,
   type PlanCarry,
 } from '../core/policy';
 import { basePrompt } from '../core/prompts';
@@ -38,13 +34,13 @@ import {
   turnEventsQuery,
   turnStateQuery,
 } from './definitions';
-import { engineOfThisRun, failedEnding, patchesOfThisRun, rulesOfThisRun, type HasPatch } from './run-rules';
+import { failedEnding } from './failed-ending';
 import { toolsOfRun } from './run-tools';
 import { absorbProgress } from './skill-progress';
 import { preloadSkill } from './skill-tools';
 import { TurnRun } from './turn-run';
 
-const { skillCatalog, toolCatalog, resolveSkillSnapshots, readTurnStart } = proxyActivities<Activities>({
+const { readTurnStart } = proxyActivities<Activities>({
   startToCloseTimeout: '30s',
   retry: { maximumAttempts: 3 },
 });
@@ -57,14 +53,11 @@ const { skillCatalog, toolCatalog, resolveSkillSnapshots, readTurnStart } = prox
  */
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const run = new TurnRun(input);
-  const has = patchesOfThisRun();
   setHandler(turnStateQuery, () => run.state);
   setHandler(turnEventsQuery, (afterOffset: number, limit?: number) => run.log.after(afterOffset, limit));
   // A human's decision on the pending checkpoint: kept for askHuman, which is waiting for it, or passed down to the
   // skill run that asked. The update answers the API with the reason for a rejection; an invalid signal (operators, by
-  // hand) is logged and ignored. An answer to the checkpoint the turn opens next waits for it (answers-ahead.ts); no
-  // patch: histories of earlier code hold no accepted update of that kind (their validator refused it), so they replay
-  // as they ran.
+  // hand) is logged and ignored. An answer to the checkpoint the turn opens next waits for it (answers-ahead.ts).
   setHandler(
     answerCheckpointUpdate,
     (decision) => {
@@ -85,10 +78,10 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   // What a skill run this turn invoked did: its events, its pending checkpoint, its usage and records.
   setHandler(skillProgressSignal, (progress) => absorbProgress(run, progress));
 
-  const result = await runTurn(run, has);
+  const result = await runTurn(run);
   await CancellationScope.nonCancellable(() => tellSession(input, result));
   run.publishEnding();
-  if (result.status === 'failed' && has(workflowPatches.failedTurnFails)) throw turnFailure(result);
+  if (result.status === 'failed') throw turnFailure(result);
   return result;
 }
 
@@ -102,7 +95,7 @@ function turnFailure(result: TurnResult): ApplicationFailure {
   });
 }
 
-async function runTurn(run: TurnRun, has: HasPatch): Promise<TurnResult> {
+async function runTurn(run: TurnRun): Promise<TurnResult> {
   const { input } = run;
   const withPlan = (result: TurnResult): TurnResult => ({
     ...result,
@@ -111,19 +104,15 @@ async function runTurn(run: TurnRun, has: HasPatch): Promise<TurnResult> {
     plan: run.carry(),
   });
   try {
-    const rules = rulesOfThisRun(has);
-    run.useEngine(engineOfThisRun(has));
-    if (rules.spendingBounds && input.tokenBudget !== undefined)
+    run.batchAttributes();
+    if (input.tokenBudget !== undefined)
       run.ledgerScope = { user: input.userId, day: utcDayOf(input.createdAt), turn: input.turnId };
     // Both catalogs are read once: the turn keeps the skills and tools it started with for its whole life.
-    const { catalog, registry, carry, given } = patched(separatePatches.turnStartInOneActivity)
-      ? await readStartAtOnce(input, rules.registeredTools)
-      : await readStartApart(input, rules.registeredTools, has);
+    const { catalog, registry, carry, given } = await readStart(input);
     run.pinned = pinnedSkillsOf(carry);
     const started = run.decide({
       type: 'turn.started',
       at: Date.now(),
-      rules,
       settings: policySettingsOf(input.settings),
       catalog: catalog.skills.map((skill) => skill.name),
       carry,
@@ -155,20 +144,22 @@ async function runTurn(run: TurnRun, has: HasPatch): Promise<TurnResult> {
 /** What a turn starts with: its catalogs, its carried plan with the pinned skills read back, and its given skill's load. */
 interface StartReading {
   catalog: SkillCatalog;
-  registry: ToolCatalog | ToolCatalogReference;
+  registry: TurnStart['tools'];
   carry: PlanCarry | undefined;
   given?: TurnStart['given'];
 }
 
-/** The start in one activity (readTurnStart): one workflow task for the catalogs, the carried skills and the given skill. */
-async function readStartAtOnce(input: TurnInput, registeredTools: boolean): Promise<StartReading> {
-  const resume = migratePlanCarry(input.resume);
+/**
+ * The start in one activity (readTurnStart): one workflow task for the catalogs (the tool catalog by reference), the
+ * carried skills and the given skill.
+ */
+async function readStart(input: TurnInput): Promise<StartReading> {
+  const resume = readPlanCarry(input.resume);
   const carried = unresolvedSkills(resume);
   const alreadyPinned = resume?.snapshots.some((snapshot) => snapshot.name === input.skill);
-  const toolsByReference = registeredTools && patched(separatePatches.toolCatalogByReference);
   const start = await readTurnStart({
-    tools: registeredTools,
-    ...(toolsByReference ? { toolsByReference } : {}),
+    tools: true,
+    toolsByReference: true,
     carried,
     ...(input.skill && !alreadyPinned ? { given: input.skill } : {}),
   });
@@ -179,31 +170,6 @@ async function readStartAtOnce(input: TurnInput, registeredTools: boolean): Prom
     });
   const carry = resume && carried.length > 0 ? withSnapshots(resume, start.carried.snapshots) : resume;
   return { catalog: start.catalog, registry: start.tools, carry, given: start.given };
-}
-
-/** The start of turns of earlier code: the catalogs at once, then the carried skills; the given skill is loaded later. */
-async function readStartApart(input: TurnInput, registeredTools: boolean, has: HasPatch): Promise<StartReading> {
-  const [catalog, registry] = await Promise.all([
-    skillCatalog(),
-    registeredTools ? toolCatalog() : Promise.resolve(emptyToolCatalog),
-  ]);
-  return { catalog, registry, carry: await withCarriedSkills(migratePlanCarry(input.resume), has) };
-}
-
-/**
- * The carried plan with the pinned skills it names read back. A version no longer available leaves the plan without
- * its skill active: the model is told to load the skill again, which pins the current version.
- */
-async function withCarriedSkills(carry: PlanCarry | undefined, has: HasPatch): Promise<PlanCarry | undefined> {
-  const wanted = unresolvedSkills(carry);
-  if (!carry || wanted.length === 0 || !has(workflowPatches.skillReferences)) return carry;
-  const { snapshots, unavailable } = await resolveSkillSnapshots({ skills: wanted });
-  for (const ref of unavailable)
-    log.warn('A carried skill version is no longer available; the plan goes on without it', {
-      skill: ref.name,
-      hash: ref.hash,
-    });
-  return withSnapshots(carry, snapshots);
 }
 
 async function tellSession(input: TurnInput, result: TurnResult): Promise<void> {

@@ -29,9 +29,8 @@ interface Policy {
   onTimeout: OnTimeout;
 }
 
-/** The checkpoint the skill declares under this name: the active skill's, or (for turns of older code) the plan's. */
+/** The checkpoint the skill declares under this name: the active skill's, else the plan's. */
 function declaredSpec(state: PolicyState, name: string): CheckpointSpec | undefined {
-  if (!state.rules.declaredCheckpoints) return checkpointSpec(state.plan, name);
   return (state.active?.checkpoints ?? state.plan?.checkpoints ?? []).find((spec) => spec.name === name);
 }
 
@@ -39,12 +38,9 @@ function declaredSpec(state: PolicyState, name: string): CheckpointSpec | undefi
 function policyOf(state: PolicyState, name: string, spec: CheckpointSpec | undefined, at: number): Policy {
   const defaults: Policy = { ttlMs: state.settings.checkpointTtlMs, onTimeout: state.settings.checkpointOnTimeout };
   const { plan } = state;
-  if (!state.rules.declaredCheckpoints && !plan) return defaults;
   if (spec) return { ttlMs: spec.ttlMs, onTimeout: spec.onTimeout };
-  // A skill that says nothing about its free checkpoints leaves them to the configuration (code before declared
-  // checkpoints read that as "no deadline").
-  const unsaid: Policy = state.rules.declaredCheckpoints ? defaults : { ttlMs: null, onTimeout: 'cancel' };
-  const free = state.active ? (state.active.freeCheckpoints ?? unsaid) : defaults;
+  // A skill that says nothing about its free checkpoints leaves them to the configuration.
+  const free = state.active ? (state.active.freeCheckpoints ?? defaults) : defaults;
   if (!plan?.deadline || plan.deadlinePassed || namesCheckpoint(plan, name)) return free;
   const untilDeadline = Math.max(0, plan.deadline.atMs - at);
   return free.ttlMs !== null && free.ttlMs <= untilDeadline ? free : { ttlMs: untilDeadline, onTimeout: 'skip' };
@@ -56,12 +52,12 @@ export function onCheckpointRequested(state: PolicyState, call: ToolCall, at: nu
   if (typeof request === 'string') return refuse(state, request);
   const name = request.checkpoint;
   const refusal = state.plan ? checkpointRefusal(state.plan, name) : null;
-  if (refusal) return violation(state, refusal, state.rules.refusedCheckpointsEndTurn);
+  if (refusal) return violation(state, refusal);
 
   const spec = declaredSpec(state, name);
   let params = request.params ?? null;
   let paramsSchema: JsonSchema | null = params ? schemaOfValues(params) : null;
-  if (state.rules.declaredCheckpoints && spec && spec.params.length > 0) {
+  if (spec && spec.params.length > 0) {
     paramsSchema = fieldsToJsonSchema(spec.params);
     const proposed = { ...(params ?? {}), ...givenFor(state, spec) };
     const checked = validateJson(proposed, paramsSchema, { path: 'params', applyDefaults: true });
@@ -79,7 +75,7 @@ export function onCheckpointRequested(state: PolicyState, call: ToolCall, at: nu
   const routes = checkpointSpec(state.plan, name)?.routes ?? [];
   const options = routes.length > 0 ? routes.map((route) => route.label) : (request.options ?? null);
   const policy = policyOf(state, name, spec, at);
-  const declaredKind = state.rules.declaredCheckpointKind && spec !== undefined;
+  const declaredKind = spec !== undefined;
   const kind = declaredKind ? spec.kind : request.kind;
   const open: OpenCheckpoint = {
     id: checkpointIdOf(state.checkpointCount + 1),

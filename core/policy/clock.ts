@@ -50,16 +50,14 @@ export function countRound(state: PolicyState, at: number): { state: PolicyState
   const banked = startClock(stopClock(state, at), at);
   const { name, limits } = state.active;
   const usage = usageOf(banked, name);
-  if (state.rules.skillLimits) {
-    if (limits.timeoutMs !== null && usage.activeMs >= limits.timeoutMs) {
-      return { state: banked, end: skillLimitEnd(name, { limit: 'timeout', ms: limits.timeoutMs }, banked) };
-    }
-    if (limits.maxIterations !== null && usage.rounds >= limits.maxIterations) {
-      return {
-        state: banked,
-        end: skillLimitEnd(name, { limit: 'max-iterations', rounds: limits.maxIterations }, banked),
-      };
-    }
+  if (limits.timeoutMs !== null && usage.activeMs >= limits.timeoutMs) {
+    return { state: banked, end: skillLimitEnd(name, { limit: 'timeout', ms: limits.timeoutMs }, banked) };
+  }
+  if (limits.maxIterations !== null && usage.rounds >= limits.maxIterations) {
+    return {
+      state: banked,
+      end: skillLimitEnd(name, { limit: 'max-iterations', rounds: limits.maxIterations }, banked),
+    };
   }
   return { state: { ...banked, usage: { ...banked.usage, [name]: { ...usage, rounds: usage.rounds + 1 } } } };
 }

@@ -12,11 +12,10 @@ const remaining = (plan: ActivePlan | null) => (plan ? remainingSteps(plan).join
 const stopped = (state: Pick<PolicyState, 'depth'>) =>
   state.depth > 0 ? 'the skill run was stopped' : 'the turn was stopped';
 
-/** What the model kept doing: breaking the active plan, going against the human's route, or breaking the run's rules. */
+/** What the model kept doing: breaking the active plan, or breaking the run's rules. */
 function violated(state: PolicyState): string {
   const { plan } = state;
   if (plan) return `broke the plan of skill ${plan.skill} at ${plan.current ? `step ${plan.current}` : 'its start'}`;
-  if (state.route) return "went against the human's routing decision";
   const run = state.depth > 0 ? state.given : null;
   return run ? `broke the rules of skill run ${run.skill}` : 'broke the rules of this turn';
 }

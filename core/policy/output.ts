@@ -30,8 +30,7 @@ function declaring(state: PolicyState): ActiveSkill | null {
 /** A missing or invalid output: the one correction, or (once it is used, under the rule) the end of the run. */
 function correction(state: PolicyState, skill: string, message: string, problem: string, text?: string): Reduction {
   const output = outputOf(state, skill);
-  if (output.corrections >= 1 && state.rules.structuredOutput)
-    return { state, verdict: invalidOutputEnd(state, skill, problem, text) };
+  if (output.corrections >= 1) return { state, verdict: invalidOutputEnd(state, skill, problem, text) };
   return refuse(withOutput(state, skill, { ...output, corrections: output.corrections + 1 }), message);
 }
 
@@ -75,7 +74,7 @@ export function onOutputSubmitted(state: PolicyState, input: unknown): Reduction
  */
 export function onFinalWithOutput(state: PolicyState, text: string): Reduction {
   const active = declaring(state);
-  if (!active || !state.rules.structuredOutput) return allow(state);
+  if (!active) return allow(state);
   if (state.depth > 0) return skillRunAnswer(state, active, text);
   if (state.plan?.skill !== active.name || outputOf(state, active.name).given) return allow(state);
   const message =

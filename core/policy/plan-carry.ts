@@ -25,23 +25,18 @@ export interface Route {
 
 /** What a turn hands the session when it ends with a plan in progress (or a routing choice still to act on). */
 export interface PlanCarry {
-  /** 3: the pinned skills by reference (`skills`); 2 carried them whole (`snapshots`), and is migrated when read. */
-  version: 2 | 3;
+  version: 3;
   plan: ActivePlan | null;
   route: Route | null;
   /**
    * The pinned skills the plan needs, by name and hash, so the next turn serves the same content: it reads them back
-   * (the resolveSkillSnapshots activity) into `snapshots` when it starts. Absent from carries of version 2.
+   * (in its start activity) into `snapshots` when it starts.
    */
-  skills?: SkillRef[];
+  skills: SkillRef[];
   /**
-   * Whole pinned skills: those of a carry of version 2 (used as they are), and inside a turn, the ones it read back.
-   * Empty in the carries a turn hands its session, which must stay small (they cross continue-as-new).
+   * Whole pinned skills: inside a turn, the ones it read back (or, from a legacy session's carry, those its older
+   * carry held whole). Empty in the carries a turn hands its session, which must stay small (they cross
+   * continue-as-new).
    */
   snapshots: SkillSnapshot[];
-  /**
-   * The same plan and route in the shape of the code before the policy core, for its workers during a rolling
-   * deploy. Goes with the patches of state.ts (docs/operators.md).
-   */
-  orchestrator?: { plan: ActivePlan | null; route: Route | null; violations: number };
 }

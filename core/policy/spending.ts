@@ -4,17 +4,16 @@ import type { InvocationCount, PolicyState, Reduction, ReserveAsk, ToolCall } fr
 import { allow, refuse } from './verdicts';
 
 /**
- * Spending bounds (rules.spendingBounds): invoke_skill calls capped per model response and per turn, the token budget
+ * Spending bounds: invoke_skill calls capped per model response and per turn, the token budget
  * handed down to the skill runs a run starts, and each round's tokens reserved in the user's day ledger.
  */
 
 /** A new model response: none of its invoke_skill calls made yet. */
-export const newResponse = (invocations: InvocationCount | null): InvocationCount | null =>
-  invocations && { ...invocations, inResponse: 0 };
+export const newResponse = (invocations: InvocationCount): InvocationCount => ({ ...invocations, inResponse: 0 });
 
 /** What a round of a run with a budget reserves: its estimate, within what the run has left (never nothing). */
 export function reserveAskOf(state: PolicyState, tokens: number, estimate: number): ReserveAsk | undefined {
-  if (!state.rules.spendingBounds || state.tokenBudget === null) return undefined;
+  if (state.tokenBudget === null) return undefined;
   const left = state.tokenBudget - tokens;
   return { tokens: Math.min(Math.max(estimate, 1), left), left };
 }
@@ -30,7 +29,6 @@ export function onTokensReserved(state: PolicyState, reservation: Reservation): 
  */
 export function onInvocationAllowed(state: PolicyState, skill: string, tokens: number): Reduction {
   const { invocations, tokenBudget } = state;
-  if (!invocations) return allow(state);
   const { maxInvocationsPerResponse: perResponse, maxInvocationsPerTurn: perTurn } = state.settings;
   const notRun = `${skill} was not invoked`;
   if (invocations.inResponse >= perResponse) {
@@ -59,13 +57,13 @@ export function onInvocationAllowed(state: PolicyState, skill: string, tokens: n
 /** An invoke_skill the policy counted started nothing (its input was invalid): the call is given back. */
 export function unstarted(state: PolicyState, call: ToolCall): Reduction {
   const { invocations } = state;
-  const counted = invocations !== null && typeof (call.input as Record<string, unknown> | null)?.skill === 'string';
+  const counted = typeof (call.input as Record<string, unknown> | null)?.skill === 'string';
   return allow(
     counted ? { ...state, invocations: { left: invocations.left + 1, inResponse: invocations.inResponse - 1 } } : state,
   );
 }
 
 /** A skill run ended: the calls it and the runs under it made count against this run's. */
-export function afterInvocation(invocations: InvocationCount | null, runs: number): InvocationCount | null {
-  return invocations && { ...invocations, left: Math.max(0, invocations.left - runs) };
+export function afterInvocation(invocations: InvocationCount, runs: number): InvocationCount {
+  return { ...invocations, left: Math.max(0, invocations.left - runs) };
 }

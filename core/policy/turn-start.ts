@@ -9,24 +9,21 @@ import type { ToolCatalog, ToolCatalogReference, ToolSpec } from '../tools/types
 type TurnStarted = Extract<PolicyEvent, { type: 'turn.started' }>;
 
 /**
- * A turn starts with the rules of its code, its settings, the catalog, and what the session's previous turn carried:
+ * A turn starts with its settings, the catalog, and what the session's previous turn carried:
  * an unfinished plan resumes (its skill active from now), and a routing choice is passed on. A skill run starts with
- * its skill active and its plan at the start, its children as what it may invoke, and its parameters given. With
- * spending bounds, a run may make the invoke_skill calls its invoker left it (a turn: the per-turn cap).
+ * its skill active and its plan at the start, its children as what it may invoke, and its parameters given. A run
+ * may make the invoke_skill calls its invoker left it (a turn: the per-turn cap).
  */
 export function onTurnStarted(event: TurnStarted): Reduction {
-  const { rules, settings, catalog, carry, at, tools, invocation } = event;
+  const { settings, catalog, carry, at, tools, invocation } = event;
   let state: PolicyState = {
     ...newPolicyState(),
-    rules,
     settings,
     catalog,
-    ...(rules.registeredTools && tools ? catalogState(tools) : {}),
+    ...(tools ? catalogState(tools) : {}),
     given: event.given ?? null,
     tokenBudget: event.tokenBudget ?? null,
-    invocations: rules.spendingBounds
-      ? { left: invocation?.invocationsLeft ?? settings.maxInvocationsPerTurn, inResponse: 0 }
-      : null,
+    invocations: { left: invocation?.invocationsLeft ?? settings.maxInvocationsPerTurn, inResponse: 0 },
   };
   if (invocation) {
     const { manifest, depth, checkpointBase, params } = invocation;
@@ -42,7 +39,7 @@ export function onTurnStarted(event: TurnStarted): Reduction {
   }
   if (!carry) return allow(state);
   const notes: string[] = [];
-  const plan = rules.routeScopedToPlan && !isUnfinished(carry.plan) ? null : carry.plan;
+  const plan = isUnfinished(carry.plan) ? carry.plan : null;
   if (plan) {
     state = { ...state, plan };
     const snapshot = carry.snapshots.find((candidate) => candidate.name === plan.skill);
@@ -50,10 +47,7 @@ export function onTurnStarted(event: TurnStarted): Reduction {
     notes.push(resumeNote(plan));
   }
   const { route } = carry;
-  if (route && !rules.routeScopedToPlan) {
-    state = { ...state, route };
-    if (!plan) notes.push(`At ${route.from} the human chose ${route.skill ?? 'to stop'}.`);
-  } else if (route?.skill) {
+  if (route?.skill) {
     notes.push(
       `In the previous turn, at ${route.from}, the human chose ${route.skill} as the next skill and it was not loaded yet. ` +
         `If the user's message goes on from there, load it with load_skill; otherwise follow the new request.`,

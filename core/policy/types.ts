@@ -73,33 +73,6 @@ export interface ToolApproval {
   callId: string;
 }
 
-/**
- * Rules that changed while turns were running. A turn keeps the rules of the code it started on (the workflow reads
- * them once with `patched()`, see rulePatches), so turns started before a change replay as they ran.
- */
-export interface PolicyRules {
-  /** limits.max-iterations and limits.timeout end the turn. */
-  skillLimits: boolean;
-  /** A refused checkpoint request counts toward the violation limit and ends the turn there, like any other. */
-  refusedCheckpointsEndTurn: boolean;
-  /** Any active skill's declared checkpoints set their policy; proposed params are validated and defaulted. */
-  declaredCheckpoints: boolean;
-  /** A routing choice binds the turn of its plan only; "stop" is not carried, a chosen skill is a note next turn. */
-  routeScopedToPlan: boolean;
-  /** A checkpoint the skill declares is asked with the declared kind; a routing checkpoint takes a choice or a cancel. */
-  declaredCheckpointKind: boolean;
-  /** The worker's registered tools are offered as the active skill grants them (or the configured default at the root). */
-  registeredTools: boolean;
-  /** A plan's final answer needs the output its skill declares (submit_output); an invalid one gets one correction. */
-  structuredOutput: boolean;
-  /**
-   * invoke_skill calls are capped per model response and per turn (its skill runs' included); the token budget is
-   * handed down to skill runs and checked before each of their rounds; each round reserves its tokens in the user's
-   * day ledger first (core/budget.ts). Read with its own patch (separatePatches.spendingBounds), not the baseline's.
-   */
-  spendingBounds: boolean;
-}
-
 export type PolicySettings = Pick<
   TurnSettings,
   'maxRounds' | 'maxPlanViolations' | 'checkpointTtlMs' | 'checkpointOnTimeout'
@@ -139,7 +112,6 @@ export interface InvocationCount {
 }
 
 export interface PolicyState {
-  rules: PolicyRules;
   settings: PolicySettings;
   /** The skills of the turn's catalog (by name). */
   catalog: string[];
@@ -180,8 +152,8 @@ export interface PolicyState {
    * it started; for a skill run, what its invoker had left when it invoked it. null is no limit.
    */
   tokenBudget: number | null;
-  /** null in runs of code before spending bounds: no cap. */
-  invocations: InvocationCount | null;
+  /** The invoke_skill calls the run may still make, and those of the current response. */
+  invocations: InvocationCount;
 }
 
 export interface ToolCall {
@@ -205,7 +177,6 @@ export type PolicyEvent =
   | {
       type: 'turn.started';
       at: number;
-      rules: PolicyRules;
       settings: PolicySettings;
       catalog: string[];
       carry?: PlanCarry;

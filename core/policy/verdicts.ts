@@ -17,13 +17,9 @@ export function refuse(
   return { state, verdict };
 }
 
-/**
- * A move the plan does not allow: refused, and counted. At the configured number of violations the turn ends
- * (unless `mayEnd` is false: the rule for refused checkpoints of turns started before it changed).
- */
-export function violation(state: PolicyState, message: string, mayEnd = true): Reduction {
+/** A move the plan does not allow: refused, and counted. At the configured number of violations the turn ends. */
+export function violation(state: PolicyState, message: string): Reduction {
   const next = { ...state, violations: state.violations + 1 };
-  if (mayEnd && next.violations >= next.settings.maxPlanViolations)
-    return { state: next, verdict: planViolationsEnd(next) };
+  if (next.violations >= next.settings.maxPlanViolations) return { state: next, verdict: planViolationsEnd(next) };
   return refuse(next, message);
 }

@@ -6,10 +6,11 @@ import {
   TimeoutFailure,
   allHandlersFinished,
   condition,
-  continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
   log,
+  makeContinueAsNewFunc,
+  patched,
   setHandler,
   startChild,
   workflowInfo,
@@ -17,10 +18,18 @@ import {
 import { migratePlanCarry, workflowPatches } from './core/policy';
 import { boundedRecords, defaultHistoryWindowBytes, historyWindow } from './core/session-records';
 import { turnResultOfFailure, turnWorkflowId, type Exchange, type PlanCarry, type TurnResult } from './core/turn';
-import { closeSessionUpdate, sessionStateQuery, startTurnUpdate, turnEndedSignal } from './definitions';
+import { workflowTypes as currentWorkflowTypes } from '../definitions';
+import {
+  closeSessionUpdate,
+  moveToCurrentSignal,
+  sessionStateQuery,
+  startTurnUpdate,
+  turnEndedSignal,
+} from './definitions';
 import { searchAttributes } from './search-attributes';
 import { SessionErrorType, type SessionInput, type SessionState, type TurnRecord } from './session-types';
 import { publicError } from './internal-errors';
+import { movePatch } from './move';
 import { patchesOfThisRun } from './run-rules';
 import { turnWorkflow } from './turn';
 
@@ -171,15 +180,27 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionState
     await cancelActiveTurn();
   });
 
+  // The version boundary: an operator's move makes the session continue as new as soon as it has no active turn. A
+  // signal a worker without this handler received (and ignored) has no marker in its history: replayed, it does nothing.
+  let moveRequested = false;
+  setHandler(moveToCurrentSignal, () => {
+    if (patched(movePatch)) moveRequested = true;
+  });
+
   await condition(
-    () => state.closed || (workflowInfo().continueAsNewSuggested && !state.activeTurnId && allHandlersFinished()),
+    () =>
+      state.closed ||
+      ((workflowInfo().continueAsNewSuggested || moveRequested) && !state.activeTurnId && allHandlersFinished()),
   );
   if (state.closed) {
     await condition(allHandlersFinished);
     return state;
   }
   const turns = bounded ? boundedRecords(state.turns) : state.turns;
-  return await continueAsNew<typeof sessionWorkflow>({ ...input, turns, turnCount: state.turnCount, plan });
+  // The version boundary: a legacy session continues as new into the current session type, with its carry of
+  // version 3 (migratePlanCarry read it so). The last command of a run: no history in flight holds it yet.
+  const crossToCurrent = makeContinueAsNewFunc<typeof sessionWorkflow>({ workflowType: currentWorkflowTypes.session });
+  return await crossToCurrent({ ...input, turns, turnCount: state.turnCount, plan });
 }
 
 /** The window of code before the byte bound: by count only (session runs started before it, replayed). */
