@@ -15,8 +15,8 @@ import type { CliIo } from './io';
 
 /**
  * `skillflow legacy [--move]`: the runs still on the old side of the version boundary, by type, talking to Temporal
- * directly (the worker's TEMPORAL_* settings and SKILLFLOW_TASK_QUEUE); with --move, each legacy turn or skill run
- * that waits at a checkpoint of its own, and each idle legacy session, is asked to continue as new on the current code.
+ * directly (the worker's TEMPORAL_* settings and SKILLFLOW_TASK_QUEUE); with --move, each idle legacy session is asked
+ * to continue as new on the current code, and each waiting legacy turn or skill run is reported as not movable yet.
  */
 export interface LegacyOptions {
   move: boolean;
@@ -116,9 +116,13 @@ function countReport(counts: KindCount[], taskQueue: string): string {
     ...counts.map((c) => [c.type, String(c.running), String(c.waiting ?? '-'), String(c.inCall ?? '-')]),
   ]);
   const waiting = counts.reduce((sum, c) => sum + (c.waiting ?? 0), 0);
+  const sessions = counts.find((c) => c.kind === 'session')?.running ?? 0;
   return (
     `Runs on the old side (task queue ${taskQueue}): ${total}\n${table}` +
-    (waiting > 0 ? 'Move the ones waiting at a checkpoint across with: skillflow legacy --move\n' : '')
+    (waiting > 0
+      ? 'The turns and skill runs waiting at a checkpoint finish on the legacy code once answered (skillflow inbox).\n'
+      : '') +
+    (sessions > 0 ? 'Move the legacy sessions with no turn running across with: skillflow legacy --move\n' : '')
   );
 }
 
@@ -131,10 +135,7 @@ interface WaitingRun {
   depth: number;
 }
 
-/**
- * Signals every legacy skill run and turn that waits at its own checkpoint, and every idle legacy session, then waits
- * for each to cross.
- */
+/** Lists the waiting legacy skill runs and turns and the running legacy sessions, signals the movable ones, waits for each to cross. */
 async function moveWaiting(client: Client, taskQueue: string, options: LegacyOptions): Promise<MoveOutcome[]> {
   const runs: WaitingRun[] = [];
   for (const kind of ['skillRun', 'turn', 'session'] as const) {
@@ -154,34 +155,36 @@ async function moveWaiting(client: Client, taskQueue: string, options: LegacyOpt
 
 type Signalled = { result: 'signalled'; run: WaitingRun; waitingAt: string } | MoveOutcome;
 
-/** Reads the run's state and signals it when it may move; what it waits at, for the report. */
+/**
+ * Reads the run's state and signals it when it may move. Only sessions move for now: the current code's turn and skill
+ * run cannot restore a moved run yet, so a waiting legacy turn or skill run is reported with what it waits at, and
+ * finishes on the legacy code once answered.
+ */
 async function signalIfMovable(client: Client, run: WaitingRun, by: string): Promise<Signalled> {
   const handle = client.workflow.getHandle(run.workflowId, run.runId);
   const query = <T>(read: () => Promise<T>) => client.connection.withDeadline(Date.now() + queryDeadlineMs, read);
   try {
-    let waitingAt: string;
-    if (run.kind === 'session') {
-      const verdict = sessionMoveVerdictOf(await query(() => handle.query(sessionStateQuery)));
-      if (verdict.kind === 'closed') return refused(run, 'closed: it ends by itself');
-      if (verdict.kind === 'busy')
-        return refused(
-          run,
-          `its turn ${verdict.activeTurnId} is running: the session can move once that turn has ended (run --move again then)`,
-        );
-      waitingAt = 'no turn (idle)';
-    } else {
+    if (run.kind !== 'session') {
       const verdict = moveVerdictOf(run.depth, await query(() => handle.query(turnStateQuery)));
       if (verdict.kind === 'not-waiting') return refused(run, `no longer waits at a checkpoint (${verdict.status})`);
-      if (verdict.kind === 'mirrors')
-        return refused(
-          run,
-          `waits at ${verdict.checkpoint.id} ${verdict.checkpoint.name}, asked by a skill run at depth ${verdict.askedAtDepth}: ` +
-            'that run is the one to move; this one stays until it ends or waits at a checkpoint of its own',
-        );
-      waitingAt = `${verdict.checkpoint.id} ${verdict.checkpoint.name}`;
+      const asked =
+        verdict.kind === 'mirrors'
+          ? `${verdict.checkpoint.id} ${verdict.checkpoint.name}, asked by a skill run at depth ${verdict.askedAtDepth}`
+          : `its own checkpoint ${verdict.checkpoint.id} ${verdict.checkpoint.name}`;
+      return refused(
+        run,
+        `waits at ${asked}; not movable yet (the current code cannot restore a moved turn or skill run): it finishes on the legacy code once answered`,
+      );
     }
+    const verdict = sessionMoveVerdictOf(await query(() => handle.query(sessionStateQuery)));
+    if (verdict.kind === 'closed') return refused(run, 'closed: it ends by itself');
+    if (verdict.kind === 'busy')
+      return refused(
+        run,
+        `its turn ${verdict.activeTurnId} is running: the session can move once that turn has ended (run --move again then)`,
+      );
     await handle.signal(moveToCurrentSignal, { by });
-    return { result: 'signalled', run, waitingAt };
+    return { result: 'signalled', run, waitingAt: 'no turn (idle)' };
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return refused(run, 'ended before it could be moved');
     return { result: 'failed', workflowId: run.workflowId, type: run.type, error: (err as Error).message };

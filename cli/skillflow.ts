@@ -21,7 +21,7 @@ Commands:
   inbox                   The turns waiting for a human (an operator key sees everyone's).
   answer TURN CHECKPOINT  Answer a pending checkpoint (--approve, --modify k=v..., --cancel, --choose X, --answer TEXT).
   runs show TURN          A turn's events and steps as a timeline.
-  legacy                  The runs left on the old side of the version boundary (--move: move the waiting ones across).
+  legacy                  The runs left on the old side of the version boundary (--move: move idle sessions across).
   skills validate [dir]   Check every skill in dir; exits 1 on any error (--strict: on any warning too).
   skills list [dir]       Show the skills in dir: name, category, description and plan.
   skills new NAME [dir]   Create a valid skill to start from.
@@ -70,9 +70,9 @@ skillWorkflow) on the task queue, by type: running, waiting at a checkpoint, in 
 Temporal directly, with the worker's settings (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, the TLS files or
 TEMPORAL_PROFILE, SKILLFLOW_TASK_QUEUE).
 
-  --move         Ask each legacy turn or skill run that waits at a checkpoint of its own to continue as new on the
-                 current code, still waiting at that checkpoint; report each as moved, refused (with why) or failed.
-                 Run it once every worker runs the boundary's code. Exits 1 when any failed.
+  --move         Ask each legacy session with no turn running to continue as new on the current code, and list
+                 each legacy turn or skill run waiting at a checkpoint as not movable yet (the current code cannot
+                 restore one): moved, refused (with why) or failed per run. Exits 1 when any failed.
   --wait SECONDS How long --move waits for the runs it asked to cross (default ${defaultMoveWaitMs / 1000}).
   --by NAME      Who asks, recorded with the signal (default $USER, else "operator").
 `,

@@ -7,9 +7,11 @@ import { patchesIn, useHandoverStack } from './support/handover';
 const { EventType } = temporal.api.enums.v1;
 
 /**
- * A rolling deploy across the boundary: a worker of code before the move handler (the frozen bundle of 8d7c85e, which
+ * A rolling deploy across the boundary: a worker of code before the boundary (the frozen bundle of 8d7c85e, which
  * registers the legacy names) receives a move signal, ignores it and goes on; the worker with the boundary's code then
- * replays that history. The handler must do nothing there (its patch finds no marker), or the replay would diverge.
+ * replays that history. It must go on as it ran: the move handler of workflows/legacy/move.ts is not registered yet,
+ * and once it is, its patch (`move-to-current`) finds no marker in such a history and does nothing (without the patch,
+ * this test failed with a nondeterminism error, TMPRL1100, when the handler was registered).
  */
 describe('a move signal that a worker without the handler received', () => {
   const stack = useHandoverStack('legacy-move-replay');

@@ -65,7 +65,8 @@ const exams = Number(process.env.TOPOLOGY_EXAMS || 20);
 const newSideExams = Number(process.env.TOPOLOGY_NEW_SIDE_EXAMS || 5);
 /**
  * TOPOLOGY_MOVE=1 adds `skillflow legacy --move` after the deploy. Off until the current code's turn reads a moved run
- * (`{ moved }`, /work/contracts/moved-input.md): a moved exam could not go on before. The report says when it ran.
+ * (`{ moved }`) and the legacy turn registers its move handler (workflows/legacy/move.ts): nothing moves a turn before.
+ * The report says when it ran.
  */
 const moveAcross = process.env.TOPOLOGY_MOVE === '1';
 

@@ -37,6 +37,12 @@ export interface MovedRun {
 export type MoveSource =
   { kind: 'turn'; input: TurnInput } | { kind: 'skill'; input: SkillRunInput; relaySeq: () => number | undefined };
 
+/**
+ * Not registered yet: the current code's turn and skill run do not restore a `{ moved }` start, so a run moved now would
+ * be stranded (its first workflow task failing for ever). Once they do, turn.ts registers it after its handlers with
+ * `handleMoveToCurrent(run, { kind: 'turn', input })`, skill-workflow.ts after its relay with
+ * `handleMoveToCurrent(run, { kind: 'skill', input, relaySeq: () => relay.settledSeq() })`.
+ */
 export function handleMoveToCurrent(run: TurnRun, source: MoveSource): void {
   // Frozen code takes this handler safely: it issues no command until a moveToCurrent signal arrives, which no history
   // of a run in flight holds, so those replay unchanged; `patched` turns a signal that a pre-boundary worker received

@@ -25,7 +25,6 @@ import {
   turnStateQuery,
 } from './definitions';
 import { engineOfThisRun, failedEnding, patchesOfThisRun, rulesOfThisRun } from './run-rules';
-import { handleMoveToCurrent } from './move';
 import { absorbProgress, ProgressRelay } from './skill-progress';
 import { toolsOfRun } from './run-tools';
 import { TurnRun } from './turn-run';
@@ -70,7 +69,6 @@ export async function skillWorkflow(input: SkillRunInput): Promise<SkillRunResul
   setHandler(skillProgressSignal, (progress) => absorbProgress(run, progress));
 
   const relay = new ProgressRelay(run, input.parentWorkflowId);
-  handleMoveToCurrent(run, { kind: 'skill', input, relaySeq: () => relay.settledSeq() });
   await runSkill(run, input);
   return await CancellationScope.nonCancellable(async () => {
     const result = resultOf(run, input);

@@ -41,7 +41,6 @@ import { engineOfThisRun, failedEnding, patchesOfThisRun, rulesOfThisRun, type H
 import { toolsOfRun } from './run-tools';
 import { absorbProgress } from './skill-progress';
 import { preloadSkill } from './skill-tools';
-import { handleMoveToCurrent } from './move';
 import { TurnRun } from './turn-run';
 
 const { skillCatalog, toolCatalog, resolveSkillSnapshots, readTurnStart } = proxyActivities<Activities>({
@@ -88,7 +87,6 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   });
   // What a skill run this turn invoked did: its events, its pending checkpoint, its usage and records.
   setHandler(skillProgressSignal, (progress) => absorbProgress(run, progress));
-  handleMoveToCurrent(run, { kind: 'turn', input });
 
   const result = await runTurn(run, has);
   await CancellationScope.nonCancellable(() => tellSession(input, result));
