@@ -3,7 +3,7 @@ import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@tem
 import type { TurnInput } from '../core/turn';
 import { runCli } from '../cli/skillflow';
 import type { KindCount, MoveOutcome } from '../cli/legacy';
-import { legacyWorkflowTypes, moveToCurrentSignal, turnStateQuery } from '../workflows/definitions';
+import { legacyWorkflowTypes, moveToCurrentSignal, turnStateQuery, workflowTypes } from '../workflows/definitions';
 import { examModel, examMessage, examRoundOf } from './support/exam-script';
 import { text } from './support/fake-anthropic';
 import { useWorkerHarness } from './support/harness';
@@ -134,6 +134,44 @@ describe('skillflow legacy', () => {
     expect({ type: now.type, status: now.status.name }).toEqual({ type: legacyWorkflowTypes.turn, status: 'RUNNING' });
     expect((await waiting.query(turnStateQuery)).pendingCheckpoint?.name).toBe('exam_params');
   });
+
+  it('--move moves a legacy session with no turn running across: it continues as new as a session', async () => {
+    const sessionId = randomBytes(10).toString('hex');
+    const session = await harness.env.client.workflow.start(legacyWorkflowTypes.session, {
+      workflowId: `session-${sessionId}`,
+      taskQueue: harness.taskQueue,
+      args: [{ sessionId, userId: 'tester', createdAt: new Date().toISOString(), settings: fastSettings }],
+    });
+    started.push(session);
+    await countsOnceFor('session', 1);
+
+    const moving = await cli('legacy', '--move', '--json', '--wait', '20', '--by', 'ops-test');
+    expect(moving.code).toBe(0);
+    const { outcomes } = JSON.parse(moving.stdout) as { outcomes: MoveOutcome[] };
+    expect(outcomes).toEqual([
+      {
+        result: 'moved',
+        workflowId: session.workflowId,
+        from: legacyWorkflowTypes.session,
+        to: workflowTypes.session,
+        waitingAt: 'no turn (idle)',
+      },
+    ]);
+    const now = await harness.env.client.workflow.getHandle(session.workflowId).describe();
+    expect({ type: now.type, status: now.status.name }).toEqual({ type: workflowTypes.session, status: 'RUNNING' });
+    started.push(harness.env.client.workflow.getHandle(session.workflowId));
+  });
+
+  /** Waits (20 s at most) until `skillflow legacy --json` counts `running` runs of the kind. */
+  async function countsOnceFor(kind: KindCount['kind'], running: number): Promise<void> {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const counts = (JSON.parse((await cli('legacy', '--json')).stdout) as { counts: KindCount[] }).counts;
+      if (counts.find((c) => c.kind === kind)?.running === running) return;
+      if (Date.now() > deadline) throw new Error(`never ${running} ${kind} runs: ${JSON.stringify(counts)}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
 
   it('refuses bad options and says what to fix when Temporal cannot be reached', async () => {
     expect((await cli('legacy', '--wait', '5')).stderr).toContain('--wait and --by go with --move');
