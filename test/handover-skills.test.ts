@@ -1,5 +1,6 @@
 import type { Worker } from '@temporalio/worker';
-import { baselinePatch, rulePatches, separatePatches } from '../workflows/legacy/core/policy';
+import { workflowTypes } from '../workflows/definitions';
+import { rulePatches } from '../workflows/legacy/core/policy';
 import { text, toolUse, type MessagesRequestBody } from './support/fake-anthropic';
 import { patchesIn, useHandoverStack } from './support/handover';
 
@@ -7,8 +8,8 @@ import { patchesIn, useHandoverStack } from './support/handover';
  * The deploy of child skills and structured outputs (docs/operators.md, "Changing workflow code"): a worker on the
  * frozen bundle of the code before them (test/fixtures/bundles/workflows-a45e16b.js.gz) starts an exam that waits at a
  * checkpoint; a worker with the current code takes over. The old exam finishes on its own rules (its final answer needs
- * no submit_output); a turn started afterwards records the new patch, invokes a skill as a child workflow, and is held
- * to the exam's declared output.
+ * no submit_output); a turn started afterwards runs on the current code (no patch marker), invokes a skill as a child
+ * workflow, and is held to the exam's declared output.
  */
 const frozenCommit = 'a45e16b';
 const exam = 'exam-mode-tuner';
@@ -55,7 +56,7 @@ describe('handing turns in flight from the code before child skills to the curre
       'route-scoped-to-plan',
     ]);
 
-    // A new turn: the new rules (and patch), a skill run as a child workflow, the exam's report required.
+    // A new turn: the current rules, a skill run as a child workflow, the exam's report required.
     fake.enqueue(
       {
         content: [
@@ -93,15 +94,10 @@ describe('handing turns in flight from the code before child skills to the curre
     expect(lastText(fake.requests.at(-1)!.body)).toContain(
       'declares a structured output and it has not been handed in',
     );
-    // It ended failed (invalid_output), and failed its workflow: its baseline marker implies the patch read then too.
-    expect((await patchesIn(env.client.workflow.getHandle(fresh))).sort()).toEqual(
-      [
-        baselinePatch,
-        separatePatches.spendingBounds,
-        separatePatches.turnStartInOneActivity,
-        separatePatches.toolCatalogByReference,
-      ].sort(),
-    );
+    // A session started after the deploy is of the current type, and so is its turn: the current code reads no patch.
+    const freshHandle = env.client.workflow.getHandle(fresh);
+    expect((await freshHandle.describe()).type).toBe(workflowTypes.turn);
+    expect(await patchesIn(freshHandle)).toEqual([]);
     expect(fake.pending).toBe(0);
   }, 120_000);
 });
