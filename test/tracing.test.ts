@@ -3,6 +3,7 @@ import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { FastifyInstance } from 'fastify';
 import { startTracing, type Tracing } from '../lib/tracing';
+import { workflowTypes } from '../workflows/definitions';
 import { createWorker } from '../worker/create-worker';
 import { authHeaders, buildTestApp, eventually } from './support/api';
 import { testDeps } from './support/deps';
@@ -68,12 +69,10 @@ describe('tracing', () => {
     await api.finished(started.json().id);
 
     const named = (spans: ReadableSpan[], name: string) => spans.find((span) => span.name === name);
+    const runTurn = `RunWorkflow:${workflowTypes.turn}`;
     const spans = await eventually(
       async () => exporter.getFinishedSpans(),
-      (all) =>
-        ['RunActivity:callModel', 'RunWorkflow:turnWorkflow', 'HandleUpdate:startTurn'].every((name) =>
-          named(all, name),
-        ),
+      (all) => ['RunActivity:callModel', runTurn, 'HandleUpdate:startTurn'].every((name) => named(all, name)),
       30_000,
     );
     const http = named(spans, 'POST /v1/sessions/:id/turns')!;
@@ -83,8 +82,8 @@ describe('tracing', () => {
     const chain = [
       'StartWorkflowUpdate:startTurn',
       'HandleUpdate:startTurn',
-      'StartChildWorkflow:turnWorkflow',
-      'RunWorkflow:turnWorkflow',
+      `StartChildWorkflow:${workflowTypes.turn}`,
+      runTurn,
       'StartActivity:callModel',
       'RunActivity:callModel',
     ];

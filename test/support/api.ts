@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
 import { buildApp, type AppOptions } from '../../api/app';
@@ -46,6 +47,15 @@ export async function buildTestApp(
   return { app, config };
 }
 
+/** JSON where the value has it; a value JSON cannot write (a cycle, as spans have) by its inspection. */
+function describeValue(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return inspect(value, { depth: 2 });
+  }
+}
+
 export async function eventually<T>(
   read: () => Promise<T>,
   done: (value: T) => boolean,
@@ -55,7 +65,7 @@ export async function eventually<T>(
   for (;;) {
     const value = await read();
     if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting; last value: ${JSON.stringify(value)}`);
+    if (Date.now() > deadline) throw new Error(`Timed out waiting; last value: ${describeValue(value)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
