@@ -11,7 +11,8 @@
  *      process are killed with SIGKILL while exams are mid-stream and mid-checkpoint; then the build is deployed
  *      across the version boundary (scripts/topology/boundary.ts): the cluster runs the commit before the boundary,
  *      and its workers, then its API processes, are replaced one at a time by the working tree (SIGTERM, start the new
- *      build, wait until it is ready); then (TOPOLOGY_MOVE=1), with half the exams holding their answers,
+ *      build, wait until it is ready), half the exams in flight holding their next answer until every worker runs the
+ *      new build, so they wait at a checkpoint across the deploy and go on on it; then (TOPOLOGY_MOVE=1), with half the exams holding their answers,
  *      `skillflow legacy --move` moves the legacy turns waiting at a checkpoint across;
  *   3. a few exams on the deployed build, which must run under the new workflow types only.
  *
@@ -363,6 +364,10 @@ async function main(): Promise<number> {
           say(
             `deploying across the boundary, one process at a time: ${inFlightAtDeploy.size} exams in flight, ${at.streaming} model calls streaming, ${at.waiting} exams waiting${ready ? '' : ' (the run never got there: deploying anyway)'}`,
           );
+          // Half the exams in flight hold their next answer until every worker runs the new build, so some exams wait
+          // at a checkpoint across the whole deploy and go on on the new workers, however fast the others finish.
+          const acrossDeploy = clients.filter((client) => client.n % 2 === 0 && !client.record.terminal);
+          for (const client of acrossDeploy) client.holdAnswers();
           const deployStarted = Date.now();
           for (const worker of c.workers) {
             await worker.kill('SIGTERM');
@@ -370,6 +375,7 @@ async function main(): Promise<number> {
             await worker.start();
             newWorkers.add(worker.pid!);
           }
+          for (const client of acrossDeploy) client.releaseAnswers();
           for (const api of c.apis) {
             await api.kill('SIGTERM');
             api.root = repoRoot;
