@@ -1,4 +1,5 @@
 import type { TerminalEvent } from '../core/events';
+import { closedTurnEnding, type Closure } from '../core/run/skill-result';
 import type { TurnError, TurnStatus } from '../core/turn';
 
 export interface ClosedTurnEnding {
@@ -7,39 +8,28 @@ export interface ClosedTurnEnding {
   error: TurnError | null;
 }
 
+const closureOfStatus: Record<string, Closure> = {
+  TERMINATED: { kind: 'terminated' },
+  TIMED_OUT: { kind: 'timed_out' },
+  CANCELLED: { kind: 'cancelled' },
+};
+
 /**
  * How a turn whose workflow Temporal closed by itself (terminated, timed out, cancelled before it ran, failed)
- * ended: such a turn has no ending in its own state or log, so the API derives one from the execution status.
+ * ended: such a turn has no ending in its own state or log, so the API derives one from the execution status, as its
+ * session records it (closedTurnEnding).
  */
 export function endingOfClosedWorkflow(statusName: string, failureMessage?: string): ClosedTurnEnding {
-  switch (statusName) {
-    case 'TERMINATED':
-      return {
-        status: 'failed',
-        reason: 'terminated',
-        error: { code: 'terminated', message: 'The turn was terminated in Temporal.' },
-      };
-    case 'TIMED_OUT':
-      return {
-        status: 'failed',
-        reason: 'timed_out',
-        error: { code: 'timed_out', message: 'The turn timed out in Temporal.' },
-      };
-    case 'CANCELLED':
-      return { status: 'cancelled', reason: 'cancelled', error: null };
-    case 'FAILED':
-      return {
-        status: 'failed',
-        reason: 'workflow_failed',
-        error: { code: 'workflow_failed', message: failureMessage ?? 'The turn failed.' },
-      };
-    default:
-      return {
-        status: 'failed',
-        reason: statusName.toLowerCase(),
-        error: { code: statusName.toLowerCase(), message: 'The turn ended unexpectedly.' },
-      };
+  const closure: Closure | undefined =
+    statusName === 'FAILED'
+      ? { kind: 'failed', message: failureMessage ?? 'The turn failed.' }
+      : closureOfStatus[statusName];
+  if (!closure) {
+    const code = statusName.toLowerCase();
+    return { status: 'failed', reason: code, error: { code, message: 'The turn ended unexpectedly.' } };
   }
+  const { status, reason, error } = closedTurnEnding(closure);
+  return { status, reason, error: error ?? null };
 }
 
 export function terminalEventOf(ending: {

@@ -99,7 +99,9 @@ export function closedSkillRunEnding(
  * A turn that ended without a result of its own, as its session records it: cancelled, terminated, timed out, or failed
  * in Temporal (`message`: the failure as it may be shown).
  */
-export function closedTurnEnding(closure: Closure): Pick<SkillRunResult, 'status' | 'reason' | 'error'> {
+export function closedTurnEnding(
+  closure: Closure,
+): Required<Pick<SkillRunResult, 'status' | 'reason'>> & Pick<SkillRunResult, 'error'> {
   switch (closure.kind) {
     case 'cancelled':
       return { status: 'cancelled', reason: 'cancelled' };
